@@ -1,0 +1,1096 @@
+/*
+ * cli — the `taskspool` command: init, submit, status, result, logs, list,
+ * cancel, retry, config (and `cron`, in cli_cron.c).  Every write goes
+ * through the spool's writer protocol, so the CLI is safe against running
+ * daemons.  Exit codes (sysexits(3) where one fits) are documented in
+ * usage() and taskspool(1).
+ */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#if __has_include("cli_cron.h")
+#include "cli_cron.h"
+#define HAVE_CLI_CRON 1
+#endif
+#include "config.h"
+#include "result.h"
+#include "spool.h"
+#include "task.h"
+#include "tstime.h"
+
+#define EXIT_TASK_FAILED	1
+#define EXIT_TASK_CANCELLED	2
+
+struct cli {
+	struct config cfg;
+	const char *cfile;
+	const char *spool_arg;
+	int json;
+	struct spool sp;
+};
+
+static const char *const top_usage =
+"usage: taskspool [-c file] [-s spool] [--json] command [args]\n"
+"\n"
+"commands:\n"
+"  init DIR [--group G]       create a spool with the documented modes\n"
+"  submit FILE|-              submit a task file (JSON)\n"
+"  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
+"         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
+"  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
+"  result ID                  the result envelope (results/ID.json)\n"
+"  logs ID [-f] [-a N] [--stderr|--stdout]   hook output of an attempt\n"
+"  list [--state S] [--code C]   tasks, one per line\n"
+"  cancel ID                  cancel a pending or running task\n"
+"  retry ID                   run a FAILED or CANCELLED task again\n"
+"  config                     print the effective configuration\n"
+"  cron next EXPR [...]       next fire times of a cron expression\n"
+"\n"
+"options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
+"         --json machine-readable output of read commands; -h help.\n"
+"exit status: 0 ok (with --wait: the task succeeded); 1 the task FAILED;\n"
+"  2 it was CANCELLED; 64 usage; 65 invalid task; 66 no such task;\n"
+"  69 no result yet; 73 requestId already used; 74 I/O error;\n"
+"  78 configuration error.\n";
+
+static int
+cli_open(struct cli *c)
+{
+	char why[1024];
+
+	if (config_locate(&c->cfg, c->cfile, c->spool_arg, why,
+	    sizeof(why)) != 0 || config_finish(&c->cfg, why, sizeof(why))) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return EX_CONFIG;
+	}
+	if (spool_open(&c->sp, c->cfg.spool, NULL, (int)c->cfg.fsync, why,
+	    sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return EX_CONFIG;
+	}
+	return 0;
+}
+
+static const char *
+state_name(enum spool_dir d)
+{
+	switch (d) {
+	case SPOOL_INCOMING:
+	case SPOOL_DELAYED:
+		return "PENDING";
+	case SPOOL_QUEUE:
+		return "DISPATCHED";
+	case SPOOL_ACTIVE:
+		return "RUNNING";
+	case SPOOL_DONE:
+		return "SUCCESS";
+	case SPOOL_FAILED:
+		return "FAILED";
+	case SPOOL_CANCELLED:
+		return "CANCELLED";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+/* A new time-ordered requestId: req_<UTC yyyymmddThhmmssmmmZ>_<random>. */
+static void
+new_request_id(char *out, size_t len)
+{
+	unsigned char r[6];
+	int64_t ms = tstime_now_ms();
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		memset(r, 0, sizeof(r));
+	gmtime_r(&s, &tm);
+	snprintf(out, len, "req_%04d%02d%02dT%02d%02d%02d%03dZ_"
+	    "%02x%02x%02x%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000),
+	    r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+/* --- init --- */
+
+static int
+cmd_init(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "group", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	long gid = -1;
+	char why[1024], conf[4200];
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "g:h", lo, NULL)) != -1) {
+		if (ch == 'g') {
+			struct group *g = getgrnam(optarg);
+
+			if (g == NULL) {
+				fprintf(stderr, "taskspool init: no group "
+				    "\"%s\"\n", optarg);
+				return EX_NOUSER;
+			}
+			gid = (long)g->gr_gid;
+		} else {
+			fputs("usage: taskspool init DIR [--group GROUP]\n"
+			    "Create a spool (and DIR/taskspool.conf if "
+			    "missing); existing parts are kept.\n",
+			    ch == 'h' ? stdout : stderr);
+			return ch == 'h' ? 0 : EX_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs("usage: taskspool init DIR [--group GROUP]\n", stderr);
+		return EX_USAGE;
+	}
+	if (spool_create(argv[optind], gid, why, sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool init: %s\n", why);
+		return EX_CANTCREAT;
+	}
+	snprintf(conf, sizeof(conf), "%s/taskspool.conf", argv[optind]);
+	if (access(conf, F_OK) != 0) {
+		FILE *fp = fopen(conf, "wx");
+
+		if (fp != NULL) {
+			char abs[4096];
+
+			config_defaults(&c->cfg);
+			if (realpath(argv[optind], abs) != NULL)
+				snprintf(c->cfg.spool, sizeof(c->cfg.spool),
+				    "%s", abs);
+			config_dump(&c->cfg, fp);
+			fclose(fp);
+		}
+	}
+	printf("spool ready: %s\n", argv[optind]);
+	return 0;
+}
+
+/* --- submit --- */
+
+static int
+read_all(const char *path, struct buf *b)
+{
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY |
+	    O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = buf_read_fd(b, fd);
+	if (fd != 0)
+		close(fd);
+	return rc;
+}
+
+static int wait_for(struct cli *c, const char *id);
+
+static int
+cmd_submit(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "code", required_argument, NULL, 'C' },
+		{ "params", required_argument, NULL, 'p' },
+		{ "id", required_argument, NULL, 'I' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "delay", required_argument, NULL, 'D' },
+		{ "at", required_argument, NULL, 'A' },
+		{ "retries", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "wait", no_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
+	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
+	int ch, waitp = 0, rc;
+	struct buf in, out;
+	struct task t;
+	struct task_error te;
+	char file[SPOOL_NAME_MAX];
+	enum spool_dir where;
+	int64_t due = -1;
+
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'C': code = optarg; break;
+		case 'p': params = optarg; break;
+		case 'I': id = optarg; break;
+		case 'N': name = optarg; break;
+		case 'D': delay = optarg; break;
+		case 'A': at = optarg; break;
+		case 'r': retries = optarg; break;
+		case 't': timeout = optarg; break;
+		case 'w': waitp = 1; break;
+		case 'h':
+			fputs(top_usage, stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
+		fputs("usage: taskspool submit FILE|-  or  taskspool submit "
+		    "--code CODE [options]  (see taskspool --help)\n", stderr);
+		return EX_USAGE;
+	}
+	buf_init(&in, TASK_FILE_MAX + 1);
+	buf_init(&out, 0);
+	task_init(&t);
+	if (code == NULL) {
+		if (read_all(argv[optind], &in) != 0) {
+			fprintf(stderr, "taskspool submit: %s: %s\n",
+			    argv[optind], errno == EFBIG ? "larger than 1 MiB"
+			    : strerror(errno));
+			rc = errno == EFBIG ? EX_DATAERR : EX_NOINPUT;
+			goto out;
+		}
+	} else {
+		/* Compose the task as JSON, then validate it like a file. */
+		json_t *o = json_object();
+		char *s;
+
+		json_object_set_new(o, "taskCode", json_string(code));
+		if (id != NULL)
+			json_object_set_new(o, "requestId", json_string(id));
+		if (name != NULL)
+			json_object_set_new(o, "taskName", json_string(name));
+		if (delay != NULL) {
+			json_object_set_new(o, "triggerType",
+			    json_string("delay"));
+			json_object_set_new(o, "delayMs", json_integer(
+			    strtoll(delay, NULL, 10)));
+			if (strspn(delay, "0123456789") != strlen(delay) ||
+			    delay[0] == '\0') {
+				fprintf(stderr, "taskspool submit: --delay: "
+				    "\"%s\" is not a number of ms\n", delay);
+				json_decref(o);
+				rc = EX_USAGE;
+				goto out;
+			}
+		}
+		if (at != NULL) {
+			json_object_set_new(o, "triggerType", json_string("at"));
+			json_object_set_new(o, "runAt", json_string(at));
+		}
+		if (retries != NULL)
+			json_object_set_new(o, "maxRetries", json_integer(
+			    strtoll(retries, NULL, 10)));
+		if (timeout != NULL)
+			json_object_set_new(o, "timeoutSec", json_integer(
+			    strtoll(timeout, NULL, 10)));
+		s = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		if (s == NULL) {
+			rc = EX_SOFTWARE;
+			goto out;
+		}
+		/* --params is spliced raw so it reaches the hook as typed. */
+		buf_append(&in, s, strlen(s) - 1);
+		free(s);
+		buf_puts(&in, ",\"executeParams\":");
+		buf_puts(&in, params != NULL ? params : "{}");
+		buf_puts(&in, "}");
+	}
+	if (task_decode(in.data != NULL ? in.data : "", in.len, &t, &te)) {
+		fprintf(stderr, "taskspool submit: invalid task: %s: %s\n",
+		    te.field, te.rule);
+		rc = EX_DATAERR;
+		goto out;
+	}
+	if (cli_open(c) != 0) {
+		rc = EX_CONFIG;
+		goto out;
+	}
+	{
+		char hook[CONFIG_PATH_MAX + 80];
+
+		snprintf(hook, sizeof(hook), "%s/%s", c->cfg.hooks_dir,
+		    t.task_code);
+		if (access(hook, X_OK) != 0) {
+			fprintf(stderr, "taskspool submit: taskCode: no "
+			    "executable hook %s\n", hook);
+			rc = EX_DATAERR;
+			goto out;
+		}
+	}
+	if (t.request_id[0] == '\0')
+		new_request_id(t.request_id, sizeof(t.request_id));
+	snprintf(file, sizeof(file), "%s.json", t.request_id);
+	if (spool_locate(&c->sp, t.request_id, &where, NULL) == 0) {
+		fprintf(stderr, "taskspool submit: requestId %s already used "
+		    "(%s)\n", t.request_id, state_name(where));
+		rc = EX_CANTCREAT;
+		goto out;
+	}
+	t.created_ms = tstime_now_ms();
+	if (t.trigger == TASK_TRIGGER_DELAY)
+		due = t.created_ms + t.delay_ms;
+	else if (t.trigger == TASK_TRIGGER_AT)
+		due = t.run_at_ms;
+	if (due > t.created_ms)
+		t.not_before_ms = due;
+	if (task_encode(&t, &out) != 0) {
+		rc = EX_SOFTWARE;
+		goto out;
+	}
+	if (spool_publish(&c->sp, c->sp.dir[due > t.created_ms ? SPOOL_DELAYED :
+	    SPOOL_INCOMING], file, out.data, out.len, due > t.created_ms ? due :
+	    -1, 1) != 0) {
+		if (errno == EEXIST) {
+			fprintf(stderr, "taskspool submit: requestId %s "
+			    "already used\n", t.request_id);
+			rc = EX_CANTCREAT;
+		} else {
+			fprintf(stderr, "taskspool submit: %s: %s\n", file,
+			    strerror(errno));
+			rc = EX_IOERR;
+		}
+		goto out;
+	}
+	if (c->json)
+		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",
+		    t.request_id);
+	else
+		printf("%s\n", t.request_id);
+	fflush(stdout);
+	rc = waitp ? wait_for(c, t.request_id) : 0;
+out:
+	task_fini(&t);
+	buf_fini(&in);
+	buf_fini(&out);
+	return rc;
+}
+
+/* --- status --- */
+
+struct status {
+	enum spool_dir where;
+	char node[65];
+	char code[TASK_CODE_MAX + 1];
+	int attempts;
+	int64_t not_before;
+};
+
+static int
+get_status(struct cli *c, const char *id, struct status *st)
+{
+	char file[SPOOL_NAME_MAX];
+	int dfd;
+	char *data;
+	size_t len;
+	struct task t;
+	struct task_error te;
+
+	memset(st, 0, sizeof(*st));
+	st->not_before = -1;
+	if (spool_locate(&c->sp, id, &st->where, st->node) != 0)
+		return -1;
+	snprintf(file, sizeof(file), "%s.json", id);
+	dfd = c->sp.dir[st->where];
+	if (st->where == SPOOL_ACTIVE || st->where == SPOOL_QUEUE)
+		dfd = spool_node_dir(&c->sp, st->where, st->node);
+	data = dfd >= 0 ? spool_read_file(dfd, file, TASK_FILE_MAX, &len) :
+	    NULL;
+	if (dfd >= 0 && dfd != c->sp.dir[st->where])
+		close(dfd);
+	task_init(&t);
+	if (data != NULL && task_decode(data, len, &t, &te) == 0) {
+		snprintf(st->code, sizeof(st->code), "%s", t.task_code);
+		st->attempts = (int)t.nattempts;
+		st->not_before = t.not_before_ms;
+	}
+	free(data);
+	task_fini(&t);
+	return 0;
+}
+
+static int
+cmd_status(struct cli *c, int argc, char **argv)
+{
+	struct status st;
+	char when[TSTIME_BUF];
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool status ID\n", argc == 2 &&
+		    strcmp(argv[1], "-h") == 0 ? stdout : stderr);
+		return argc == 2 && strcmp(argv[1], "-h") == 0 ? 0 : EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool status: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	if (get_status(c, argv[1], &st) != 0) {
+		fprintf(stderr, "taskspool status: no task %s\n", argv[1]);
+		return EX_NOINPUT;
+	}
+	if (c->json) {
+		json_t *o = json_object();
+		char *s;
+
+		json_object_set_new(o, "requestId", json_string(argv[1]));
+		json_object_set_new(o, "status",
+		    json_string(state_name(st.where)));
+		json_object_set_new(o, "directory",
+		    json_string(spool_dir_name(st.where)));
+		json_object_set_new(o, "taskCode", json_string(st.code));
+		json_object_set_new(o, "node", st.node[0] ?
+		    json_string(st.node) : json_null());
+		json_object_set_new(o, "attempt", json_integer(st.attempts +
+		    (st.where == SPOOL_ACTIVE)));
+		json_object_set_new(o, "notBefore", st.not_before >= 0 &&
+		    st.where == SPOOL_DELAYED ? json_string(tstime_format_ms(
+		    when, sizeof(when), st.not_before)) : json_null());
+		s = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		printf("%s\n", s);
+		free(s);
+		return 0;
+	}
+	printf("%s %s", argv[1], state_name(st.where));
+	if (st.where == SPOOL_ACTIVE)
+		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
+	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
+		printf(" (waiting until %s, %d attempt(s) so far)",
+		    tstime_format_ms(when, sizeof(when), st.not_before),
+		    st.attempts);
+	printf("\n");
+	return 0;
+}
+
+/* --- result --- */
+
+static int
+cmd_result(struct cli *c, int argc, char **argv)
+{
+	char file[SPOOL_NAME_MAX], *data;
+	size_t len;
+	int rc;
+	struct status st;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool result ID\n", stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool result: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	snprintf(file, sizeof(file), "%s.json", argv[1]);
+	if (get_status(c, argv[1], &st) == 0 && (st.where == SPOOL_INCOMING ||
+	    st.where == SPOOL_DELAYED || st.where == SPOOL_ACTIVE ||
+	    st.where == SPOOL_QUEUE)) {
+		fprintf(stderr, "taskspool result: %s has no result yet "
+		    "(%s)\n", argv[1], state_name(st.where));
+		return EX_UNAVAILABLE;
+	}
+	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
+	if (data == NULL) {
+		fprintf(stderr, "taskspool result: no result for %s\n",
+		    argv[1]);
+		return EX_NOINPUT;
+	}
+	fwrite(data, 1, len, stdout);
+	free(data);
+	return 0;
+}
+
+/* --- logs --- */
+
+static int
+cmd_logs(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "attempt", required_argument, NULL, 'a' },
+		{ "stdout", no_argument, NULL, 'O' },
+		{ "stderr", no_argument, NULL, 'E' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	int follow = 0, attempt = 0, want = 3, ch, rc, dfd;
+	const char *id;
+	off_t pos[2] = { 0, 0 };
+
+	while ((ch = getopt_long(argc, argv, "fa:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'f': follow = 1; break;
+		case 'a': attempt = atoi(optarg); break;
+		case 'O': want = 1; break;
+		case 'E': want = 2; break;
+		case 'h':
+			fputs("usage: taskspool logs ID [-f] [-a N] "
+			    "[--stdout|--stderr]\n", stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs("usage: taskspool logs ID [-f] [-a N] "
+		    "[--stdout|--stderr]\n", stderr);
+		return EX_USAGE;
+	}
+	id = argv[optind];
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(id)) {
+		fprintf(stderr, "taskspool logs: \"%s\" is not a valid "
+		    "requestId\n", id);
+		return EX_USAGE;
+	}
+	for (;;) {
+		struct status st;
+		int have = get_status(c, id, &st) == 0;
+		int a = attempt;
+
+		if (!have) {
+			fprintf(stderr, "taskspool logs: no task %s\n", id);
+			return EX_NOINPUT;
+		}
+		if (a == 0)
+			a = st.attempts + (st.where == SPOOL_ACTIVE ? 1 : 0);
+		if (a == 0)
+			a = 1;
+		if (a != attempt && attempt == 0 && follow &&
+		    pos[0] + pos[1] > 0 && a != attempt) {
+			/* keep following the same attempt number */
+		}
+		dfd = openat(c->sp.dir[SPOOL_LOGS], id, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		for (int s = 0; s < 2 && dfd >= 0; s++) {
+			char lname[64], chunk[8192];
+			int fd;
+			ssize_t n;
+
+			if (!(want & (1 << s)))
+				continue;
+			snprintf(lname, sizeof(lname), "%d.%s", a,
+			    s == 0 ? "out" : "err");
+			fd = openat(dfd, lname, O_RDONLY | O_NOFOLLOW |
+			    O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			lseek(fd, pos[s], SEEK_SET);
+			while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+				fwrite(chunk, 1, (size_t)n, s == 0 ? stdout :
+				    stderr);
+				pos[s] += n;
+			}
+			close(fd);
+		}
+		if (dfd >= 0)
+			close(dfd);
+		fflush(stdout);
+		if (!follow || st.where == SPOOL_DONE ||
+		    st.where == SPOOL_FAILED || st.where == SPOOL_CANCELLED)
+			break;
+		usleep(200000);
+	}
+	return 0;
+}
+
+/* --- list --- */
+
+static int
+list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
+    const char *code, json_t *arr)
+{
+	int fd = dup(dfd);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		size_t len, n = strlen(de->d_name);
+		char *data, id[TASK_ID_MAX + 1];
+		struct task t;
+		struct task_error te;
+
+		if (de->d_name[0] == '.' || n <= 5 || n - 5 > TASK_ID_MAX ||
+		    strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		memcpy(id, de->d_name, n - 5);
+		id[n - 5] = '\0';
+		data = spool_read_file(dfd, de->d_name, TASK_FILE_MAX, &len);
+		task_init(&t);
+		if (data == NULL || task_decode(data, len, &t, &te) != 0)
+			snprintf(t.task_code, sizeof(t.task_code), "?");
+		free(data);
+		if (code == NULL || strcmp(code, t.task_code) == 0) {
+			if (arr != NULL) {
+				json_t *o = json_object();
+
+				json_object_set_new(o, "requestId",
+				    json_string(id));
+				json_object_set_new(o, "status",
+				    json_string(state_name(where)));
+				json_object_set_new(o, "taskCode",
+				    json_string(t.task_code));
+				json_object_set_new(o, "node", node ?
+				    json_string(node) : json_null());
+				json_object_set_new(o, "attempts",
+				    json_integer((json_int_t)t.nattempts));
+				json_array_append_new(arr, o);
+			} else
+				printf("%-10s %-40s %-20s %s\n",
+				    state_name(where), id, t.task_code,
+				    node ? node : "-");
+		}
+		task_fini(&t);
+	}
+	closedir(dp);
+	return 0;
+}
+
+static int
+cmd_list(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "code", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const enum spool_dir order[] = { SPOOL_INCOMING, SPOOL_DELAYED,
+		SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_DONE, SPOOL_FAILED,
+		SPOOL_CANCELLED };
+	const char *state = NULL, *code = NULL;
+	json_t *arr = NULL;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': state = optarg; break;
+		case 'C': code = optarg; break;
+		case 'h':
+			fputs("usage: taskspool list [--state PENDING|RUNNING|"
+			    "DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
+			    "[--code C]\n", stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
+	    "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
+	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
+	    "CANCELLED") && strcmp(state, "CORRUPT")) {
+		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
+		    "of PENDING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
+		    "CORRUPT\n", state);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (c->json)
+		arr = json_array();
+	if (state != NULL && strcmp(state, "CORRUPT") == 0) {
+		int fd = dup(c->sp.dir[SPOOL_CORRUPT]);
+		DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+		struct dirent *de;
+
+		while (dp != NULL && (de = readdir(dp)) != NULL) {
+			size_t n = strlen(de->d_name);
+			char *why;
+			char rn[600];
+
+			if (de->d_name[0] == '.' || (n > 7 && strcmp(de->d_name
+			    + n - 7, ".reason") == 0))
+				continue;
+			snprintf(rn, sizeof(rn), "%.500s.reason", de->d_name);
+			why = spool_read_file(c->sp.dir[SPOOL_CORRUPT], rn,
+			    4096, NULL);
+			if (why != NULL && strchr(why, '\n'))
+				*strchr(why, '\n') = '\0';
+			if (arr != NULL) {
+				json_t *o = json_object();
+
+				json_object_set_new(o, "file",
+				    json_string(de->d_name));
+				json_object_set_new(o, "reason", why ?
+				    json_string(why) : json_null());
+				json_array_append_new(arr, o);
+			} else
+				printf("CORRUPT    %-40s %s\n", de->d_name,
+				    why ? why : "(no reason file)");
+			free(why);
+		}
+		if (dp != NULL)
+			closedir(dp);
+	} else
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			enum spool_dir d = order[i];
+
+			if (state != NULL && strcmp(state, state_name(d)) != 0)
+				continue;
+			if (d == SPOOL_ACTIVE || d == SPOOL_QUEUE) {
+				int fd = dup(c->sp.dir[d]);
+				DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+				struct dirent *de;
+
+				while (dp != NULL &&
+				    (de = readdir(dp)) != NULL) {
+					int nd;
+
+					if (!spool_code_ok(de->d_name))
+						continue;
+					nd = spool_node_dir(&c->sp, d,
+					    de->d_name);
+					if (nd >= 0) {
+						list_dir(c, nd, d, de->d_name,
+						    code, arr);
+						close(nd);
+					}
+				}
+				if (dp != NULL)
+					closedir(dp);
+			} else
+				list_dir(c, c->sp.dir[d], d, NULL, code, arr);
+		}
+	if (arr != NULL) {
+		char *s = json_dumps(arr, JSON_COMPACT);
+
+		printf("%s\n", s);
+		free(s);
+		json_decref(arr);
+	}
+	return 0;
+}
+
+/* --- cancel, retry --- */
+
+static int
+cmd_cancel(struct cli *c, int argc, char **argv)
+{
+	struct status st;
+	char file[SPOOL_NAME_MAX];
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool cancel ID\n", stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool cancel: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	snprintf(file, sizeof(file), "%s.json", argv[1]);
+	for (int tries = 0; tries < 50; tries++) {
+		int fd;
+		struct stat sb;
+		char why[256];
+
+		if (get_status(c, argv[1], &st) != 0) {
+			fprintf(stderr, "taskspool cancel: no task %s\n",
+			    argv[1]);
+			return EX_NOINPUT;
+		}
+		if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+		    st.where == SPOOL_CANCELLED) {
+			fprintf(stderr, "taskspool cancel: %s already "
+			    "finished (%s)\n", argv[1], state_name(st.where));
+			return EX_UNAVAILABLE;
+		}
+		if (st.where == SPOOL_ACTIVE || st.where == SPOOL_QUEUE) {
+			/* The owner sees state/cancel/<id> and kills it. */
+			if (spool_publish(&c->sp, c->sp.cancel, argv[1], "", 0,
+			    -1, 0) != 0) {
+				fprintf(stderr, "taskspool cancel: %s\n",
+				    strerror(errno));
+				return EX_IOERR;
+			}
+			printf("%s cancel requested (running on %s)\n", argv[1],
+			    st.node);
+			return 0;
+		}
+		/* Pending: take its lock (a claimer may hold it briefly). */
+		fd = spool_open_safe(c->sp.dir[st.where], file, TASK_FILE_MAX,
+		    &sb, why, sizeof(why));
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+		    renameat2(c->sp.dir[st.where], file,
+		    c->sp.dir[SPOOL_CANCELLED], file, RENAME_NOREPLACE) == 0) {
+			struct task t;
+			struct task_error te;
+			struct buf in, out;
+			struct result_info ri;
+
+			spool_sync_dir(&c->sp, c->sp.dir[SPOOL_CANCELLED]);
+			spool_sync_dir(&c->sp, c->sp.dir[st.where]);
+			buf_init(&in, TASK_FILE_MAX);
+			buf_init(&out, 0);
+			task_init(&t);
+			lseek(fd, 0, SEEK_SET);
+			if (buf_read_fd(&in, fd) == 0 && task_decode(in.data ?
+			    in.data : "", in.len, &t, &te) == 0) {
+				snprintf(t.request_id, sizeof(t.request_id),
+				    "%s", argv[1]);
+				memset(&ri, 0, sizeof(ri));
+				ri.status = "CANCELLED";
+				ri.max_retries = t.max_retries >= 0 ?
+				    t.max_retries : (int)c->cfg.max_retries;
+				if (result_encode(&t, &ri, &out) == 0)
+					spool_publish(&c->sp,
+					    c->sp.dir[SPOOL_RESULTS], file,
+					    out.data, out.len, -1, 0);
+			}
+			task_fini(&t);
+			buf_fini(&in);
+			buf_fini(&out);
+			close(fd);
+			printf("%s CANCELLED\n", argv[1]);
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		usleep(20000);
+	}
+	fprintf(stderr, "taskspool cancel: %s is being claimed; try again\n",
+	    argv[1]);
+	return EX_TEMPFAIL;
+}
+
+static int
+cmd_retry(struct cli *c, int argc, char **argv)
+{
+	struct status st;
+	char file[SPOOL_NAME_MAX], *data;
+	size_t len;
+	struct task t;
+	struct task_error te;
+	struct buf out;
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool retry ID\n", stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1]) || get_status(c, argv[1], &st) != 0) {
+		fprintf(stderr, "taskspool retry: no task %s\n", argv[1]);
+		return EX_NOINPUT;
+	}
+	if (st.where != SPOOL_FAILED && st.where != SPOOL_CANCELLED) {
+		fprintf(stderr, "taskspool retry: %s is %s; only FAILED or "
+		    "CANCELLED tasks can be retried\n", argv[1],
+		    state_name(st.where));
+		return EX_UNAVAILABLE;
+	}
+	snprintf(file, sizeof(file), "%s.json", argv[1]);
+	data = spool_read_file(c->sp.dir[st.where], file, TASK_FILE_MAX, &len);
+	task_init(&t);
+	if (data == NULL || task_decode(data, len, &t, &te) != 0) {
+		fprintf(stderr, "taskspool retry: cannot read %s/%s\n",
+		    spool_dir_name(st.where), file);
+		free(data);
+		return EX_IOERR;
+	}
+	free(data);
+	/* Carry the attempt history over from the result. */
+	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
+	if (data != NULL) {
+		json_t *r = json_loadb(data, len, 0, NULL);
+		json_t *arr = json_object_get(r, "attempts");
+		char *s = NULL;
+
+		if (json_is_array(arr)) {
+			json_t *wrap = json_pack("{s:s,s:O}", "taskCode",
+			    t.task_code, "attempts", arr);
+			struct task tmp;
+
+			s = json_dumps(wrap, JSON_COMPACT);
+			json_decref(wrap);
+			task_init(&tmp);
+			if (s != NULL && task_decode(s, strlen(s), &tmp,
+			    &te) == 0) {
+				free(t.attempts);
+				t.attempts = tmp.attempts;
+				t.nattempts = tmp.nattempts;
+				tmp.attempts = NULL;
+				tmp.nattempts = 0;
+			}
+			task_fini(&tmp);
+		}
+		free(s);
+		json_decref(r);
+		free(data);
+	}
+	snprintf(t.request_id, sizeof(t.request_id), "%s", argv[1]);
+	t.not_before_ms = -1;
+	t.trigger = TASK_TRIGGER_NOW;
+	t.delay_ms = t.run_at_ms = -1;
+	/* A manual retry gets one more attempt beyond those used. */
+	if (t.max_retries < (int)t.nattempts)
+		t.max_retries = (int)t.nattempts;
+	buf_init(&out, 0);
+	if (task_encode(&t, &out) != 0 || spool_publish(&c->sp,
+	    c->sp.dir[SPOOL_INCOMING], file, out.data, out.len, -1, 1) != 0) {
+		fprintf(stderr, "taskspool retry: %s\n", strerror(errno));
+		buf_fini(&out);
+		task_fini(&t);
+		return EX_IOERR;
+	}
+	unlinkat(c->sp.dir[st.where], file, 0);
+	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
+	unlinkat(c->sp.dir[SPOOL_RESULTS], file, 0);
+	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
+	buf_fini(&out);
+	task_fini(&t);
+	return 0;
+}
+
+/* --- --wait --- */
+
+static int
+wait_for(struct cli *c, const char *id)
+{
+	int tty = isatty(2);
+	int64_t start = tstime_mono_ms();
+	const char *last = "";
+
+	for (;;) {
+		struct status st;
+		const char *s;
+
+		if (get_status(c, id, &st) != 0) {
+			usleep(20000);
+			continue;
+		}
+		s = state_name(st.where);
+		if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+		    st.where == SPOOL_CANCELLED) {
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			fprintf(stderr, "%s %s after %.1f s\n", id, s,
+			    (double)(tstime_mono_ms() - start) / 1000.0);
+			return st.where == SPOOL_DONE ? 0 :
+			    st.where == SPOOL_FAILED ? EXIT_TASK_FAILED :
+			    EXIT_TASK_CANCELLED;
+		}
+		if (tty)
+			fprintf(stderr, "\r\033[K%s %s%s%s (attempt %d) %.1f s",
+			    id, s, st.node[0] ? " on " : "", st.node,
+			    st.attempts + (st.where == SPOOL_ACTIVE),
+			    (double)(tstime_mono_ms() - start) / 1000.0);
+		else if (strcmp(s, last) != 0)
+			fprintf(stderr, "%s %s\n", id, s);
+		last = s;
+		usleep(tty ? 100000 : 20000);
+	}
+}
+
+int
+cli_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	struct cli c;
+	const char *cmd;
+	int ch;
+
+	memset(&c, 0, sizeof(c));
+	config_defaults(&c.cfg);
+	c.spool_arg = getenv("TASKSPOOL_SPOOL");
+	while ((ch = getopt_long(argc, argv, "+c:s:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'c': c.cfile = optarg; break;
+		case 's': c.spool_arg = optarg; break;
+		case 'J': c.json = 1; break;
+		case 'h':
+			fputs(top_usage, stdout);
+			return 0;
+		default:
+			fputs(top_usage, stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind == argc) {
+		fputs(top_usage, stderr);
+		return EX_USAGE;
+	}
+	cmd = argv[optind];
+	argc -= optind;
+	argv += optind;
+	optind = 1;
+	/* Allow --json after the command name too. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--json") == 0) {
+			c.json = 1;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) *
+			    sizeof(*argv));
+			argc--;
+			i--;
+		}
+	if (strcmp(cmd, "init") == 0)
+		return cmd_init(&c, argc, argv);
+	if (strcmp(cmd, "submit") == 0)
+		return cmd_submit(&c, argc, argv);
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(&c, argc, argv);
+	if (strcmp(cmd, "result") == 0)
+		return cmd_result(&c, argc, argv);
+	if (strcmp(cmd, "logs") == 0)
+		return cmd_logs(&c, argc, argv);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(&c, argc, argv);
+	if (strcmp(cmd, "cancel") == 0)
+		return cmd_cancel(&c, argc, argv);
+	if (strcmp(cmd, "retry") == 0)
+		return cmd_retry(&c, argc, argv);
+#ifdef HAVE_CLI_CRON
+	if (strcmp(cmd, "cron") == 0)
+		return cli_cron_main(argc, argv);
+#endif
+	if (strcmp(cmd, "config") == 0) {
+		char why[1024];
+
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		printf("# from: %s\n", c.cfg.source[0] ? c.cfg.source :
+		    "built-in defaults");
+		config_dump(&c.cfg, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0) {
+		fputs(top_usage, stdout);
+		return 0;
+	}
+	fprintf(stderr, "taskspool: unknown command \"%s\"\n%s", cmd,
+	    top_usage);
+	return EX_USAGE;
+}

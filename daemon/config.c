@@ -1,0 +1,288 @@
+/*
+ * config — key = value configuration; see config.h.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "spool.h"
+
+enum key_type { KEY_STR, KEY_LONG };
+
+struct key_def {
+	const char *name;
+	enum key_type type;
+	size_t off;
+	size_t size;		/* KEY_STR buffer size */
+	long min, max;		/* KEY_LONG range */
+	const char *def;
+	const char *help;
+};
+
+#define S(f, d, h) { #f, KEY_STR, offsetof(struct config, f), \
+	sizeof(((struct config *)0)->f), 0, 0, d, h }
+#define L(f, lo, hi, d, h) { #f, KEY_LONG, offsetof(struct config, f), 0, \
+	lo, hi, d, h }
+
+static const struct key_def keys[] = {
+	S(spool, "/var/spool/taskspool", "spool root directory"),
+	S(hooks_dir, "", "directory of hooks (executables named after task "
+	    "codes); empty = <spool>/hooks"),
+	S(node_id, "", "this daemon's node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
+	    "; empty = the host name"),
+	S(log_level, "info", "error | warning | info | debug"),
+	L(slots, 0, 4096, "0", "hooks run at once by one daemon; 0 = number "
+	    "of CPUs"),
+	L(max_retries, 0, 100, "3", "default maxRetries of a task (attempts "
+	    "= retries + 1)"),
+	L(timeout_sec, 1, 604800, "3600", "default timeoutSec of a task, "
+	    "seconds"),
+	L(kill_grace_ms, 0, 3600000, "5000", "ms between SIGTERM and SIGKILL "
+	    "of a hook's process group on timeout or cancel"),
+	L(retry_base_ms, 0, 86400000, "1000", "ms before the first retry; "
+	    "doubles per attempt"),
+	L(retry_max_ms, 0, 604800000, "600000", "ms, cap of one retry delay"),
+	L(retry_jitter_pct, 0, 100, "20", "percent: a retry delay d is drawn "
+	    "uniformly from [d - d*pct/100, d]"),
+	L(scan_interval_ms, 100, 3600000, "5000", "ms between full rescans "
+	    "of incoming/ (the safety net under inotify)"),
+	L(settle_ms, 0, 600000, "2000", "ms: a file in incoming/ not "
+	    "announced complete and younger than this may still be written"),
+	L(heartbeat_ms, 100, 600000, "5000", "ms between heartbeat writes"),
+	L(reap_interval_ms, 100, 600000, "1000", "ms between the leader's "
+	    "reaper passes"),
+	L(log_cap_bytes, 0, 1L << 40, "1048576", "bytes kept per stream per "
+	    "attempt in logs/"),
+	L(tail_bytes, 0, 1048576, "4096", "bytes of stdout/stderr tail in "
+	    "the result file"),
+	L(result_max_bytes, 0, 1048576 * 16, "1048576", "largest hook result "
+	    "($TASKSPOOL_RESULT_FILE) accepted, bytes"),
+	L(fsync, 0, 1, "1", "1 = every state change is durable (fsync); 0 "
+	    "= no fsync, for throw-away test spools only"),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const struct key_def *
+key_find(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+int
+config_set(struct config *c, const char *key, const char *value, char *why,
+    size_t whylen)
+{
+	const struct key_def *k = key_find(key);
+	char *end;
+	long v;
+
+	if (k == NULL) {
+		snprintf(why, whylen, "unknown key \"%s\"", key);
+		return -1;
+	}
+	if (k->type == KEY_STR) {
+		if (strlen(value) >= k->size) {
+			snprintf(why, whylen, "%s: value longer than %zu bytes",
+			    key, k->size - 1);
+			return -1;
+		}
+		memcpy((char *)c + k->off, value, strlen(value) + 1);
+		return 0;
+	}
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (value[0] == '\0' || *end != '\0' || errno != 0) {
+		snprintf(why, whylen, "%s: \"%s\" is not a whole number", key,
+		    value);
+		return -1;
+	}
+	if (v < k->min || v > k->max) {
+		snprintf(why, whylen, "%s: %ld out of range %ld..%ld", key, v,
+		    k->min, k->max);
+		return -1;
+	}
+	*(long *)(void *)((char *)c + k->off) = v;
+	return 0;
+}
+
+void
+config_defaults(struct config *c)
+{
+	char why[256];
+
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < NKEYS; i++)
+		if (config_set(c, keys[i].name, keys[i].def, why,
+		    sizeof(why)) != 0)
+			abort();	/* the table itself is wrong */
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int
+config_load(struct config *c, const char *path, char *why, size_t whylen)
+{
+	FILE *fp = fopen(path, "re");
+	char line[8192], msg[512];
+	int lineno = 0;
+
+	if (fp == NULL) {
+		snprintf(why, whylen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *p, *eq, *hash;
+
+		lineno++;
+		if (strchr(line, '\n') == NULL && !feof(fp)) {
+			snprintf(why, whylen, "%s:%d: line too long", path,
+			    lineno);
+			goto fail;
+		}
+		p = line;
+		/* A comment starts at '#' at line start or after blank. */
+		for (hash = p; (hash = strchr(hash, '#')) != NULL; hash++)
+			if (hash == p || isspace((unsigned char)hash[-1])) {
+				*hash = '\0';
+				break;
+			}
+		p = trim(p);
+		if (*p == '\0')
+			continue;
+		eq = strchr(p, '=');
+		if (eq == NULL) {
+			snprintf(why, whylen, "%s:%d: expected \"key = value\"",
+			    path, lineno);
+			goto fail;
+		}
+		*eq = '\0';
+		if (config_set(c, trim(p), trim(eq + 1), msg, sizeof(msg))) {
+			snprintf(why, whylen, "%s:%d: %s", path, lineno, msg);
+			goto fail;
+		}
+	}
+	if (ferror(fp)) {
+		snprintf(why, whylen, "%s: read error", path);
+		goto fail;
+	}
+	fclose(fp);
+	snprintf(c->source, sizeof(c->source), "%s", path);
+	return 0;
+fail:
+	fclose(fp);
+	errno = EINVAL;
+	return -1;
+}
+
+int
+config_locate(struct config *c, const char *explicit_path, const char *spool,
+    char *why, size_t whylen)
+{
+	char path[CONFIG_PATH_MAX + 32];
+
+	if (spool != NULL && config_set(c, "spool", spool, why, whylen))
+		return -1;
+	if (explicit_path != NULL) {
+		if (config_load(c, explicit_path, why, whylen))
+			return -1;
+	} else {
+		snprintf(path, sizeof(path), "%s/taskspool.conf", c->spool);
+		if (access(path, F_OK) == 0) {
+			if (config_load(c, path, why, whylen))
+				return -1;
+		} else if (access("/etc/taskspool/taskspool.conf", F_OK) == 0) {
+			if (config_load(c, "/etc/taskspool/taskspool.conf", why,
+			    whylen))
+				return -1;
+		}
+	}
+	/* A spool named on the command line wins over the file's. */
+	if (spool != NULL && config_set(c, "spool", spool, why, whylen))
+		return -1;
+	return 0;
+}
+
+int
+config_finish(struct config *c, char *why, size_t whylen)
+{
+	if (c->hooks_dir[0] == '\0' &&
+	    (size_t)snprintf(c->hooks_dir, sizeof(c->hooks_dir), "%s/hooks",
+	    c->spool) >= sizeof(c->hooks_dir)) {
+		snprintf(why, whylen, "hooks_dir: path too long");
+		return -1;
+	}
+	if (c->node_id[0] == '\0') {
+		char host[256];
+
+		if (gethostname(host, sizeof(host)) != 0)
+			snprintf(host, sizeof(host), "node");
+		host[sizeof(host) - 1] = '\0';
+		/* Keep the first label, mapped into the node grammar. */
+		for (char *h = host; *h != '\0'; h++)
+			if (!isalnum((unsigned char)*h) && *h != '-' &&
+			    *h != '_') {
+				*h = '\0';
+				break;
+			}
+		if (host[0] == '\0' || !isalnum((unsigned char)host[0]))
+			snprintf(host, sizeof(host), "node");
+		snprintf(c->node_id, sizeof(c->node_id), "%.64s", host);
+	}
+	if (!spool_code_ok(c->node_id)) {
+		snprintf(why, whylen, "node_id: \"%s\" does not match "
+		    "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", c->node_id);
+		return -1;
+	}
+	if (log_level_parse(c->log_level) < 0) {
+		snprintf(why, whylen, "log_level: \"%s\" is not one of error, "
+		    "warning, info, debug", c->log_level);
+		return -1;
+	}
+	if (c->slots == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		c->slots = n > 0 ? n : 1;
+	}
+	return 0;
+}
+
+void
+config_dump(const struct config *c, FILE *fp)
+{
+	fprintf(fp, "# taskspool configuration (key = value; # comments)\n");
+	for (size_t i = 0; i < NKEYS; i++) {
+		const struct key_def *k = &keys[i];
+
+		fprintf(fp, "\n# %s (default: %s)\n", k->help,
+		    k->def[0] != '\0' ? k->def : "empty");
+		if (k->type == KEY_STR)
+			fprintf(fp, "%s = %s\n", k->name,
+			    (const char *)c + k->off);
+		else
+			fprintf(fp, "%s = %ld\n", k->name,
+			    *(const long *)(const void *)((const char *)c +
+			    k->off));
+	}
+}

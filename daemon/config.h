@@ -1,0 +1,85 @@
+/*
+ * config — the one configuration file shared by every taskspool program.
+ *
+ * Format: lines of "key = value"; '#' starts a comment (whole line or after
+ * white space); blank lines are ignored; values are trimmed; no quoting.
+ * Unknown keys, bad numbers and out-of-range values are errors that name
+ * the file, line and key.  Every key, its default and its unit is in the
+ * table in config.c, printed by `taskspool config` and documented in
+ * spool-layout/taskspool.conf.example.
+ *
+ * Lookup order (config_locate): -c FILE; else <spool>/taskspool.conf when
+ * it exists; else /etc/taskspool/taskspool.conf when it exists; else the
+ * built-in defaults.  Command-line flags are applied after the file with
+ * config_set(), so they override it.
+ */
+#ifndef TASKSPOOL_CONFIG_H
+#define TASKSPOOL_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_PATH_MAX 4096
+#define CONFIG_NODE_MAX 64	/* node ids use the task-code grammar */
+
+struct config {
+	char spool[CONFIG_PATH_MAX];	/* spool root directory */
+	char hooks_dir[CONFIG_PATH_MAX]; /* "" = <spool>/hooks */
+	char node_id[CONFIG_NODE_MAX + 1]; /* "" = host name */
+	char log_level[16];
+	long slots;		/* concurrent hooks per daemon; 0 = CPUs */
+	long max_retries;	/* default maxRetries of a task */
+	long timeout_sec;	/* default timeoutSec of a task */
+	long kill_grace_ms;	/* SIGTERM → SIGKILL grace */
+	long retry_base_ms;	/* first retry delay */
+	long retry_max_ms;	/* cap of a retry delay */
+	long retry_jitter_pct;	/* delay drawn from [d*(100-j)/100, d] */
+	long scan_interval_ms;	/* full rescan of incoming/ (safety net) */
+	long settle_ms;		/* a file unannounced and younger is in-flight */
+	long heartbeat_ms;	/* heartbeat file refresh */
+	long reap_interval_ms;	/* leader: reaper and delayed/ scan period */
+	long log_cap_bytes;	/* per stream per attempt in logs/ */
+	long tail_bytes;	/* stdout/stderr tail kept in the result */
+	long result_max_bytes;	/* largest hook result file accepted */
+	long fsync;		/* 1 = durable writes (default), 0 = tests only */
+	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
+};
+
+/* Fill c with the built-in defaults (spool /var/spool/taskspool). */
+void config_defaults(struct config *c);
+
+/*
+ * Set one key from text.  Returns 0, or -1 with a message naming the key
+ * and the rule in why (whylen bytes).
+ */
+int config_set(struct config *c, const char *key, const char *value,
+    char *why, size_t whylen);
+
+/*
+ * Read path and apply every key in it over c's current values.  Returns 0,
+ * or -1 with "FILE:LINE: message" in why (errno set for I/O errors).
+ */
+int config_load(struct config *c, const char *path, char *why,
+    size_t whylen);
+
+/*
+ * Choose and load the configuration file: explicit (may be NULL), else
+ * <spool>/taskspool.conf, else /etc/taskspool/taskspool.conf; missing
+ * implicit files are not errors.  spool (may be NULL) sets c->spool first.
+ * Returns 0 or -1 with why as config_load.
+ */
+int config_locate(struct config *c, const char *explicit_path,
+    const char *spool, char *why, size_t whylen);
+
+/* Resolve derived defaults (hooks_dir, node_id, slots).  Returns 0/-1. */
+int config_finish(struct config *c, char *why, size_t whylen);
+
+/*
+ * Write every key with its current value, unit and meaning to fp in the
+ * configuration file format (so the output is itself a valid file).
+ */
+
+void config_dump(const struct config *c, FILE *fp);
+
+#endif

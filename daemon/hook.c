@@ -1,0 +1,119 @@
+/*
+ * hook — spawn a hook in its own process group; see hook.h.
+ */
+#include "hook.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/*
+ * Under AddressSanitizer vfork's shared stack confuses the shadow memory,
+ * so sanitizer builds use fork(); production builds use vfork().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define HOOK_FORK() fork()
+#define HOOK_SHARED_MEMORY 0
+#else
+#define HOOK_FORK() vfork()
+#define HOOK_SHARED_MEMORY 1
+#endif
+
+pid_t
+hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
+{
+	volatile int child_errno = 0;
+	int errpipe[2] = { -1, -1 };
+	pid_t parent = getpid(), pid;
+
+	*child_pid = -1;
+	/* Without shared memory (fork) the exec error comes back on a
+	 * close-on-exec pipe instead of through child_errno. */
+	if (!HOOK_SHARED_MEMORY && pipe2(errpipe, O_CLOEXEC) != 0)
+		return -1;
+	pid = HOOK_FORK();
+	if (pid < 0) {
+		int e = errno;
+
+		if (errpipe[0] >= 0) {
+			close(errpipe[0]);
+			close(errpipe[1]);
+		}
+		errno = e;
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		int fds[3] = { spec->stdin_fd, spec->stdout_fd,
+			spec->stderr_fd };
+		int e;
+
+		/* Only async-signal-safe system calls from here on. */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		for (int i = 0; i < 3; i++) {
+			if (fds[i] == i) {
+				/* Already in place: clear close-on-exec. */
+				int fl = fcntl(i, F_GETFD);
+
+				if (fl >= 0)
+					fcntl(i, F_SETFD, fl & ~FD_CLOEXEC);
+			} else if (dup2(fds[i], i) < 0)
+				goto fail;
+		}
+		if (spec->workdir != NULL && chdir(spec->workdir) != 0)
+			goto fail;
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve(spec->path, spec->argv, spec->envp);
+fail:
+		e = errno;
+		if (HOOK_SHARED_MEMORY)
+			child_errno = e;
+		else
+			(void)!write(errpipe[1], &e, sizeof(e));
+		_exit(127);
+	}
+	if (!HOOK_SHARED_MEMORY) {
+		int e = 0;
+		ssize_t n;
+
+		close(errpipe[1]);
+		do
+			n = read(errpipe[0], &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		close(errpipe[0]);
+		if (n == (ssize_t)sizeof(e))
+			child_errno = e;
+	}
+	/* Set the group from the parent too, so it exists before we might
+	 * signal it (the child may not have run yet under fork()). */
+	(void)setpgid(pid, pid);
+	if (child_errno != 0) {
+		*child_pid = pid;
+		errno = child_errno;
+		return -1;
+	}
+	return pid;
+}
+
+int
+hook_kill_group(pid_t pgid, int sig)
+{
+	if (pgid <= 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return kill(-pgid, sig);
+}

@@ -1,0 +1,43 @@
+/*
+ * hook — start a hook process and kill its process group.  Mechanism
+ * only: the caller prepares file descriptors and the environment, waits
+ * (SIGCHLD/waitpid) and decides what an exit status means.
+ *
+ * A hook runs in its own process group (pgid = pid), with stdin, stdout
+ * and stderr as given, every other descriptor closed (the daemon opens
+ * everything O_CLOEXEC), an empty signal mask, default dispositions, the
+ * given environment only, the given working directory, and
+ * PR_SET_PDEATHSIG = SIGKILL so it dies with the daemon.  It is started
+ * with vfork(2) semantics (no copy of the daemon's memory), as
+ * posix_spawn does, but with the prctl posix_spawn cannot do.
+ */
+#ifndef TASKSPOOL_HOOK_H
+#define TASKSPOOL_HOOK_H
+
+#include <sys/types.h>
+
+struct hook_spec {
+	const char *path;		/* executable to run (absolute) */
+	char *const *argv;		/* NULL-terminated; argv[0] set */
+	char *const *envp;		/* NULL-terminated environment */
+	int stdin_fd, stdout_fd, stderr_fd;	/* become 0, 1, 2 */
+	const char *workdir;		/* chdir target, NULL = keep */
+};
+
+/*
+ * Start the hook.  Returns its pid (also its process-group id), or -1
+ * with errno: the fork error, or the chdir/execve error of the child
+ * (ENOENT, EACCES, ENOEXEC, ...), in which case the child has already
+ * exited with status 127 and must still be reaped by the caller.
+ * *child_pid receives the pid of such a failed child (else -1).
+ */
+pid_t hook_spawn(const struct hook_spec *spec, pid_t *child_pid);
+
+/*
+ * Send sig to every process of the hook's process group pgid.  Returns 0,
+ * or -1 with errno (ESRCH: the group is already gone, not an error for
+ * callers that kill "just in case").
+ */
+int hook_kill_group(pid_t pgid, int sig);
+
+#endif

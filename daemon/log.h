@@ -1,0 +1,49 @@
+/*
+ * log — the one place taskspool programs write diagnostics.
+ *
+ * Lines go to stderr (foreground, CLI) or syslog(3) (daemon), each prefixed
+ * with the program name and level.  Library modules never log: they return
+ * -1/NULL with errno and an optional reason; the policy layer logs once,
+ * with the requestId.  log_warn() and log_err*() append strerror(errno);
+ * the *x variants do not.  fatal()/fatalx() log and exit with a sysexits(3)
+ * code; they are for start-up errors only, never for the daemon's main loop.
+ * Names that come from input are escaped (control bytes as \xNN) by
+ * log_safe() before they reach a log line.
+ */
+#ifndef TASKSPOOL_LOG_H
+#define TASKSPOOL_LOG_H
+
+#include <stddef.h>
+
+enum log_level { LOG_LEVEL_ERR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+
+/*
+ * Set the program name (borrowed: must stay valid), whether to use syslog
+ * instead of stderr, and the most verbose level printed.
+ */
+void log_init(const char *progname, int use_syslog, enum log_level level);
+
+/* Parse "err", "warn", "info" or "debug"; -1 if unknown. */
+int log_level_parse(const char *s);
+
+void log_set_level(enum log_level level);
+
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Log at error level and exit(code); code is a sysexits value. */
+void fatal(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+void fatalx(int code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/*
+ * Copy s into out (outlen bytes, always NUL-terminated when outlen > 0),
+ * escaping bytes < 0x20, 0x7f and backslash as \xNN so a hostile name
+ * cannot forge log lines.  Returns out.  Truncates silently.
+ */
+char *log_safe(char *out, size_t outlen, const char *s);
+
+#endif

@@ -1,0 +1,1863 @@
+/*
+ * node — the node daemon; see node.h.
+ *
+ * Owns: the claim loop over incoming/, the slots (running hooks), attempt
+ * conclusion (retry with backoff into delayed/, or the terminal move with
+ * its result), recovery of active/<self>/ at start, and — while it holds
+ * state/leader.lock — promotion of due delayed/ tasks and the reaper of
+ * other nodes' orphaned active/ files.
+ *
+ * Invariants:
+ *  - A task file is claimed only while its flock is held: open + flock in
+ *    incoming/, verify the inode is still the one at that name, then
+ *    rename into active/<self>/.  Whoever holds the flock of a file in
+ *    active/<n>/ owns it; a file there whose flock is free is an orphan.
+ *  - The next state is published before the previous copy is removed
+ *    (retry: delayed/<id> before unlinking active/<self>/<id>; terminal:
+ *    results/<id> before the rename into done|failed|cancelled/).  Recovery
+ *    therefore resolves an orphan by looking for a newer copy first.
+ *  - Completion is decided by waiting on the hook process, never by EOF
+ *    on its output pipes; when the hook exits, what is left of its process
+ *    group is killed.
+ * Never: deletes an input file it could not parse (it goes to corrupt/),
+ * exits on a transient error, or blocks on a hook's pipe.
+ */
+#include "node.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/rand.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backoff.h"
+#include "buf.h"
+#include "hook.h"
+#include "log.h"
+#include "nameset.h"
+#include "result.h"
+#include "spool.h"
+#include "task.h"
+#include "tstime.h"
+
+#define EV_SIGNAL	((uint64_t)-1)
+#define EV_INOTIFY	((uint64_t)-2)
+#define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
+#define ENV_MAX		24
+#define ENV_BUF		8192
+
+struct stream {
+	int fd;			/* pipe read end, -1 when closed */
+	int logfd;		/* logs/<id>/<attempt>.<ext>, opened lazily */
+	long long written;	/* bytes written to logfd */
+	long long dropped;	/* bytes over log_cap_bytes */
+	char *tail;		/* ring buffer of cfg->tail_bytes */
+	size_t tail_len, tail_pos;
+};
+
+struct slot {
+	int used;
+	pid_t pid;
+	int lockfd;			/* the lease: flock on the task */
+	char name[SPOOL_NAME_MAX];	/* <id>.json in active/<self>/ */
+	struct task t;
+	int attempt;
+	int64_t start_ms, start_mono, deadline_mono, kill_mono;
+	int timed_out, cancelled;
+	struct stream out, err;
+	char work[SPOOL_NAME_MAX + 32];	/* tmp/<work> scratch directory */
+};
+
+/* A terminal transition waiting for its result to be written. */
+struct commit {
+	struct commit *next;
+	int srcfd;			/* own dup of the source directory */
+	int from_self;			/* source is active/<self>/ */
+	int lockfd;			/* held until the move is done */
+	char name[SPOOL_NAME_MAX];
+	char id[TASK_ID_MAX + 1];
+	enum spool_dir dest;
+	struct buf result;
+	int64_t next_try_mono;
+	int warned;
+};
+
+struct node {
+	struct config *cfg;
+	const char *config_path;
+	struct spool sp;
+	int hooksfd;
+	int ep, sigfd, ino;
+	int wd_incoming, wd_delayed, wd_cancel;
+	int nodelock, leaderfd, leader;
+	struct slot *slots;
+	long nslots, nrunning;
+	struct nameset cand;		/* names waiting in incoming/ */
+	struct nameset delayed;		/* leader: delayed/ names, key = due */
+	struct commit *commits;
+	int dirty[SPOOL_NDIRS], dirty_self;
+	int draining, quitting, reload;
+	int64_t next_scan, next_reap, next_hb, next_delayed, quit_deadline;
+	unsigned long long claimed, finished;
+};
+
+static void node_conclude(struct node *, struct task *, int srcfd,
+    const char *name, int lockfd, struct task_attempt *, int permanent,
+    const char *hook_result, size_t hrlen, const struct slot *);
+
+static uint32_t
+rand32(void)
+{
+	uint32_t r;
+
+	if (RAND_bytes((unsigned char *)&r, sizeof(r)) != 1)
+		r = (uint32_t)tstime_mono_ms() * 2654435761u;
+	return r;
+}
+
+/* --- names --- */
+
+/* "<id>.json" → id in out; 0, or -1 when name is not such a file name. */
+static int
+name_to_id(const char *name, char *out)
+{
+	size_t n = strlen(name);
+
+	if (n <= 5 || strcmp(name + n - 5, ".json") != 0 ||
+	    n - 5 > TASK_ID_MAX)
+		return -1;
+	memcpy(out, name, n - 5);
+	out[n - 5] = '\0';
+	return spool_id_ok(out) ? 0 : -1;
+}
+
+/*
+ * A requestId for a file dropped without one: time-ordered by the file's
+ * mtime, and a function of (name, inode, mtime, size) so that a crash and
+ * retry of the claim gives the same id (no duplicate).
+ */
+static void
+generated_id(char *out, size_t len, const char *name, const struct stat *st)
+{
+	uint64_t h = 1469598103934665603ULL;
+	uint64_t parts[4] = { (uint64_t)st->st_ino, (uint64_t)st->st_mtim.tv_sec,
+		(uint64_t)st->st_mtim.tv_nsec, (uint64_t)st->st_size };
+	struct tm tm;
+	time_t t = st->st_mtim.tv_sec;
+
+	for (const char *p = name; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (int i = 0; i < 4; i++)
+		for (int b = 0; b < 8; b++)
+			h = (h ^ ((parts[i] >> (8 * b)) & 0xff)) *
+			    1099511628211ULL;
+	gmtime_r(&t, &tm);
+	snprintf(out, len, "req_%04d%02d%02dT%02d%02d%02d%03ldZ_%012llx",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, st->st_mtim.tv_nsec / 1000000,
+	    (unsigned long long)(h & 0xffffffffffffULL));
+}
+
+/* --- small helpers --- */
+
+static int64_t
+mtime_ms(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec /
+	    1000000;
+}
+
+static int
+effective_retries(const struct node *n, const struct task *t)
+{
+	return t->max_retries >= 0 ? t->max_retries : (int)n->cfg->max_retries;
+}
+
+/* Lock fd exclusively without blocking and check it is still dirfd/name. */
+static int
+lock_verify(int fd, int dirfd, const char *name)
+{
+	struct stat a, b;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+		return -1;
+	if (fstat(fd, &a) != 0 || fstatat(dirfd, name, &b,
+	    AT_SYMLINK_NOFOLLOW) != 0 || a.st_ino != b.st_ino ||
+	    a.st_dev != b.st_dev) {
+		flock(fd, LOCK_UN);
+		errno = ESTALE;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+mark_dirty(struct node *n, enum spool_dir d)
+{
+	n->dirty[d] = 1;
+}
+
+static void
+flush_dirty(struct node *n)
+{
+	for (int d = 0; d < SPOOL_NDIRS; d++)
+		if (n->dirty[d]) {
+			if (spool_sync_dir(&n->sp, n->sp.dir[d]) != 0)
+				log_warn("fsync %s/", spool_dir_name(
+				    (enum spool_dir)d));
+			n->dirty[d] = 0;
+		}
+	if (n->dirty_self) {
+		if (spool_sync_dir(&n->sp, n->sp.self) != 0)
+			log_warn("fsync active/%s/", n->sp.node);
+		n->dirty_self = 0;
+	}
+}
+
+static void
+quarantine(struct node *n, int dirfd, const char *name, const char *reason)
+{
+	char safe[SPOOL_NAME_MAX * 4 + 1];
+
+	log_safe(safe, sizeof(safe), name);
+	if (spool_quarantine(&n->sp, dirfd, name, reason) != 0) {
+		if (errno != ENOENT)
+			log_warn("cannot move %s to corrupt/ (%s)", safe,
+			    reason);
+		return;
+	}
+	log_warnx("rejected %s → corrupt/: %s", safe, reason);
+}
+
+/* --- candidates from incoming/ --- */
+
+static void
+cand_add(struct node *n, const char *name, int announced)
+{
+	struct nameset_node *c;
+
+	if (name[0] == '.' || name[0] == '\0')
+		return;		/* editor/NFS temporaries, never tasks */
+	c = nameset_add(&n->cand, name, NULL);
+	if (c != NULL && announced)
+		c->flags |= CAND_ANNOUNCED;
+}
+
+static void
+scan_incoming(struct node *n)
+{
+	int fd = dup(n->sp.dir[SPOOL_INCOMING]);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		log_warn("scan incoming/");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL)
+		cand_add(n, de->d_name, 0);
+	closedir(dp);
+}
+
+/* --- delayed/ (leader) --- */
+
+static void
+delayed_note(struct node *n, const char *name)
+{
+	struct stat st;
+	struct nameset_node *d;
+
+	if (name[0] == '.')
+		return;
+	if (fstatat(n->sp.dir[SPOOL_DELAYED], name, &st,
+	    AT_SYMLINK_NOFOLLOW) != 0) {
+		nameset_remove(&n->delayed, name);
+		return;
+	}
+	d = nameset_add(&n->delayed, name, NULL);
+	if (d == NULL)
+		return;
+	d->key = mtime_ms(&st);
+	if (d->key < n->next_delayed)
+		n->next_delayed = d->key;
+}
+
+static void
+scan_delayed(struct node *n)
+{
+	int fd = dup(n->sp.dir[SPOOL_DELAYED]);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL)
+		delayed_note(n, de->d_name);
+	closedir(dp);
+}
+
+/* Move every due delayed/ file to incoming/; recompute the next due. */
+static void
+promote_delayed(struct node *n)
+{
+	int64_t now = tstime_now_ms(), next = INT64_MAX;
+	struct nameset keep;
+	struct nameset_node *d;
+
+	if (nameset_init(&keep) != 0)
+		return;
+	while ((d = nameset_pop(&n->delayed)) != NULL) {
+		struct stat st;
+
+		if (d->key <= now) {
+			/* Re-read the due time: the file may have been
+			 * replaced by a later retry since we noted it. */
+			if (fstatat(n->sp.dir[SPOOL_DELAYED], d->name, &st,
+			    AT_SYMLINK_NOFOLLOW) != 0) {
+				free(d);
+				continue;
+			}
+			d->key = mtime_ms(&st);
+		}
+		if (d->key <= now) {
+			if (renameat2(n->sp.dir[SPOOL_DELAYED], d->name,
+			    n->sp.dir[SPOOL_INCOMING], d->name,
+			    RENAME_NOREPLACE) == 0) {
+				mark_dirty(n, SPOOL_INCOMING);
+				mark_dirty(n, SPOOL_DELAYED);
+				cand_add(n, d->name, 1);
+				log_debug("promoted delayed/%s", d->name);
+			} else if (errno != ENOENT)
+				log_warn("promote delayed/%s", d->name);
+			free(d);
+			continue;
+		}
+		if (d->key < next)
+			next = d->key;
+		struct nameset_node *k = nameset_add(&keep, d->name, NULL);
+		if (k != NULL)
+			k->key = d->key;
+		free(d);
+	}
+	nameset_fini(&n->delayed);
+	n->delayed = keep;
+	n->next_delayed = next;
+}
+
+/* --- the hook runner --- */
+
+static void
+stream_init(struct stream *s, size_t tail)
+{
+	s->fd = s->logfd = -1;
+	s->written = s->dropped = 0;
+	s->tail = tail > 0 ? malloc(tail) : NULL;
+	s->tail_len = s->tail_pos = 0;
+}
+
+static void
+stream_fini(struct stream *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->logfd >= 0)
+		close(s->logfd);
+	free(s->tail);
+	s->fd = s->logfd = -1;
+	s->tail = NULL;
+}
+
+/* Copy the tail ring into a new linear buffer (caller frees). */
+static char *
+stream_tail(const struct stream *s, size_t cap, size_t *len)
+{
+	char *p;
+
+	*len = 0;
+	if (s->tail == NULL || s->tail_len == 0)
+		return NULL;
+	p = malloc(s->tail_len);
+	if (p == NULL)
+		return NULL;
+	if (s->tail_len < cap)
+		memcpy(p, s->tail, s->tail_len);
+	else {
+		size_t first = cap - s->tail_pos;
+
+		memcpy(p, s->tail + s->tail_pos, first);
+		memcpy(p + first, s->tail, s->tail_pos);
+	}
+	*len = s->tail_len;
+	return p;
+}
+
+static void
+stream_keep(struct node *n, struct slot *sl, struct stream *s,
+    const char *ext, const char *p, size_t len)
+{
+	size_t cap = (size_t)n->cfg->tail_bytes;
+
+	/* The tail ring: the last cap bytes seen. */
+	if (s->tail != NULL) {
+		const char *q = p;
+		size_t m = len;
+
+		if (m > cap) {
+			q += m - cap;
+			m = cap;
+		}
+		for (size_t i = 0; i < m; i++) {
+			s->tail[s->tail_pos] = q[i];
+			s->tail_pos = (s->tail_pos + 1) % cap;
+		}
+		s->tail_len = s->tail_len + m > cap ? cap : s->tail_len + m;
+	}
+	/* The log file, capped; created on first output. */
+	if (s->written >= n->cfg->log_cap_bytes) {
+		s->dropped += (long long)len;
+		return;
+	}
+	if (s->logfd < 0) {
+		char id[TASK_ID_MAX + 1], lname[64];
+		int dfd;
+
+		name_to_id(sl->name, id);
+		if (mkdirat(n->sp.dir[SPOOL_LOGS], id, 0750) != 0 &&
+		    errno != EEXIST)
+			return;
+		dfd = openat(n->sp.dir[SPOOL_LOGS], id, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dfd < 0)
+			return;
+		snprintf(lname, sizeof(lname), "%d.%s", sl->attempt, ext);
+		s->logfd = openat(dfd, lname, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+		close(dfd);
+		if (s->logfd < 0)
+			return;
+	}
+	if ((long long)len > n->cfg->log_cap_bytes - s->written) {
+		s->dropped += (long long)len - (n->cfg->log_cap_bytes -
+		    s->written);
+		len = (size_t)(n->cfg->log_cap_bytes - s->written);
+	}
+	if (write(s->logfd, p, len) == (ssize_t)len)
+		s->written += (long long)len;
+}
+
+/* Read what is available on a hook pipe; close it at EOF. */
+static void
+stream_drain(struct node *n, struct slot *sl, struct stream *s,
+    const char *ext)
+{
+	char chunk[16384];
+
+	while (s->fd >= 0) {
+		ssize_t r = read(s->fd, chunk, sizeof(chunk));
+
+		if (r > 0) {
+			stream_keep(n, sl, s, ext, chunk, (size_t)r);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return;
+		epoll_ctl(n->ep, EPOLL_CTL_DEL, s->fd, NULL);
+		close(s->fd);
+		s->fd = -1;
+	}
+}
+
+static int
+env_put(char **envp, int *ne, char *buf, size_t *off, const char *k,
+    const char *v)
+{
+	int w = snprintf(buf + *off, ENV_BUF - *off, "%s=%s", k, v);
+
+	if (w < 0 || (size_t)w >= ENV_BUF - *off || *ne >= ENV_MAX - 1)
+		return -1;
+	envp[(*ne)++] = buf + *off;
+	*off += (size_t)w + 1;
+	return 0;
+}
+
+/* Remove tmp/<work> and what the hook left in it (one level deep). */
+static void
+remove_work(struct node *n, const char *work)
+{
+	int dfd = openat(n->sp.dir[SPOOL_TMP], work, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	DIR *dp;
+	struct dirent *de;
+
+	if (dfd >= 0 && (dp = fdopendir(dfd)) != NULL) {
+		while ((de = readdir(dp)) != NULL)
+			if (strcmp(de->d_name, ".") != 0 &&
+			    strcmp(de->d_name, "..") != 0 &&
+			    unlinkat(dfd, de->d_name, 0) != 0)
+				(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+		closedir(dp);
+	} else if (dfd >= 0)
+		close(dfd);
+	(void)unlinkat(n->sp.dir[SPOOL_TMP], work, AT_REMOVEDIR);
+}
+
+static void
+slot_free(struct node *n, struct slot *sl)
+{
+	stream_fini(&sl->out);
+	stream_fini(&sl->err);
+	task_fini(&sl->t);
+	memset(sl, 0, sizeof(*sl));
+	sl->out.fd = sl->err.fd = sl->out.logfd = sl->err.logfd = -1;
+	sl->lockfd = -1;
+	n->nrunning--;
+}
+
+/*
+ * Start attempt t->nattempts + 1 of the task claimed as active/<self>/name
+ * (lock held on lockfd).  On failure to start, the attempt is concluded
+ * at once (ERROR), so the task is never stranded.
+ */
+static void
+start_hook(struct node *n, struct task *t, const char *name, int lockfd)
+{
+	struct slot *sl = NULL;
+	char id[TASK_ID_MAX + 1], path[CONFIG_PATH_MAX + TASK_CODE_MAX + 2];
+	char envbuf[ENV_BUF], num[64], when[TSTIME_BUF];
+	char rfile[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 64];
+	char wdir[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 40];
+	char *envp[ENV_MAX], *argv[2];
+	int ne = 0, outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, in = -1;
+	size_t off = 0;
+	pid_t pid, failed_child;
+	struct hook_spec spec;
+	struct task_attempt a;
+	struct epoll_event ev;
+	const char *val;
+	int e;
+
+	for (long i = 0; i < n->nslots; i++)
+		if (!n->slots[i].used) {
+			sl = &n->slots[i];
+			break;
+		}
+	if (sl == NULL)
+		abort();	/* callers check nrunning < nslots */
+	name_to_id(name, id);
+	memset(sl, 0, sizeof(*sl));
+	sl->used = 1;
+	n->nrunning++;
+	sl->lockfd = lockfd;
+	snprintf(sl->name, sizeof(sl->name), "%s", name);
+	sl->t = *t;			/* steals t's allocations */
+	task_init(t);
+	sl->attempt = (int)sl->t.nattempts + 1;
+	stream_init(&sl->out, (size_t)n->cfg->tail_bytes);
+	stream_init(&sl->err, (size_t)n->cfg->tail_bytes);
+	sl->start_ms = tstime_now_ms();
+	sl->start_mono = tstime_mono_ms();
+	sl->deadline_mono = sl->start_mono + 1000LL * (sl->t.timeout_sec > 0 ?
+	    sl->t.timeout_sec : n->cfg->timeout_sec);
+
+	snprintf(sl->work, sizeof(sl->work), "work.%s.%d", id, sl->attempt);
+	if (mkdirat(n->sp.dir[SPOOL_TMP], sl->work, 0750) != 0 &&
+	    errno != EEXIST)
+		goto fail;
+	snprintf(wdir, sizeof(wdir), "%s/tmp/%s", n->sp.path, sl->work);
+	snprintf(rfile, sizeof(rfile), "%s/result.json", wdir);
+	snprintf(path, sizeof(path), "%s/%s", n->cfg->hooks_dir,
+	    sl->t.task_code);
+
+	/* stdin: the raw executeParams in a memory file. */
+	in = memfd_create("taskspool-params", MFD_CLOEXEC);
+	if (in < 0 || write(in, sl->t.params, sl->t.params_len) !=
+	    (ssize_t)sl->t.params_len || lseek(in, 0, SEEK_SET) != 0)
+		goto fail;
+	if (pipe2(outp, O_CLOEXEC | O_NONBLOCK) != 0 ||
+	    pipe2(errp, O_CLOEXEC | O_NONBLOCK) != 0)
+		goto fail;
+	/* The hook's ends must block like an ordinary stdout. */
+	fcntl(outp[1], F_SETFL, 0);
+	fcntl(errp[1], F_SETFL, 0);
+
+	if ((val = getenv("PATH")) == NULL)
+		val = "/usr/local/bin:/usr/bin:/bin";
+	env_put(envp, &ne, envbuf, &off, "PATH", val);
+	env_put(envp, &ne, envbuf, &off, "HOME", wdir);
+	if ((val = getenv("TZ")) != NULL)
+		env_put(envp, &ne, envbuf, &off, "TZ", val);
+	if ((val = getenv("LANG")) != NULL)
+		env_put(envp, &ne, envbuf, &off, "LANG", val);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_REQUEST_ID", id);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TASK_CODE",
+	    sl->t.task_code);
+	snprintf(num, sizeof(num), "%d", sl->attempt);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_ATTEMPT", num);
+	snprintf(num, sizeof(num), "%d", effective_retries(n, &sl->t) + 1);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_MAX_ATTEMPTS", num);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_NODE", n->sp.node);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TRIGGER_TIME",
+	    sl->t.trigger_ms >= 0 ? tstime_format_ms(when, sizeof(when),
+	    sl->t.trigger_ms) : "");
+	snprintf(num, sizeof(num), "%lld", (long long)((sl->start_ms +
+	    (sl->deadline_mono - sl->start_mono)) / 1000));
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_DEADLINE", num);
+	snprintf(num, sizeof(num), "%d", sl->t.shard_index >= 0 ?
+	    sl->t.shard_index : 0);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_SHARD_INDEX", num);
+	snprintf(num, sizeof(num), "%d", sl->t.shard_total >= 1 ?
+	    sl->t.shard_total : 1);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_SHARD_TOTAL", num);
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_RESULT_FILE", rfile);
+	if (env_put(envp, &ne, envbuf, &off, "TASKSPOOL_WORK_DIR", wdir)) {
+		errno = E2BIG;
+		goto fail;
+	}
+	envp[ne] = NULL;
+	argv[0] = sl->t.task_code;
+	argv[1] = NULL;
+	spec.path = path;
+	spec.argv = argv;
+	spec.envp = envp;
+	spec.stdin_fd = in;
+	spec.stdout_fd = outp[1];
+	spec.stderr_fd = errp[1];
+	spec.workdir = wdir;
+	pid = hook_spawn(&spec, &failed_child);
+	e = errno;
+	close(in);
+	in = -1;
+	close(outp[1]);
+	close(errp[1]);
+	outp[1] = errp[1] = -1;
+	if (pid < 0) {
+		if (failed_child > 0)
+			(void)waitpid(failed_child, NULL, 0);
+		errno = e;
+		goto fail;
+	}
+	sl->pid = pid;
+	sl->out.fd = outp[0];
+	sl->err.fd = errp[0];
+	ev.events = EPOLLIN;
+	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 1;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->out.fd, &ev);
+	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 2;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->err.fd, &ev);
+	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
+	return;
+fail:
+	e = errno;
+	if (in >= 0)
+		close(in);
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	log_warnx("%s: cannot start hook %s: %s", id, path, strerror(e));
+	memset(&a, 0, sizeof(a));
+	a.attempt = sl->attempt;
+	snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
+	a.start_ms = sl->start_ms;
+	a.end_ms = tstime_now_ms();
+	a.exit_code = -1;
+	a.retry_at_ms = -1;
+	a.outcome = TASK_OUTCOME_ERROR;
+	snprintf(a.reason, sizeof(a.reason), "cannot start hook: %s",
+	    strerror(e));
+	{
+		struct task tt = sl->t;
+		char nm[SPOOL_NAME_MAX];
+
+		task_init(&sl->t);
+		snprintf(nm, sizeof(nm), "%s", sl->name);
+		remove_work(n, sl->work);
+		slot_free(n, sl);
+		node_conclude(n, &tt, n->sp.self, nm, lockfd, &a, 1, NULL, 0,
+		    NULL);
+		task_fini(&tt);
+	}
+}
+
+/* --- claim --- */
+
+/*
+ * Try to claim incoming/name.  announced: the writer closed or renamed it
+ * in, so a parse failure is final (else it may still be being written).
+ */
+static void
+claim(struct node *n, const char *name, int announced)
+{
+	int fd, dfd = n->sp.dir[SPOOL_INCOMING];
+	struct stat st;
+	char why[512], id[TASK_ID_MAX + 1], final[SPOOL_NAME_MAX];
+	struct task t;
+	struct task_error te;
+	struct buf b;
+	int64_t now, due;
+
+	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, &st, why, sizeof(why));
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return;		/* claimed or cancelled meanwhile */
+		if (errno == EFBIG || errno == ELOOP || errno == EINVAL ||
+		    errno == EACCES || errno == EPERM)
+			quarantine(n, dfd, name, why);
+		else
+			log_warn("open incoming/%s", name);
+		return;
+	}
+	if (lock_verify(fd, dfd, name) != 0) {
+		close(fd);		/* another daemon is claiming it */
+		return;
+	}
+	task_init(&t);
+	buf_init(&b, TASK_FILE_MAX);
+	if (buf_read_fd(&b, fd) != 0) {
+		log_warn("read incoming/%s", name);
+		goto out;
+	}
+	now = tstime_now_ms();
+	if (task_decode(b.data != NULL ? b.data : "", b.len, &t, &te) != 0) {
+		if (!announced && now - mtime_ms(&st) < n->cfg->settle_ms)
+			goto out;	/* may still be being written */
+		snprintf(why, sizeof(why), "%s: %s", te.field, te.rule);
+		quarantine(n, dfd, name, why);
+		goto out;
+	}
+	/* The requestId: the file name's, which must agree with the body's
+	 * when both exist; generated when neither says. */
+	if (name_to_id(name, id) != 0 && t.request_id[0] == '\0' &&
+	    (strlen(name) <= 5 || strcmp(name + strlen(name) - 5, ".json"))) {
+		quarantine(n, dfd, name, "file name: must be <requestId>.json "
+		    "or end in .json");
+		goto out;
+	}
+	if (t.request_id[0] != '\0') {
+		size_t il = strlen(t.request_id);
+
+		if (strlen(name) != il + 5 || strncmp(name, t.request_id,
+		    il) != 0 || strcmp(name + il, ".json") != 0) {
+			quarantine(n, dfd, name, "requestId: does not match "
+			    "the file name (must be <requestId>.json)");
+			goto out;
+		}
+	} else {
+		generated_id(t.request_id, sizeof(t.request_id), name, &st);
+	}
+	snprintf(id, sizeof(id), "%s", t.request_id);
+	snprintf(final, sizeof(final), "%s.json", id);
+	/* The hook must exist and be executable. */
+	{
+		struct stat hs;
+
+		if (fstatat(n->hooksfd, t.task_code, &hs, 0) != 0 ||
+		    !S_ISREG(hs.st_mode) || faccessat(n->hooksfd, t.task_code,
+		    X_OK, AT_EACCESS) != 0 || (hs.st_mode & 0111) == 0) {
+			snprintf(why, sizeof(why), "taskCode: no executable "
+			    "hook \"%s\" in %.300s", t.task_code,
+			    n->cfg->hooks_dir);
+			quarantine(n, dfd, name, why);
+			goto out;
+		}
+	}
+	/* A requestId is used once. */
+	{
+		static const enum spool_dir term[] = { SPOOL_DONE,
+			SPOOL_FAILED, SPOOL_CANCELLED };
+		struct stat ts;
+
+		for (size_t i = 0; i < 3; i++)
+			if (fstatat(n->sp.dir[term[i]], final, &ts,
+			    AT_SYMLINK_NOFOLLOW) == 0) {
+				snprintf(why, sizeof(why), "requestId: \"%s\" "
+				    "already used (%s/%s exists)", id,
+				    spool_dir_name(term[i]), final);
+				quarantine(n, dfd, name, why);
+				goto out;
+			}
+	}
+	if (t.created_ms < 0)
+		t.created_ms = mtime_ms(&st);
+	/* Not due yet: delay/at triggers and retries wait in delayed/. */
+	due = t.not_before_ms;
+	if (due < 0 && t.trigger == TASK_TRIGGER_DELAY)
+		due = t.created_ms + t.delay_ms;
+	if (due < 0 && t.trigger == TASK_TRIGGER_AT)
+		due = t.run_at_ms;
+	if (due > now + 1) {
+		struct buf enc;
+
+		t.not_before_ms = due;
+		buf_init(&enc, 0);
+		if (task_encode(&t, &enc) != 0 ||
+		    spool_publish(&n->sp, n->sp.dir[SPOOL_DELAYED], final,
+		    enc.data, enc.len, due, 0) != 0) {
+			log_warn("%s: cannot move to delayed/", id);
+			buf_fini(&enc);
+			goto out;
+		}
+		buf_fini(&enc);
+		if (unlinkat(dfd, name, 0) != 0)
+			log_warn("%s: unlink incoming/%s", id, name);
+		mark_dirty(n, SPOOL_INCOMING);
+		if (n->leader)
+			delayed_note(n, final);
+		log_debug("%s: delayed until %lld", id, (long long)due);
+		goto out;
+	}
+	if (t.not_before_ms < 0 && due >= 0)
+		t.not_before_ms = due;
+	if (renameat2(dfd, name, n->sp.self, final, RENAME_NOREPLACE) != 0) {
+		if (errno == EEXIST) {
+			snprintf(why, sizeof(why), "requestId: \"%s\" is "
+			    "already running on this node", id);
+			quarantine(n, dfd, name, why);
+		} else if (errno != ENOENT)
+			log_warn("%s: claim rename", id);
+		goto out;
+	}
+	mark_dirty(n, SPOOL_INCOMING);
+	n->dirty_self = 1;
+	n->claimed++;
+	{
+		struct stat cs;
+
+		/* A cancel may have been asked for before we claimed. */
+		if (n->sp.cancel >= 0 && fstatat(n->sp.cancel, id, &cs, 0) ==
+		    0) {
+			struct task_attempt a;
+
+			memset(&a, 0, sizeof(a));
+			a.attempt = (int)t.nattempts + 1;
+			snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
+			a.start_ms = a.end_ms = now;
+			a.exit_code = -1;
+			a.retry_at_ms = -1;
+			a.outcome = TASK_OUTCOME_CANCELLED;
+			snprintf(a.reason, sizeof(a.reason), "cancelled "
+			    "before it started");
+			node_conclude(n, &t, n->sp.self, final, fd, &a, 1,
+			    NULL, 0, NULL);
+			fd = -1;
+			goto out;
+		}
+	}
+	start_hook(n, &t, final, fd);
+	fd = -1;		/* the slot (or the conclusion) owns it */
+out:
+	if (fd >= 0)
+		close(fd);
+	task_fini(&t);
+	buf_fini(&b);
+}
+
+/* --- conclusion of an attempt --- */
+
+static int
+commit_try(struct node *n, struct commit *c)
+{
+	{
+		char rname[TASK_ID_MAX + 8];
+
+		snprintf(rname, sizeof(rname), "%s.json", c->id);
+		if (spool_publish(&n->sp, n->sp.dir[SPOOL_RESULTS], rname,
+		    c->result.data, c->result.len, -1, 0) != 0) {
+			if (!c->warned)
+				log_warn("%s: cannot write results/%s; the task "
+				    "stays in active/ and is retried", c->id,
+				    rname);
+			c->warned = 1;
+			return -1;
+		}
+	}
+	if (renameat(c->srcfd, c->name, n->sp.dir[c->dest], c->name) != 0 &&
+	    errno != ENOENT) {
+		log_warn("%s: move to %s/", c->id, spool_dir_name(c->dest));
+		return -1;
+	}
+	mark_dirty(n, c->dest);
+	if (c->from_self)
+		n->dirty_self = 1;
+	else
+		(void)spool_sync_dir(&n->sp, c->srcfd);
+	if (n->sp.cancel >= 0)
+		(void)unlinkat(n->sp.cancel, c->id, 0);
+	if (c->warned)
+		log_info("%s: result written after earlier failures", c->id);
+	return 0;
+}
+
+static void
+commit_free(struct commit *c)
+{
+	if (c->lockfd >= 0)
+		close(c->lockfd);
+	if (c->srcfd >= 0)
+		close(c->srcfd);
+	buf_fini(&c->result);
+	free(c);
+}
+
+static void
+commits_retry(struct node *n)
+{
+	struct commit **pp = &n->commits;
+	int64_t now = tstime_mono_ms();
+
+	while (*pp != NULL) {
+		struct commit *c = *pp;
+
+		if (c->next_try_mono <= now && commit_try(n, c) == 0) {
+			*pp = c->next;
+			commit_free(c);
+			continue;
+		}
+		if (c->next_try_mono <= now)
+			c->next_try_mono = now + 1000;
+		pp = &c->next;
+	}
+}
+
+/*
+ * Record attempt a of task t (file srcfd/name, flock held on lockfd, which
+ * this function takes over) and move the task on: retry into delayed/
+ * with backoff, or the terminal directory with its result.  permanent
+ * forbids a retry.  sl (may be NULL) supplies the output tails.
+ */
+static void
+node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
+    int lockfd, struct task_attempt *a, int permanent,
+    const char *hook_result, size_t hrlen, const struct slot *sl)
+{
+	int retries = effective_retries(n, t);
+	const char *status, *code = NULL;
+	struct result_info ri;
+	struct commit *c;
+	char *otail = NULL, *etail = NULL;
+	size_t olen = 0, elen = 0;
+	char msg[TASK_REASON_MAX + 64];
+	enum spool_dir dest;
+
+	if (name_to_id(name, t->request_id) != 0) {
+		log_warnx("conclude: bad name %s", name);
+		if (lockfd >= 0)
+			close(lockfd);
+		return;
+	}
+	n->finished++;
+	if (a->outcome != TASK_OUTCOME_SUCCESS &&
+	    a->outcome != TASK_OUTCOME_CANCELLED && !permanent &&
+	    (int)t->nattempts + 1 <= retries) {
+		int64_t delay = backoff_jittered_ms((int)t->nattempts + 1,
+		    n->cfg->retry_base_ms, n->cfg->retry_max_ms,
+		    (int)n->cfg->retry_jitter_pct, rand32());
+		struct buf enc;
+
+		a->retry_at_ms = tstime_now_ms() + delay;
+		t->not_before_ms = a->retry_at_ms;
+		if (task_add_attempt(t, a) != 0)
+			goto nomem;
+		buf_init(&enc, 0);
+		if (task_encode(t, &enc) != 0 || spool_publish(&n->sp,
+		    n->sp.dir[SPOOL_DELAYED], name, enc.data, enc.len,
+		    a->retry_at_ms, 0) != 0) {
+			/* Leave it in active/ unlocked: the reaper (or our
+			 * restart) retries the conclusion as a lost attempt. */
+			log_warn("%s: cannot queue retry", t->request_id);
+			buf_fini(&enc);
+			if (lockfd >= 0)
+				close(lockfd);
+			return;
+		}
+		buf_fini(&enc);
+		if (unlinkat(srcfd, name, 0) != 0 && errno != ENOENT)
+			log_warn("%s: unlink after retry queued",
+			    t->request_id);
+		if (srcfd == n->sp.self)
+			n->dirty_self = 1;
+		if (lockfd >= 0)
+			close(lockfd);
+		if (n->leader)
+			delayed_note(n, name);
+		log_info("%s: attempt %d %s (%s); retry %d of %d in %lld ms",
+		    t->request_id, a->attempt, task_outcome_name(a->outcome),
+		    a->reason, a->attempt, retries, (long long)delay);
+		return;
+	}
+	if (task_add_attempt(t, a) != 0)
+		goto nomem;
+	switch (a->outcome) {
+	case TASK_OUTCOME_SUCCESS:
+		status = "SUCCESS";
+		dest = SPOOL_DONE;
+		break;
+	case TASK_OUTCOME_CANCELLED:
+		status = "CANCELLED";
+		dest = SPOOL_CANCELLED;
+		break;
+	default:
+		status = "FAILED";
+		dest = SPOOL_FAILED;
+		code = a->outcome == TASK_OUTCOME_TIMEOUT ? "TIMEOUT" :
+		    a->outcome == TASK_OUTCOME_LOST ? "LOST" :
+		    a->outcome == TASK_OUTCOME_ERROR ? "HOOK_ERROR" :
+		    a->signal > 0 ? "WORKER_SIGNAL" : "WORKER_EXIT";
+		break;
+	}
+	memset(&ri, 0, sizeof(ri));
+	ri.status = status;
+	ri.failure_code = code;
+	if (code != NULL) {
+		snprintf(msg, sizeof(msg), "attempt %d of %d: %s", a->attempt,
+		    retries + 1, a->reason);
+		ri.failure_message = msg;
+	}
+	ri.hook_result = hook_result;
+	ri.hook_result_len = hrlen;
+	if (sl != NULL) {
+		otail = stream_tail(&sl->out, (size_t)n->cfg->tail_bytes,
+		    &olen);
+		etail = stream_tail(&sl->err, (size_t)n->cfg->tail_bytes,
+		    &elen);
+	}
+	ri.stdout_tail = otail;
+	ri.stdout_len = olen;
+	ri.stderr_tail = etail;
+	ri.stderr_len = elen;
+	ri.max_retries = retries;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		goto nomem;
+	c->srcfd = dup(srcfd);
+	c->from_self = srcfd == n->sp.self;
+	c->lockfd = lockfd;
+	c->dest = dest;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
+	buf_init(&c->result, 0);
+	if (result_encode(t, &ri, &c->result) != 0) {
+		buf_fini(&c->result);
+		free(c);
+		free(otail);
+		free(etail);
+		goto nomem;
+	}
+	free(otail);
+	free(etail);
+	if (code != NULL)
+		log_info("%s: %s after %zu attempt(s): %s", t->request_id,
+		    status, t->nattempts, a->reason);
+	else
+		log_info("%s: %s (attempt %d)", t->request_id, status,
+		    a->attempt);
+	if (commit_try(n, c) == 0) {
+		commit_free(c);
+		return;
+	}
+	c->next_try_mono = tstime_mono_ms() + 1000;
+	c->next = n->commits;
+	n->commits = c;
+	return;
+nomem:
+	log_warnx("%s: out of memory concluding attempt; left in active/",
+	    t->request_id);
+	if (lockfd >= 0)
+		close(lockfd);
+}
+
+/* The hook of slot sl exited with wait status ws. */
+static void
+slot_exited(struct node *n, struct slot *sl, int ws)
+{
+	struct task_attempt a;
+	int permanent = 0;
+	char *hr = NULL;
+	size_t hrlen = 0;
+	char rpath[SPOOL_NAME_MAX + 48];
+	struct task t;
+	char name[SPOOL_NAME_MAX];
+	int lockfd;
+
+	/* Whatever the hook left behind in its group dies with it. */
+	(void)hook_kill_group(sl->pid, SIGKILL);
+	stream_drain(n, sl, &sl->out, "out");
+	stream_drain(n, sl, &sl->err, "err");
+	memset(&a, 0, sizeof(a));
+	a.attempt = sl->attempt;
+	snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
+	a.start_ms = sl->start_ms;
+	a.end_ms = tstime_now_ms();
+	a.exit_code = -1;
+	a.retry_at_ms = -1;
+	if (WIFEXITED(ws)) {
+		int code = WEXITSTATUS(ws);
+
+		a.exit_code = code;
+		if (code == 0) {
+			a.outcome = TASK_OUTCOME_SUCCESS;
+			snprintf(a.reason, sizeof(a.reason), "exit 0");
+		} else if (code == 75) {
+			a.outcome = TASK_OUTCOME_TEMPFAIL;
+			snprintf(a.reason, sizeof(a.reason), "exit 75 "
+			    "(EX_TEMPFAIL: retry)");
+		} else if (code >= 64 && code <= 78) {
+			a.outcome = TASK_OUTCOME_FAILED;
+			permanent = 1;
+			snprintf(a.reason, sizeof(a.reason), "exit %d "
+			    "(sysexits: permanent failure, no retry)", code);
+		} else {
+			a.outcome = TASK_OUTCOME_FAILED;
+			snprintf(a.reason, sizeof(a.reason), "exit %d", code);
+		}
+	} else {
+		a.signal = WTERMSIG(ws);
+		a.outcome = TASK_OUTCOME_FAILED;
+		snprintf(a.reason, sizeof(a.reason), "killed by signal %d (%s)",
+		    a.signal, strsignal(a.signal));
+	}
+	if (sl->timed_out) {
+		a.outcome = TASK_OUTCOME_TIMEOUT;
+		snprintf(a.reason, sizeof(a.reason), "timed out after %d s; "
+		    "process group killed", sl->t.timeout_sec > 0 ?
+		    sl->t.timeout_sec : (int)n->cfg->timeout_sec);
+	}
+	if (sl->cancelled) {
+		a.outcome = TASK_OUTCOME_CANCELLED;
+		permanent = 1;
+		snprintf(a.reason, sizeof(a.reason), "cancelled while running");
+	}
+	if (sl->out.dropped > 0 || sl->err.dropped > 0) {
+		size_t l = strlen(a.reason);
+
+		snprintf(a.reason + l, sizeof(a.reason) - l, "; log capped, "
+		    "%lld bytes dropped", sl->out.dropped + sl->err.dropped);
+	}
+	/* The hook's own result, if it wrote valid JSON. */
+	snprintf(rpath, sizeof(rpath), "%s/result.json", sl->work);
+	{
+		struct stat st;
+		int fd = openat(n->sp.dir[SPOOL_TMP], rpath, O_RDONLY |
+		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			    st.st_size <= n->cfg->result_max_bytes) {
+				struct buf rb;
+
+				buf_init(&rb, (size_t)n->cfg->result_max_bytes);
+				if (buf_read_fd(&rb, fd) == 0 && rb.len > 0 &&
+				    result_json_ok(rb.data, rb.len)) {
+					hr = rb.data;
+					hrlen = rb.len;
+				} else {
+					size_t l = strlen(a.reason);
+
+					snprintf(a.reason + l, sizeof(a.reason)
+					    - l, "; result file ignored: not "
+					    "valid JSON");
+					buf_fini(&rb);
+				}
+			} else {
+				size_t l = strlen(a.reason);
+
+				snprintf(a.reason + l, sizeof(a.reason) - l,
+				    "; result file ignored: over %ld bytes",
+				    n->cfg->result_max_bytes);
+			}
+			close(fd);
+		}
+	}
+	remove_work(n, sl->work);
+	t = sl->t;
+	task_init(&sl->t);
+	snprintf(name, sizeof(name), "%s", sl->name);
+	lockfd = sl->lockfd;
+	sl->lockfd = -1;
+	node_conclude(n, &t, n->sp.self, name, lockfd, &a, permanent, hr,
+	    hrlen, sl);
+	free(hr);
+	task_fini(&t);
+	slot_free(n, sl);
+}
+
+static void
+reap_children(struct node *n)
+{
+	for (;;) {
+		int ws;
+		pid_t pid = waitpid(-1, &ws, WNOHANG);
+
+		if (pid <= 0)
+			return;
+		for (long i = 0; i < n->nslots; i++)
+			if (n->slots[i].used && n->slots[i].pid == pid) {
+				slot_exited(n, &n->slots[i], ws);
+				break;
+			}
+		/* Anything else (a re-parented grandchild when we are a
+		 * subreaper or PID 1) is simply reaped. */
+	}
+}
+
+static void
+check_timeouts(struct node *n)
+{
+	int64_t now = tstime_mono_ms();
+
+	for (long i = 0; i < n->nslots; i++) {
+		struct slot *sl = &n->slots[i];
+
+		if (!sl->used || sl->pid <= 0)
+			continue;
+		if (!sl->timed_out && !sl->cancelled &&
+		    now >= sl->deadline_mono) {
+			sl->timed_out = 1;
+			sl->kill_mono = now + n->cfg->kill_grace_ms;
+			log_info("%s: timeout; SIGTERM to process group %d",
+			    sl->name, (int)sl->pid);
+			(void)hook_kill_group(sl->pid, SIGTERM);
+		} else if (sl->kill_mono > 0 && now >= sl->kill_mono) {
+			sl->kill_mono = 0;
+			log_info("%s: grace over; SIGKILL to process group %d",
+			    sl->name, (int)sl->pid);
+			(void)hook_kill_group(sl->pid, SIGKILL);
+		}
+	}
+}
+
+static void
+cancel_running(struct node *n, const char *id)
+{
+	char file[SPOOL_NAME_MAX];
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	for (long i = 0; i < n->nslots; i++) {
+		struct slot *sl = &n->slots[i];
+
+		if (sl->used && !sl->cancelled && strcmp(sl->name, file) == 0) {
+			sl->cancelled = 1;
+			sl->kill_mono = tstime_mono_ms() + n->cfg->kill_grace_ms;
+			log_info("%s: cancel requested; SIGTERM to process "
+			    "group %d", id, (int)sl->pid);
+			(void)hook_kill_group(sl->pid, SIGTERM);
+		}
+	}
+}
+
+static void
+scan_cancels(struct node *n)
+{
+	int fd;
+	DIR *dp;
+	struct dirent *de;
+
+	if (n->sp.cancel < 0 || n->nrunning == 0)
+		return;
+	fd = dup(n->sp.cancel);
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL)
+		if (spool_id_ok(de->d_name))
+			cancel_running(n, de->d_name);
+	closedir(dp);
+}
+
+/* --- recovery and the reaper --- */
+
+/*
+ * Resolve an orphan: dirfd/name in active/<owner>/, whose flock we now
+ * hold on fd.  A newer published copy wins; a written result completes
+ * the terminal move; otherwise the attempt was lost and is concluded as
+ * such (retry or FAILED).
+ */
+static void
+recover_orphan(struct node *n, int dirfd, const char *owner,
+    const char *name, int fd)
+{
+	static const enum spool_dir newer[] = { SPOOL_DONE, SPOOL_FAILED,
+		SPOOL_CANCELLED, SPOOL_DELAYED, SPOOL_INCOMING };
+	char id[TASK_ID_MAX + 1], why[512], rname[TASK_ID_MAX + 8];
+	struct task t;
+	struct task_error te;
+	struct task_attempt a;
+	struct stat st;
+	struct buf b;
+	char *res;
+	size_t rlen;
+
+	if (name_to_id(name, id) != 0) {
+		quarantine(n, dirfd, name, "file name: not <requestId>.json");
+		close(fd);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++)
+		if (fstatat(n->sp.dir[newer[i]], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			log_info("%s: stale copy in active/%s/ removed (%s/ "
+			    "has the newer one)", id, owner,
+			    spool_dir_name(newer[i]));
+			(void)unlinkat(dirfd, name, 0);
+			(void)spool_sync_dir(&n->sp, dirfd);
+			close(fd);
+			return;
+		}
+	task_init(&t);
+	buf_init(&b, TASK_FILE_MAX);
+	if (fstat(fd, &st) != 0 || buf_read_fd(&b, fd) != 0) {
+		log_warn("%s: read orphan", id);
+		goto out;
+	}
+	if (task_decode(b.data != NULL ? b.data : "", b.len, &t, &te) != 0) {
+		snprintf(why, sizeof(why), "%s: %s", te.field, te.rule);
+		quarantine(n, dirfd, name, why);
+		goto out;
+	}
+	snprintf(t.request_id, sizeof(t.request_id), "%s", id);
+	/* Result already written: the terminal move was all that was left. */
+	snprintf(rname, sizeof(rname), "%s.json", id);
+	res = spool_read_file(n->sp.dir[SPOOL_RESULTS], rname, 64 << 20,
+	    &rlen);
+	if (res != NULL) {
+		char status[16];
+		size_t na;
+
+		if (result_peek(res, rlen, status, &na) == 0 &&
+		    na == t.nattempts + 1) {
+			enum spool_dir dest = strcmp(status, "SUCCESS") == 0 ?
+			    SPOOL_DONE : strcmp(status, "CANCELLED") == 0 ?
+			    SPOOL_CANCELLED : SPOOL_FAILED;
+
+			free(res);
+			if (renameat(dirfd, name, n->sp.dir[dest], name) == 0) {
+				mark_dirty(n, dest);
+				(void)spool_sync_dir(&n->sp, dirfd);
+				log_info("%s: completed the interrupted move "
+				    "to %s/", id, spool_dir_name(dest));
+			}
+			goto out;
+		}
+		free(res);
+	}
+	memset(&a, 0, sizeof(a));
+	a.attempt = (int)t.nattempts + 1;
+	snprintf(a.node, sizeof(a.node), "%s", owner);
+	/* The claim rename set the file's ctime: the attempt's start. */
+	a.start_ms = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec /
+	    1000000;
+	a.end_ms = tstime_now_ms();
+	a.exit_code = -1;
+	a.retry_at_ms = -1;
+	a.outcome = TASK_OUTCOME_LOST;
+	snprintf(a.reason, sizeof(a.reason), "attempt lost: node %s died or "
+	    "lost its lease (found by %s)", owner, n->sp.node);
+	log_warnx("%s: attempt %d on node %s lost; recovering", id,
+	    a.attempt, owner);
+	{
+		struct stat cs;
+
+		if (n->sp.cancel >= 0 && fstatat(n->sp.cancel, id, &cs, 0) ==
+		    0) {
+			a.outcome = TASK_OUTCOME_CANCELLED;
+			snprintf(a.reason, sizeof(a.reason), "cancelled; its "
+			    "attempt on node %s was lost", owner);
+		}
+	}
+	node_conclude(n, &t, dirfd, name, fd, &a, 0, NULL, 0, NULL);
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	task_fini(&t);
+	buf_fini(&b);
+}
+
+/* Recover every unlocked file of active/<owner>/ (dirfd). */
+static void
+recover_dir(struct node *n, int dirfd, const char *owner)
+{
+	int fd = dup(dirfd);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		int tf;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (dirfd == n->sp.self) {
+			int busy = 0;
+
+			for (long i = 0; i < n->nslots; i++)
+				if (n->slots[i].used && strcmp(
+				    n->slots[i].name, de->d_name) == 0)
+					busy = 1;
+			for (struct commit *c = n->commits; c; c = c->next)
+				if (c->from_self && strcmp(c->name,
+				    de->d_name) == 0)
+					busy = 1;
+			if (busy)
+				continue;
+		}
+		tf = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC);
+		if (tf < 0) {
+			if (errno == ELOOP)
+				quarantine(n, dirfd, de->d_name,
+				    "file: is a symbolic link (not allowed)");
+			continue;
+		}
+		if (lock_verify(tf, dirfd, de->d_name) != 0) {
+			close(tf);	/* its owner is alive */
+			continue;
+		}
+		recover_orphan(n, dirfd, owner, de->d_name, tf);
+	}
+	closedir(dp);
+}
+
+static void
+reap_others(struct node *n)
+{
+	int fd = dup(n->sp.dir[SPOOL_ACTIVE]);
+	DIR *dp;
+	struct dirent *de;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		int nd;
+
+		if (de->d_name[0] == '.' || strcmp(de->d_name, n->sp.node) == 0
+		    || !spool_code_ok(de->d_name))
+			continue;
+		nd = openat(n->sp.dir[SPOOL_ACTIVE], de->d_name, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nd < 0)
+			continue;
+		recover_dir(n, nd, de->d_name);
+		close(nd);
+	}
+	closedir(dp);
+}
+
+/* --- leader, heartbeat --- */
+
+static void
+leader_tick(struct node *n)
+{
+	if (!n->leader) {
+		if (flock(n->leaderfd, LOCK_EX | LOCK_NB) != 0)
+			return;
+		n->leader = 1;
+		log_info("node %s is now the leader (state/leader.lock)",
+		    n->sp.node);
+		nameset_fini(&n->delayed);
+		nameset_init(&n->delayed);
+		n->next_delayed = INT64_MAX;
+		scan_delayed(n);
+	}
+	reap_others(n);
+}
+
+static void
+heartbeat(struct node *n)
+{
+	char name[128];
+	struct buf b;
+
+	snprintf(name, sizeof(name), "heartbeat.%.64s", n->sp.node);
+	buf_init(&b, 0);
+	if (buf_printf(&b, "pid=%d\nslots=%ld\nrunning=%ld\nclaimed=%llu\n"
+	    "finished=%llu\nleader=%d\nat_ms=%lld\n", (int)getpid(),
+	    n->nslots, n->nrunning, n->claimed, n->finished, n->leader,
+	    (long long)tstime_now_ms()) == 0) {
+		struct spool quiet = n->sp;
+
+		quiet.do_fsync = 0;	/* liveness, not data */
+		if (spool_publish(&quiet, n->sp.dir[SPOOL_STATE], name, b.data,
+		    b.len, -1, 0) != 0)
+			log_warn("heartbeat");
+	}
+	buf_fini(&b);
+}
+
+/* --- events --- */
+
+static void
+handle_inotify(struct node *n)
+{
+	char evbuf[65536] __attribute__((aligned(8)));
+
+	for (;;) {
+		ssize_t len = read(n->ino, evbuf, sizeof(evbuf));
+
+		if (len <= 0)
+			return;
+		for (char *p = evbuf; p < evbuf + len;) {
+			struct inotify_event *ev = (struct inotify_event *)
+			    (void *)p;
+
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				log_warnx("inotify queue overflow: full rescan");
+				scan_incoming(n);
+				if (n->leader)
+					scan_delayed(n);
+				scan_cancels(n);
+				continue;
+			}
+			if (ev->len == 0)
+				continue;
+			if (ev->wd == n->wd_incoming)
+				cand_add(n, ev->name, (ev->mask &
+				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
+			else if (ev->wd == n->wd_delayed && n->leader)
+				delayed_note(n, ev->name);
+			else if (ev->wd == n->wd_cancel &&
+			    spool_id_ok(ev->name))
+				cancel_running(n, ev->name);
+		}
+	}
+}
+
+static void
+handle_signals(struct node *n, int *sigchld)
+{
+	struct signalfd_siginfo si;
+
+	while (read(n->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			*sigchld = 1;
+			break;
+		case SIGHUP:
+			n->reload = 1;
+			break;
+		case SIGTERM:
+		case SIGINT:
+			if (!n->draining) {
+				n->draining = 1;
+				log_info("draining: no new claims; waiting "
+				    "for %ld running hook(s) (signal again to "
+				    "stop them)", n->nrunning);
+			} else if (!n->quitting) {
+				n->quitting = 1;
+				n->quit_deadline = tstime_mono_ms() +
+				    n->cfg->kill_grace_ms;
+				log_info("stopping: SIGTERM to running hooks");
+				for (long i = 0; i < n->nslots; i++)
+					if (n->slots[i].used &&
+					    n->slots[i].pid > 0)
+						hook_kill_group(n->slots[i].pid,
+						    SIGTERM);
+			}
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void
+reload_config(struct node *n)
+{
+	struct config c;
+	char why[512];
+
+	n->reload = 0;
+	config_defaults(&c);
+	if (config_locate(&c, n->config_path, n->cfg->spool, why,
+	    sizeof(why)) != 0 || config_finish(&c, why, sizeof(why)) != 0) {
+		log_warnx("SIGHUP: configuration not reloaded: %s", why);
+		return;
+	}
+	if (strcmp(c.node_id, n->cfg->node_id) != 0 ||
+	    strcmp(c.hooks_dir, n->cfg->hooks_dir) != 0)
+		log_warnx("SIGHUP: node_id and hooks_dir changes need a "
+		    "restart; keeping the old values");
+	snprintf(c.node_id, sizeof(c.node_id), "%s", n->cfg->node_id);
+	snprintf(c.hooks_dir, sizeof(c.hooks_dir), "%s", n->cfg->hooks_dir);
+	if (c.slots != n->nslots) {
+		struct slot *ns;
+
+		if (c.slots > n->nslots) {
+			ns = reallocarray(n->slots, (size_t)c.slots,
+			    sizeof(*ns));
+			if (ns != NULL) {
+				memset(ns + n->nslots, 0, (size_t)(c.slots -
+				    n->nslots) * sizeof(*ns));
+				n->slots = ns;
+				n->nslots = c.slots;
+			}
+		} else
+			log_warnx("SIGHUP: fewer slots need a restart; "
+			    "keeping %ld", n->nslots);
+		c.slots = n->nslots;
+	}
+	*n->cfg = c;
+	log_set_level((enum log_level)log_level_parse(c.log_level));
+	log_info("configuration reloaded (%s)", c.source[0] ? c.source :
+	    "defaults");
+}
+
+static int64_t
+next_wakeup(struct node *n)
+{
+	int64_t now = tstime_mono_ms(), wall = tstime_now_ms(), t;
+
+	t = n->next_scan;
+	if (n->next_reap < t)
+		t = n->next_reap;
+	if (n->next_hb < t)
+		t = n->next_hb;
+	for (long i = 0; i < n->nslots; i++) {
+		struct slot *sl = &n->slots[i];
+
+		if (!sl->used)
+			continue;
+		if (!sl->timed_out && !sl->cancelled && sl->deadline_mono < t)
+			t = sl->deadline_mono;
+		if (sl->kill_mono > 0 && sl->kill_mono < t)
+			t = sl->kill_mono;
+	}
+	if (n->leader && n->next_delayed != INT64_MAX &&
+	    now + (n->next_delayed - wall) < t)
+		t = now + (n->next_delayed - wall);
+	if (n->commits != NULL && now + 1000 < t)
+		t = now + 1000;
+	t -= now;
+	return t < 0 ? 0 : t > 60000 ? 60000 : t;
+}
+
+static int
+setup(struct node *n)
+{
+	char why[512], lname[128];
+	sigset_t mask;
+	struct epoll_event ev;
+
+	if (spool_open(&n->sp, n->cfg->spool, n->cfg->node_id,
+	    (int)n->cfg->fsync, why, sizeof(why)) != 0) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
+	}
+	n->hooksfd = open(n->cfg->hooks_dir, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (n->hooksfd < 0) {
+		log_warn("hooks_dir %s", n->cfg->hooks_dir);
+		return EX_CONFIG;
+	}
+	/* One daemon per node id. */
+	snprintf(lname, sizeof(lname), "node.%.64s.lock", n->sp.node);
+	n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR | O_CREAT |
+	    O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (n->nodelock < 0 || flock(n->nodelock, LOCK_EX | LOCK_NB) != 0) {
+		log_warnx("node id \"%s\" is already in use by a running "
+		    "daemon on this spool (state/%s is locked); give each "
+		    "daemon its own node_id", n->sp.node, lname);
+		return EX_TEMPFAIL;
+	}
+	n->leaderfd = openat(n->sp.dir[SPOOL_STATE], "leader.lock", O_RDWR |
+	    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (n->leaderfd < 0) {
+		log_warn("state/leader.lock");
+		return EX_CANTCREAT;
+	}
+	n->slots = calloc((size_t)n->cfg->slots, sizeof(*n->slots));
+	if (n->slots == NULL)
+		return EX_OSERR;
+	n->nslots = n->cfg->slots;
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->delayed) != 0)
+		return EX_OSERR;
+	n->next_delayed = INT64_MAX;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	n->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	n->ep = epoll_create1(EPOLL_CLOEXEC);
+	n->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (n->sigfd < 0 || n->ep < 0 || n->ino < 0) {
+		log_warn("signalfd/epoll/inotify");
+		return EX_OSERR;
+	}
+	/* Watch before the first scan, so nothing slips between them. */
+	{
+		char p[CONFIG_PATH_MAX + 32];
+
+		snprintf(p, sizeof(p), "%s/incoming", n->cfg->spool);
+		n->wd_incoming = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_CLOSE_WRITE | IN_CREATE | IN_ONLYDIR);
+		snprintf(p, sizeof(p), "%s/delayed", n->cfg->spool);
+		n->wd_delayed = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR);
+		snprintf(p, sizeof(p), "%s/state/cancel", n->cfg->spool);
+		n->wd_cancel = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_CREATE | IN_ONLYDIR);
+		if (n->wd_incoming < 0 || n->wd_delayed < 0)
+			log_warn("inotify watch (falling back to rescans "
+			    "every %ld ms)", n->cfg->scan_interval_ms);
+	}
+	ev.events = EPOLLIN;
+	ev.data.u64 = EV_SIGNAL;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->sigfd, &ev);
+	ev.data.u64 = EV_INOTIFY;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->ino, &ev);
+	return 0;
+}
+
+int
+node_run(struct config *cfg, const char *config_path)
+{
+	struct node node, *n = &node;
+	struct epoll_event evs[64];
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->cfg = cfg;
+	n->config_path = config_path;
+	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->leaderfd = -1;
+	if ((rc = setup(n)) != 0)
+		return rc;
+	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
+	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
+	/* Our own active/ first: everything there is from a previous life. */
+	recover_dir(n, n->sp.self, n->sp.node);
+	leader_tick(n);
+	scan_incoming(n);
+	heartbeat(n);
+	n->next_scan = tstime_mono_ms() + cfg->scan_interval_ms;
+	n->next_reap = tstime_mono_ms() + cfg->reap_interval_ms;
+	n->next_hb = tstime_mono_ms() + cfg->heartbeat_ms;
+
+	for (;;) {
+		int nev, sigchld = 0;
+		int64_t now;
+
+		while (!n->draining && n->nrunning < n->nslots &&
+		    n->cand.head != NULL) {
+			struct nameset_node *c = nameset_pop(&n->cand);
+
+			claim(n, c->name, c->flags & CAND_ANNOUNCED);
+			free(c);
+		}
+		flush_dirty(n);
+		if (n->draining && n->nrunning == 0 && n->commits == NULL)
+			break;
+		if (n->quitting && tstime_mono_ms() >= n->quit_deadline) {
+			for (long i = 0; i < n->nslots; i++)
+				if (n->slots[i].used && n->slots[i].pid > 0)
+					hook_kill_group(n->slots[i].pid,
+					    SIGKILL);
+		}
+		nev = epoll_wait(n->ep, evs, 64, (int)next_wakeup(n));
+		if (nev < 0 && errno != EINTR) {
+			log_warn("epoll_wait");
+			sleep(1);
+			continue;
+		}
+		for (int i = 0; i < nev; i++) {
+			uint64_t d = evs[i].data.u64;
+
+			if (d == EV_SIGNAL)
+				handle_signals(n, &sigchld);
+			else if (d == EV_INOTIFY)
+				handle_inotify(n);
+			else {
+				struct slot *sl = &n->slots[d >> 2];
+
+				if (sl->used)
+					stream_drain(n, sl, (d & 3) == 1 ?
+					    &sl->out : &sl->err, (d & 3) == 1 ?
+					    "out" : "err");
+			}
+		}
+		if (sigchld)
+			reap_children(n);
+		if (n->reload)
+			reload_config(n);
+		check_timeouts(n);
+		now = tstime_mono_ms();
+		if (n->commits != NULL)
+			commits_retry(n);
+		if (n->leader && n->next_delayed <= tstime_now_ms())
+			promote_delayed(n);
+		if (now >= n->next_scan) {
+			scan_incoming(n);
+			scan_cancels(n);
+			n->next_scan = now + cfg->scan_interval_ms;
+		}
+		if (now >= n->next_reap && !n->draining) {
+			leader_tick(n);
+			n->next_reap = now + cfg->reap_interval_ms;
+		}
+		if (now >= n->next_hb) {
+			heartbeat(n);
+			n->next_hb = now + cfg->heartbeat_ms;
+		}
+	}
+	flush_dirty(n);
+	log_info("node %s stopped: %llu claimed, %llu attempts concluded",
+	    n->sp.node, n->claimed, n->finished);
+	{
+		char hb[128];
+
+		snprintf(hb, sizeof(hb), "heartbeat.%.64s", n->sp.node);
+		(void)unlinkat(n->sp.dir[SPOOL_STATE], hb, 0);
+	}
+	nameset_fini(&n->cand);
+	nameset_fini(&n->delayed);
+	free(n->slots);
+	spool_close(&n->sp);
+	close(n->ep);
+	close(n->sigfd);
+	close(n->ino);
+	close(n->hooksfd);
+	close(n->nodelock);
+	close(n->leaderfd);
+	return 0;
+}

@@ -1,0 +1,121 @@
+/*
+ * spool — the spool directory tree: directory handles, name checks, the
+ * writer protocol, moves and safe opens.  Mechanism only: no policy, no
+ * logging.  See spool-layout/README.md for the layout and the crash-state
+ * table this module's operations keep true.
+ *
+ * Every directory is opened once, O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC, and all
+ * file operations go through openat/renameat/linkat/unlinkat on those
+ * handles, so a name can never escape its directory (names are also
+ * whitelisted: spool_name_ok).  Errors are -1 with errno, and where a
+ * caller shows a reason, a message in a caller buffer.
+ */
+#ifndef TASKSPOOL_SPOOL_H
+#define TASKSPOOL_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#define SPOOL_NAME_MAX	160	/* "<requestId>.json" and suffixes */
+
+enum spool_dir {
+	SPOOL_TMP, SPOOL_INCOMING, SPOOL_DELAYED, SPOOL_QUEUE, SPOOL_ACTIVE,
+	SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED, SPOOL_CORRUPT,
+	SPOOL_RESULTS, SPOOL_LOGS, SPOOL_JOBS, SPOOL_OUTBOX, SPOOL_STATE,
+	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_NDIRS
+};
+
+struct spool {
+	int root;			/* the spool directory */
+	int dir[SPOOL_NDIRS];		/* each top-level directory */
+	int self;			/* active/<node>, -1 if no node */
+	int cancel;			/* state/cancel */
+	int do_fsync;			/* 0 only for throw-away spools */
+	char node[65];
+	char path[4096];
+};
+
+/* Directory name of d, relative to the spool root ("incoming", ...). */
+const char *spool_dir_name(enum spool_dir d);
+
+/* Whether name is a valid requestId ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}). */
+int spool_id_ok(const char *id);
+
+/* Whether code is a valid taskCode/node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}). */
+int spool_code_ok(const char *code);
+
+/*
+ * Create the spool tree at path (mkdir -p semantics for path itself) with
+ * the documented modes; group is the group id that may submit (-1 = keep).
+ * Existing directories are left alone.  Returns 0, or -1 with errno and a
+ * message in why.
+ */
+int spool_create(const char *path, long group, char *why, size_t whylen);
+
+/*
+ * Open an existing spool.  node may be NULL (CLI: no active/<node>).
+ * Returns 0 and fills s, or -1 with errno and why ("not a spool: ...").
+ */
+int spool_open(struct spool *s, const char *path, const char *node,
+    int do_fsync, char *why, size_t whylen);
+
+/* Close every handle of s.  Safe on a zeroed or half-opened spool. */
+void spool_close(struct spool *s);
+
+/*
+ * fsync a directory handle when s->do_fsync.  Returns 0 or -1 (errno).
+ */
+int spool_sync_dir(const struct spool *s, int dirfd);
+
+/*
+ * The writer protocol: write len bytes to a fresh tmp/ file, set its
+ * mtime to mtime_ms when >= 0 (epoch ms: the due time in delayed/),
+ * fsync it, then publish it as destfd/name and fsync destfd.  With
+ * excl, publication is link(2) + unlink of the tmp name, so an existing
+ * destfd/name makes it fail with EEXIST (O_EXCL semantics); otherwise
+ * rename(2), which replaces.  Returns 0 or -1 with errno; the tmp file is
+ * removed on failure.
+ */
+int spool_publish(const struct spool *s, int destfd, const char *name,
+    const void *data, size_t len, int64_t mtime_ms, int excl);
+
+/*
+ * Safe open of dirfd/name for reading: O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC,
+ * then fstat: a regular file, one link, at most max bytes, readable.
+ * Returns the fd, or -1 with errno and a reason in why naming the rule
+ * ("symbolic link", "not a regular file (FIFO)", "hard link (2 links)",
+ * "larger than N bytes", "unreadable").
+ */
+int spool_open_safe(int dirfd, const char *name, size_t max,
+    struct stat *st, char *why, size_t whylen);
+
+/*
+ * Move srcfd/name into corrupt/ (under the same name, or name.N when taken)
+ * and write corrupt/<that>.reason holding reason and a newline.  Returns 0
+ * or -1 with errno (the file stays where it was when the move failed).
+ */
+int spool_quarantine(const struct spool *s, int srcfd, const char *name,
+    const char *reason);
+
+/*
+ * Find where requestId id is: fills *where and, for queue/ and active/,
+ * node (65 bytes).  Checks incoming, delayed, active/<each>, queue/<each>,
+ * done, failed, cancelled.  Returns 0 when found, -1 with ENOENT when not.
+ */
+int spool_locate(const struct spool *s, const char *id,
+    enum spool_dir *where, char *node);
+
+/*
+ * Open (creating when needed) the per-node directory active/<node> or
+ * queue/<node>.  Returns an O_DIRECTORY fd or -1 with errno.
+ */
+int spool_node_dir(const struct spool *s, enum spool_dir d,
+    const char *node);
+
+/* Read a whole small file at dirfd/name into a new NUL-terminated string
+ * (caller frees), at most max bytes.  Returns NULL with errno on failure. */
+char *spool_read_file(int dirfd, const char *name, size_t max,
+    size_t *lenp);
+
+#endif

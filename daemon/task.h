@@ -1,0 +1,127 @@
+/*
+ * task — the task file codec (pure: no I/O, no clock, no logging).
+ *
+ * A task file is one JSON object (UTF-8, no BOM, at most TASK_FILE_MAX
+ * bytes, duplicate member names rejected, nesting at most TASK_DEPTH_MAX,
+ * no "\u0000").  Members are those of API.md §4.1 plus the members the
+ * spool itself maintains (createdAt, notBefore, triggerTime, attempts,
+ * shardIndex, shardTotal, jobCode, appId).  Any other member is an error,
+ * so a typo fails loudly.  executeParams is kept as the raw bytes of the
+ * file, so the hook gets exactly what was submitted.
+ *
+ * Decoding reports the first violation as (field, rule), e.g. field
+ * "timeoutSec", rule "must be an integer 1..604800"; the caller turns that
+ * into the corrupt/<name>.reason text.  No json_t escapes this module.
+ */
+#ifndef TASKSPOOL_TASK_H
+#define TASKSPOOL_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define TASK_FILE_MAX	(1024 * 1024)	/* bytes, API.md §8 body limit */
+#define TASK_DEPTH_MAX	32		/* JSON nesting, API.md §4.1 */
+#define TASK_ID_MAX	128		/* requestId length */
+#define TASK_CODE_MAX	64		/* taskCode, node id, appId length */
+#define TASK_NAME_MAX	256		/* taskName bytes */
+#define TASK_URL_MAX	2048		/* callbackUrl bytes */
+#define TASK_REASON_MAX	256		/* attempt reason text */
+#define TASK_ATTEMPTS_MAX 1000		/* history entries kept */
+
+enum task_trigger { TASK_TRIGGER_NOW, TASK_TRIGGER_DELAY, TASK_TRIGGER_AT };
+
+/* Outcome of one attempt, as recorded in the result's attempts list. */
+enum task_outcome {
+	TASK_OUTCOME_SUCCESS,	/* exit 0 */
+	TASK_OUTCOME_FAILED,	/* non-zero exit or signal */
+	TASK_OUTCOME_TEMPFAIL,	/* exit 75 (EX_TEMPFAIL) */
+	TASK_OUTCOME_TIMEOUT,	/* killed after timeoutSec */
+	TASK_OUTCOME_LOST,	/* owner died or lease lost during it */
+	TASK_OUTCOME_CANCELLED,	/* killed by a cancel request */
+	TASK_OUTCOME_ERROR	/* could not be started (exec failed, ...) */
+};
+
+struct task_attempt {
+	int attempt;			/* 1-based */
+	char node[TASK_CODE_MAX + 1];
+	int64_t start_ms, end_ms;	/* epoch ms; -1 = unknown */
+	int exit_code;			/* -1 = none (signalled, lost) */
+	int signal;			/* 0 = none */
+	enum task_outcome outcome;
+	char reason[TASK_REASON_MAX];	/* human text, may be "" */
+	int64_t retry_at_ms;		/* next attempt not before; -1 none */
+};
+
+struct task {
+	char request_id[TASK_ID_MAX + 1];	/* "" when absent */
+	char task_code[TASK_CODE_MAX + 1];
+	char *task_name;		/* new or NULL */
+	enum task_trigger trigger;
+	int64_t delay_ms;		/* -1 = absent */
+	int64_t run_at_ms;		/* -1 = absent */
+	char *params;			/* new: raw executeParams JSON bytes */
+	size_t params_len;
+	char *callback_url;		/* new or NULL */
+	int max_retries;		/* -1 = absent (config default) */
+	int timeout_sec;		/* -1 = absent (config default) */
+	char *route;			/* new or NULL */
+	char *shard_key;		/* new or NULL */
+	int shard_index, shard_total;	/* -1 = absent */
+	char *job_code;			/* new or NULL (fired by job) */
+	char *app_id;			/* new or NULL (API submitter) */
+	int64_t created_ms;		/* createdAt; -1 = absent */
+	int64_t not_before_ms;		/* notBefore; -1 = absent */
+	int64_t trigger_ms;		/* triggerTime; -1 = absent */
+	struct task_attempt *attempts;	/* new; finished attempts */
+	size_t nattempts;
+};
+
+/* Field/rule of the first violation found by task_decode. */
+struct task_error {
+	char field[64];		/* member name, or "json", "file" */
+	char rule[256];		/* what was expected */
+};
+
+/* Initialise t to an empty task (all optional members absent). */
+void task_init(struct task *t);
+
+/* Free everything t owns and re-initialise it.  NULL is accepted. */
+void task_fini(struct task *t);
+
+/*
+ * Decode and validate len bytes at data into t (which must be initialised;
+ * previous contents are freed).  Returns 0, or -1 with err filled and t
+ * left initialised-empty.  Does not check that the hook exists: that is
+ * the spool's business.
+ */
+int task_decode(const char *data, size_t len, struct task *t,
+    struct task_error *err);
+
+/*
+ * Append t as one JSON object (compact, members in a fixed order,
+ * executeParams spliced byte-for-byte) to out.  Returns 0 or -1 (errno
+ * ENOMEM/EFBIG from buf).
+ */
+int task_encode(const struct task *t, struct buf *out);
+
+/*
+ * Append a copy of a to t's history.  Returns 0 or -1 (ENOMEM); when the
+ * history holds TASK_ATTEMPTS_MAX entries the oldest is dropped.
+ */
+int task_add_attempt(struct task *t, const struct task_attempt *a);
+
+/* Name of an outcome ("SUCCESS", "TIMEOUT", ...). */
+const char *task_outcome_name(enum task_outcome o);
+
+/* Whether s matches [A-Za-z0-9][A-Za-z0-9_.-]{0,max-1}. */
+int task_name_ok(const char *s, size_t max);
+
+/*
+ * Encode an attempt as a JSON object text appended to out (used by the
+ * result writer too).  Returns 0 or -1 as buf_append.
+ */
+int task_attempt_encode(const struct task_attempt *a, struct buf *out);
+
+#endif

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install the Debian packages taskspool needs to build and test, if missing.
+# Runs as root, or through sudo when available.  Idempotent and quiet when
+# everything is already present.
+set -eu
+pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
+      libcurl4-openssl-dev libhiredis-dev libmariadb-dev jq procps tzdata"
+missing=""
+for p in $pkgs; do
+	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "install-deps: installing:$missing"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || {
+		echo "install-deps: need root or sudo to install:$missing" >&2
+		exit 69
+	}
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
