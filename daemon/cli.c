@@ -104,6 +104,8 @@ state_name(enum spool_dir d)
 		return "FAILED";
 	case SPOOL_CANCELLED:
 		return "CANCELLED";
+	case SPOOL_CORRUPT:
+		return "CORRUPT";
 	default:
 		return "UNKNOWN";
 	}
@@ -401,8 +403,16 @@ get_status(struct cli *c, const char *id, struct status *st)
 
 	memset(st, 0, sizeof(*st));
 	st->not_before = -1;
-	if (spool_locate(&c->sp, id, &st->where, st->node) != 0)
-		return -1;
+	if (spool_locate(&c->sp, id, &st->where, st->node) != 0) {
+		struct stat sb;
+
+		snprintf(file, sizeof(file), "%s.json", id);
+		if (fstatat(c->sp.dir[SPOOL_CORRUPT], file, &sb,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			return -1;
+		st->where = SPOOL_CORRUPT;
+		return 0;
+	}
 	snprintf(file, sizeof(file), "%s.json", id);
 	dfd = c->sp.dir[st->where];
 	if (st->where == SPOOL_ACTIVE || st->where == SPOOL_QUEUE)
@@ -951,17 +961,29 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	/* A manual retry gets one more attempt beyond those used. */
 	if (t.max_retries < (int)t.nattempts)
 		t.max_retries = (int)t.nattempts;
+	/* Rewrite in place (atomic replace), then move the same file into
+	 * incoming/: never two copies, so a daemon cannot see the task in
+	 * incoming/ while its terminal copy still exists. */
 	buf_init(&out, 0);
 	if (task_encode(&t, &out) != 0 || spool_publish(&c->sp,
-	    c->sp.dir[SPOOL_INCOMING], file, out.data, out.len, -1, 1) != 0) {
+	    c->sp.dir[st.where], file, out.data, out.len, -1, 0) != 0 ||
+	    (unlinkat(c->sp.dir[SPOOL_RESULTS], file, 0) != 0 && errno != ENOENT))
+	{
 		fprintf(stderr, "taskspool retry: %s\n", strerror(errno));
 		buf_fini(&out);
 		task_fini(&t);
 		return EX_IOERR;
 	}
-	unlinkat(c->sp.dir[st.where], file, 0);
+	if (renameat2(c->sp.dir[st.where], file, c->sp.dir[SPOOL_INCOMING],
+	    file, RENAME_NOREPLACE) != 0) {
+		fprintf(stderr, "taskspool retry: move to incoming/: %s\n",
+		    strerror(errno));
+		buf_fini(&out);
+		task_fini(&t);
+		return EX_IOERR;
+	}
+	spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
 	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
-	unlinkat(c->sp.dir[SPOOL_RESULTS], file, 0);
 	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
 	buf_fini(&out);
 	task_fini(&t);
@@ -986,6 +1008,19 @@ wait_for(struct cli *c, const char *id)
 			continue;
 		}
 		s = state_name(st.where);
+		if (st.where == SPOOL_CORRUPT) {
+			char rn[SPOOL_NAME_MAX + 16], *why;
+
+			snprintf(rn, sizeof(rn), "%s.json.reason", id);
+			why = spool_read_file(c->sp.dir[SPOOL_CORRUPT], rn,
+			    4096, NULL);
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			fprintf(stderr, "%s rejected by the daemon (corrupt/): "
+			    "%s", id, why != NULL ? why : "no reason file\n");
+			free(why);
+			return EX_DATAERR;
+		}
 		if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
 		    st.where == SPOOL_CANCELLED) {
 			if (tty)

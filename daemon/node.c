@@ -721,10 +721,16 @@ claim(struct node *n, const char *name, int announced)
 	struct buf b;
 	int64_t now, due;
 
+	memset(&st, 0, sizeof(st));
 	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, &st, why, sizeof(why));
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return;		/* claimed or cancelled meanwhile */
+		/* A link(2)-publishing writer has two links for a moment. */
+		if (errno == EINVAL && st.st_nlink > 1 && S_ISREG(st.st_mode) &&
+		    tstime_now_ms() - (int64_t)st.st_ctim.tv_sec * 1000 -
+		    st.st_ctim.tv_nsec / 1000000 < n->cfg->settle_ms)
+			return;
 		if (errno == EFBIG || errno == ELOOP || errno == EINVAL ||
 		    errno == EACCES || errno == EPERM)
 			quarantine(n, dfd, name, why);

@@ -273,9 +273,18 @@ spool_publish(const struct spool *s, int destfd, const char *name,
 	}
 	fd = -1;
 	if (excl) {
-		if (linkat(s->dir[SPOOL_TMP], tmpname, destfd, name, 0) != 0)
-			goto fail;
-		(void)unlinkat(s->dir[SPOOL_TMP], tmpname, 0);
+		/* RENAME_NOREPLACE is atomic; where the file system lacks it
+		 * (NFS: EINVAL) link + unlink gives the same exclusivity, with
+		 * a moment of two links that readers treat as in-flight. */
+		if (renameat2(s->dir[SPOOL_TMP], tmpname, destfd, name,
+		    RENAME_NOREPLACE) != 0) {
+			if (errno != EINVAL)
+				goto fail;
+			if (linkat(s->dir[SPOOL_TMP], tmpname, destfd, name,
+			    0) != 0)
+				goto fail;
+			(void)unlinkat(s->dir[SPOOL_TMP], tmpname, 0);
+		}
 	} else if (renameat(s->dir[SPOOL_TMP], tmpname, destfd, name) != 0)
 		goto fail;
 	if (spool_sync_dir(s, destfd) != 0)

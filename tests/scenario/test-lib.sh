@@ -1,0 +1,142 @@
+# test-lib.sh — sourced by every tests/scenario/tNNNN-*.sh script.
+#
+# Gives each script a trash directory with a fresh spool ($SPOOL), its own
+# hooks directory ($HOOKS, with the probe hook installed as "probe"), a
+# configuration file ($CONF), helpers to start and stop daemons, and
+# TAP-style test_expect_success / test_done in the style of git's test
+# suite.  Daemons started here are killed when the script exits.
+set -u
+: "${BUILD:?BUILD must name the build directory}"
+TS="$BUILD/taskspool"
+TSD="$BUILD/taskspoold"
+PROBE="$BUILD/tools/probe"
+test_name=$(basename "$0" .sh)
+TRASH=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-$test_name.XXXXXX")
+SPOOL="$TRASH/spool"
+HOOKS="$TRASH/hooks"
+CONF="$TRASH/taskspool.conf"
+test_count=0
+test_failed=0
+DAEMONS=""
+
+cleanup() {
+	for n in $DAEMONS; do
+		[ -f "$TRASH/pid.$n" ] && kill -9 "$(cat "$TRASH/pid.$n")" 2>/dev/null
+	done
+	if [ "$test_failed" -eq 0 ] && [ -z "${KEEP_TRASH:-}" ]; then
+		rm -rf "$TRASH"
+	else
+		echo "# trash kept: $TRASH"
+	fi
+}
+trap cleanup EXIT
+
+mkdir -p "$HOOKS"
+"$TS" init "$SPOOL" >/dev/null || { echo "Bail out! taskspool init failed"; exit 1; }
+cp "$PROBE" "$HOOKS/probe"
+cat >"$CONF" <<CONF
+spool = $SPOOL
+hooks_dir = $HOOKS
+retry_base_ms = 200
+retry_max_ms = 2000
+kill_grace_ms = 500
+scan_interval_ms = 1000
+reap_interval_ms = 300
+heartbeat_ms = 500
+settle_ms = 1000
+CONF
+export TASKSPOOL_SPOOL="$SPOOL"
+
+ts() { "$TS" -c "$CONF" "$@"; }
+
+# start_daemon NODE [taskspoold options...]: start a daemon in the
+# foreground (in the background of this shell); wait for its heartbeat.
+start_daemon() {
+	node=$1; shift
+	"$TSD" -d -c "$CONF" -i "$node" "$@" >>"$TRASH/log.$node" 2>&1 &
+	echo $! >"$TRASH/pid.$node"
+	DAEMONS="$DAEMONS $node"
+	i=0
+	while [ ! -f "$SPOOL/state/heartbeat.$node" ]; do
+		i=$((i + 1))
+		if [ $i -gt 500 ]; then
+			echo "# daemon $node did not start:"; sed 's/^/# /' "$TRASH/log.$node"
+			return 1
+		fi
+		sleep 0.01
+	done
+}
+
+daemon_pid() { cat "$TRASH/pid.$1"; }
+
+# stop_daemon NODE: SIGTERM (graceful drain) and wait for the exit.
+stop_daemon() {
+	pid=$(daemon_pid "$1")
+	kill -TERM "$pid" 2>/dev/null
+	i=0
+	while kill -0 "$pid" 2>/dev/null; do
+		i=$((i + 1)); [ $i -gt 3000 ] && return 1; sleep 0.01
+	done
+}
+
+# kill9_daemon NODE
+kill9_daemon() { kill -9 "$(daemon_pid "$1")" 2>/dev/null; sleep 0.05; }
+
+# state_of ID: the directory the task is in (done, failed, ...), or "".
+state_of() {
+	for d in incoming delayed done failed cancelled; do
+		[ -e "$SPOOL/$d/$1.json" ] && { echo "$d"; return; }
+	done
+	for d in "$SPOOL"/active/*/; do
+		[ -e "$d$1.json" ] && { echo active; return; }
+	done
+	echo ""
+}
+
+# wait_terminal ID [SECONDS]: until the task is in done|failed|cancelled.
+wait_terminal() {
+	lim=$(( ${2:-20} * 100 )); i=0
+	while :; do
+		case $(state_of "$1") in done|failed|cancelled) return 0;; esac
+		i=$((i + 1)); [ $i -gt "$lim" ] && return 1; sleep 0.01
+	done
+}
+
+# wait_for 'shell condition' [SECONDS]
+wait_for() {
+	lim=$(( ${2:-20} * 100 )); i=0
+	until eval "$1"; do
+		i=$((i + 1)); [ $i -gt "$lim" ] && return 1; sleep 0.01
+	done
+}
+
+# drop NAME JSON: publish a task file by the writer protocol (tmp + mv).
+drop() {
+	printf '%s' "$2" >"$SPOOL/tmp/drop.$$" && mv "$SPOOL/tmp/drop.$$" "$SPOOL/incoming/$1"
+}
+
+# count_files DIR: regular files directly in DIR.
+count_files() { find "$1" -maxdepth 1 -type f | wc -l; }
+
+test_expect_success() {
+	test_count=$((test_count + 1))
+	desc=$1; body=$2
+	# In this shell (not a subshell), so daemons started by a test are
+	# children of the script: `wait` works and cleanup knows them.
+	if { eval "$body"; } >"$TRASH/out.$test_count" 2>&1; then
+		echo "ok $test_count - $desc"
+	else
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $desc"
+		sed 's/^/#   /' "$TRASH/out.$test_count"
+		for n in $DAEMONS; do
+			echo "# --- log of $n (last 30 lines)"
+			tail -30 "$TRASH/log.$n" 2>/dev/null | sed 's/^/#   /'
+		done
+	fi
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failed" -eq 0 ]
+}
