@@ -1245,13 +1245,14 @@ check_timeouts(struct node *n)
 		    now >= sl->deadline_mono) {
 			sl->timed_out = 1;
 			sl->kill_mono = now + n->cfg->kill_grace_ms;
-			log_info("%s: timeout; SIGTERM to process group %d",
-			    sl->name, (int)sl->pid);
+			log_info("%.*s: timeout; SIGTERM to process group %d",
+			    (int)strlen(sl->name) - 5, sl->name, (int)sl->pid);
 			(void)hook_kill_group(sl->pid, SIGTERM);
 		} else if (sl->kill_mono > 0 && now >= sl->kill_mono) {
 			sl->kill_mono = 0;
-			log_info("%s: grace over; SIGKILL to process group %d",
-			    sl->name, (int)sl->pid);
+			log_info("%.*s: grace over; SIGKILL to process group "
+			    "%d", (int)strlen(sl->name) - 5, sl->name,
+			    (int)sl->pid);
 			(void)hook_kill_group(sl->pid, SIGKILL);
 		}
 	}
