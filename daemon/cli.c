@@ -24,10 +24,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#if __has_include("cli_cron.h")
 #include "cli_cron.h"
-#define HAVE_CLI_CRON 1
-#endif
 #include "config.h"
 #include "result.h"
 #include "spool.h"
@@ -355,7 +352,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	}
 	if (spool_publish(&c->sp, c->sp.dir[due > t.created_ms ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, out.data, out.len, due > t.created_ms ? due :
-	    -1, 1) != 0) {
+	    -1, SPOOL_PUBLISH_EXCL) != 0) {
 		if (errno == EEXIST) {
 			fprintf(stderr, "taskspool submit: requestId %s "
 			    "already used\n", t.request_id);
@@ -1103,10 +1100,8 @@ cli_main(int argc, char **argv)
 		return cmd_cancel(&c, argc, argv);
 	if (strcmp(cmd, "retry") == 0)
 		return cmd_retry(&c, argc, argv);
-#ifdef HAVE_CLI_CRON
 	if (strcmp(cmd, "cron") == 0)
 		return cli_cron_main(argc, argv);
-#endif
 	if (strcmp(cmd, "config") == 0) {
 		char why[1024];
 

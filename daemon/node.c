@@ -79,7 +79,12 @@ struct slot {
 	int64_t start_ms, start_mono, deadline_mono, kill_mono;
 	int timed_out, cancelled;
 	struct stream out, err;
-	char work[SPOOL_NAME_MAX + 32];	/* tmp/<work> scratch directory */
+};
+
+struct workdir {
+	int fd;				/* tmp/work.<node>.<slot> */
+	struct timespec mtime;		/* as left clean */
+	char name[96];
 };
 
 /* A terminal transition waiting for its result to be written. */
@@ -94,6 +99,8 @@ struct commit {
 	struct buf result;
 	int64_t next_try_mono;
 	int warned;
+	int written;			/* results/<id>.json is in place */
+	int cancel_marker;		/* state/cancel/<id> to remove */
 };
 
 struct node {
@@ -105,9 +112,11 @@ struct node {
 	int wd_incoming, wd_delayed, wd_cancel;
 	int nodelock, leaderfd, leader;
 	struct slot *slots;
+	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
 	struct nameset cand;		/* names waiting in incoming/ */
 	struct nameset delayed;		/* leader: delayed/ names, key = due */
+	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct commit *commits;
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
@@ -484,8 +493,7 @@ stream_drain(struct node *n, struct slot *sl, struct stream *s,
 			continue;
 		if (r < 0 && errno == EAGAIN)
 			return;
-		epoll_ctl(n->ep, EPOLL_CTL_DEL, s->fd, NULL);
-		close(s->fd);
+		close(s->fd);	/* also leaves the epoll set */
 		s->fd = -1;
 	}
 }
@@ -503,25 +511,90 @@ env_put(char **envp, int *ne, char *buf, size_t *off, const char *k,
 	return 0;
 }
 
-/* Remove tmp/<work> and what the hook left in it (one level deep). */
+/*
+ * Remove everything inside directory dfd (not dfd itself), depth-first,
+ * never following symbolic links.  Best effort: what cannot be removed
+ * is left (and logged by the caller's next check).
+ */
 static void
-remove_work(struct node *n, const char *work)
+clean_dir(int dfd, int depth)
 {
-	int dfd = openat(n->sp.dir[SPOOL_TMP], work, O_RDONLY | O_DIRECTORY |
-	    O_NOFOLLOW | O_CLOEXEC);
+	int fd = dup(dfd);
 	DIR *dp;
 	struct dirent *de;
 
-	if (dfd >= 0 && (dp = fdopendir(dfd)) != NULL) {
-		while ((de = readdir(dp)) != NULL)
-			if (strcmp(de->d_name, ".") != 0 &&
-			    strcmp(de->d_name, "..") != 0 &&
-			    unlinkat(dfd, de->d_name, 0) != 0)
-				(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
-		closedir(dp);
-	} else if (dfd >= 0)
-		close(dfd);
-	(void)unlinkat(n->sp.dir[SPOOL_TMP], work, AT_REMOVEDIR);
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		int sub;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
+		    || unlinkat(dfd, de->d_name, 0) == 0)
+			continue;
+		if (depth >= 64)
+			continue;
+		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		clean_dir(sub, depth + 1);
+		close(sub);
+		(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(dp);
+}
+
+/*
+ * Each slot has a persistent scratch directory tmp/work.<node>.<slot>,
+ * the hook's working directory and $TASKSPOOL_WORK_DIR.  After an attempt
+ * it is emptied only when its mtime shows something was created in it,
+ * so a hook that writes nothing costs one fstat, not a mkdir and rmdir.
+ */
+static int
+work_prepare(struct node *n, long i)
+{
+	struct workdir *w = &n->work[i];
+	struct stat st;
+
+	snprintf(w->name, sizeof(w->name), "work.%s.%ld", n->sp.node, i);
+	if (mkdirat(n->sp.dir[SPOOL_TMP], w->name, 0750) != 0 &&
+	    errno != EEXIST)
+		return -1;
+	w->fd = openat(n->sp.dir[SPOOL_TMP], w->name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (w->fd < 0)
+		return -1;
+	clean_dir(w->fd, 0);
+	if (fstat(w->fd, &st) != 0)
+		return -1;
+	w->mtime = st.st_mtim;
+	return 0;
+}
+
+/* Whether the hook created or removed anything in its work directory. */
+static int
+work_touched(struct workdir *w)
+{
+	struct stat st;
+
+	if (fstat(w->fd, &st) != 0)
+		return 1;
+	return st.st_mtim.tv_sec != w->mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != w->mtime.tv_nsec;
+}
+
+static void
+work_reset(struct workdir *w)
+{
+	struct stat st;
+
+	clean_dir(w->fd, 0);
+	if (fstat(w->fd, &st) == 0)
+		w->mtime = st.st_mtim;
 }
 
 static void
@@ -582,11 +655,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	sl->deadline_mono = sl->start_mono + 1000LL * (sl->t.timeout_sec > 0 ?
 	    sl->t.timeout_sec : n->cfg->timeout_sec);
 
-	snprintf(sl->work, sizeof(sl->work), "work.%s.%d", id, sl->attempt);
-	if (mkdirat(n->sp.dir[SPOOL_TMP], sl->work, 0750) != 0 &&
-	    errno != EEXIST)
-		goto fail;
-	snprintf(wdir, sizeof(wdir), "%s/tmp/%s", n->sp.path, sl->work);
+	snprintf(wdir, sizeof(wdir), "%s/tmp/%s", n->sp.path,
+	    n->work[sl - n->slots].name);
 	snprintf(rfile, sizeof(rfile), "%s/result.json", wdir);
 	snprintf(path, sizeof(path), "%s/%s", n->cfg->hooks_dir,
 	    sl->t.task_code);
@@ -696,12 +766,39 @@ fail:
 
 		task_init(&sl->t);
 		snprintf(nm, sizeof(nm), "%s", sl->name);
-		remove_work(n, sl->work);
+		work_reset(&n->work[sl - n->slots]);
 		slot_free(n, sl);
 		node_conclude(n, &tt, n->sp.self, nm, lockfd, &a, 1, NULL, 0,
 		    NULL);
 		task_fini(&tt);
 	}
+}
+
+/*
+ * Whether hooks_dir/code is a regular executable file.  Positive answers
+ * are cached for a second per code (the claim path runs this per task);
+ * negative ones are always checked again.
+ */
+static int
+hook_ok(struct node *n, const char *code)
+{
+	struct nameset_node *h = nameset_find(&n->hookcache, code);
+	int64_t now = tstime_mono_ms();
+	struct stat hs;
+
+	if (h != NULL && now - h->key < 1000)
+		return 1;
+	if (fstatat(n->hooksfd, code, &hs, 0) != 0 || !S_ISREG(hs.st_mode) ||
+	    (hs.st_mode & 0111) == 0 || faccessat(n->hooksfd, code, X_OK,
+	    AT_EACCESS) != 0) {
+		nameset_remove(&n->hookcache, code);
+		return 0;
+	}
+	if (h == NULL && n->hookcache.count < 4096)
+		h = nameset_add(&n->hookcache, code, NULL);
+	if (h != NULL)
+		h->key = now;
+	return 1;
 }
 
 /* --- claim --- */
@@ -779,34 +876,24 @@ claim(struct node *n, const char *name, int announced)
 	snprintf(id, sizeof(id), "%s", t.request_id);
 	snprintf(final, sizeof(final), "%s.json", id);
 	/* The hook must exist and be executable. */
+	if (!hook_ok(n, t.task_code)) {
+		snprintf(why, sizeof(why), "taskCode: no executable hook "
+		    "\"%s\" in %.300s", t.task_code, n->cfg->hooks_dir);
+		quarantine(n, dfd, name, why);
+		goto out;
+	}
+	/* A requestId is used once: every finished task has a result file
+	 * (one look-up instead of one per terminal directory). */
 	{
-		struct stat hs;
+		struct stat ts;
 
-		if (fstatat(n->hooksfd, t.task_code, &hs, 0) != 0 ||
-		    !S_ISREG(hs.st_mode) || faccessat(n->hooksfd, t.task_code,
-		    X_OK, AT_EACCESS) != 0 || (hs.st_mode & 0111) == 0) {
-			snprintf(why, sizeof(why), "taskCode: no executable "
-			    "hook \"%s\" in %.300s", t.task_code,
-			    n->cfg->hooks_dir);
+		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(why, sizeof(why), "requestId: \"%s\" already "
+			    "used (results/%s exists)", id, final);
 			quarantine(n, dfd, name, why);
 			goto out;
 		}
-	}
-	/* A requestId is used once. */
-	{
-		static const enum spool_dir term[] = { SPOOL_DONE,
-			SPOOL_FAILED, SPOOL_CANCELLED };
-		struct stat ts;
-
-		for (size_t i = 0; i < 3; i++)
-			if (fstatat(n->sp.dir[term[i]], final, &ts,
-			    AT_SYMLINK_NOFOLLOW) == 0) {
-				snprintf(why, sizeof(why), "requestId: \"%s\" "
-				    "already used (%s/%s exists)", id,
-				    spool_dir_name(term[i]), final);
-				quarantine(n, dfd, name, why);
-				goto out;
-			}
 	}
 	if (t.created_ms < 0)
 		t.created_ms = mtime_ms(&st);
@@ -848,8 +935,8 @@ claim(struct node *n, const char *name, int announced)
 			log_warn("%s: claim rename", id);
 		goto out;
 	}
-	mark_dirty(n, SPOOL_INCOMING);
-	n->dirty_self = 1;
+	/* No fsync: a claim lost in a crash leaves the task in incoming/,
+	 * to be claimed again (delivery is at-least-once anyway). */
 	n->claimed++;
 	{
 		struct stat cs;
@@ -885,34 +972,47 @@ out:
 
 /* --- conclusion of an attempt --- */
 
+/*
+ * Terminal commits are batched: every commit queued in one loop pass
+ * first gets its result file written (fsynced, renamed into results/),
+ * then results/ is fsynced once, then each task is renamed into its
+ * terminal directory, whose fsync flush_dirty() does once per pass.  So
+ * a task is never in done|failed|cancelled/ without a durable result,
+ * and N finished tasks cost N file fsyncs plus a few directory fsyncs.
+ * A commit whose result cannot be written (ENOSPC, EACCES, ...) stays
+ * queued, its lock held and the task in active/, and is retried every
+ * second (never acknowledged without its result).
+ */
 static int
-commit_try(struct node *n, struct commit *c)
+commit_write(struct node *n, struct commit *c)
 {
-	{
-		char rname[TASK_ID_MAX + 8];
+	char rname[TASK_ID_MAX + 8];
 
-		snprintf(rname, sizeof(rname), "%s.json", c->id);
-		if (spool_publish(&n->sp, n->sp.dir[SPOOL_RESULTS], rname,
-		    c->result.data, c->result.len, -1, 0) != 0) {
-			if (!c->warned)
-				log_warn("%s: cannot write results/%s; the task "
-				    "stays in active/ and is retried", c->id,
-				    rname);
-			c->warned = 1;
-			return -1;
-		}
+	snprintf(rname, sizeof(rname), "%s.json", c->id);
+	if (spool_publish(&n->sp, n->sp.dir[SPOOL_RESULTS], rname,
+	    c->result.data, c->result.len, -1, SPOOL_PUBLISH_NOSYNCDIR) != 0) {
+		if (!c->warned)
+			log_warn("%s: cannot write results/%s; the task stays "
+			    "in active/ and is retried", c->id, rname);
+		c->warned = 1;
+		return -1;
 	}
+	c->written = 1;
+	return 0;
+}
+
+static int
+commit_move(struct node *n, struct commit *c)
+{
 	if (renameat(c->srcfd, c->name, n->sp.dir[c->dest], c->name) != 0 &&
 	    errno != ENOENT) {
 		log_warn("%s: move to %s/", c->id, spool_dir_name(c->dest));
 		return -1;
 	}
 	mark_dirty(n, c->dest);
-	if (c->from_self)
-		n->dirty_self = 1;
-	else
+	if (!c->from_self)
 		(void)spool_sync_dir(&n->sp, c->srcfd);
-	if (n->sp.cancel >= 0)
+	if (n->sp.cancel >= 0 && c->cancel_marker)
 		(void)unlinkat(n->sp.cancel, c->id, 0);
 	if (c->warned)
 		log_info("%s: result written after earlier failures", c->id);
@@ -931,21 +1031,31 @@ commit_free(struct commit *c)
 }
 
 static void
-commits_retry(struct node *n)
+commits_flush(struct node *n)
 {
-	struct commit **pp = &n->commits;
+	struct commit **pp;
 	int64_t now = tstime_mono_ms();
+	int any = 0;
 
-	while (*pp != NULL) {
+	for (struct commit *c = n->commits; c != NULL; c = c->next)
+		if (!c->written && c->next_try_mono <= now) {
+			if (commit_write(n, c) == 0)
+				any = 1;
+			else
+				c->next_try_mono = now + 1000;
+		}
+	if (any && spool_sync_dir(&n->sp, n->sp.dir[SPOOL_RESULTS]) != 0) {
+		log_warn("fsync results/");
+		return;		/* moves wait until the names are durable */
+	}
+	for (pp = &n->commits; *pp != NULL;) {
 		struct commit *c = *pp;
 
-		if (c->next_try_mono <= now && commit_try(n, c) == 0) {
+		if (c->written && commit_move(n, c) == 0) {
 			*pp = c->next;
 			commit_free(c);
 			continue;
 		}
-		if (c->next_try_mono <= now)
-			c->next_try_mono = now + 1000;
 		pp = &c->next;
 	}
 }
@@ -1082,13 +1192,15 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	else
 		log_info("%s: %s (attempt %d)", t->request_id, status,
 		    a->attempt);
-	if (commit_try(n, c) == 0) {
-		commit_free(c);
-		return;
+	c->cancel_marker = a->outcome == TASK_OUTCOME_CANCELLED;
+	/* Queue at the tail: commits_flush() runs once per loop pass. */
+	{
+		struct commit **pp = &n->commits;
+
+		while (*pp != NULL)
+			pp = &(*pp)->next;
+		*pp = c;
 	}
-	c->next_try_mono = tstime_mono_ms() + 1000;
-	c->next = n->commits;
-	n->commits = c;
 	return;
 nomem:
 	log_warnx("%s: out of memory concluding attempt; left in active/",
@@ -1105,7 +1217,6 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 	int permanent = 0;
 	char *hr = NULL;
 	size_t hrlen = 0;
-	char rpath[SPOOL_NAME_MAX + 48];
 	struct task t;
 	char name[SPOOL_NAME_MAX];
 	int lockfd;
@@ -1165,11 +1276,11 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 		    "%lld bytes dropped", sl->out.dropped + sl->err.dropped);
 	}
 	/* The hook's own result, if it wrote valid JSON. */
-	snprintf(rpath, sizeof(rpath), "%s/result.json", sl->work);
-	{
+	if (work_touched(&n->work[sl - n->slots])) {
+		struct workdir *w = &n->work[sl - n->slots];
 		struct stat st;
-		int fd = openat(n->sp.dir[SPOOL_TMP], rpath, O_RDONLY |
-		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC);
 
 		if (fd >= 0) {
 			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -1198,8 +1309,8 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 			}
 			close(fd);
 		}
+		work_reset(w);
 	}
-	remove_work(n, sl->work);
 	t = sl->t;
 	task_init(&sl->t);
 	snprintf(name, sizeof(name), "%s", sl->name);
@@ -1630,11 +1741,22 @@ reload_config(struct node *n)
 		if (c.slots > n->nslots) {
 			ns = reallocarray(n->slots, (size_t)c.slots,
 			    sizeof(*ns));
-			if (ns != NULL) {
+			struct workdir *nw = reallocarray(n->work,
+			    (size_t)c.slots, sizeof(*nw));
+
+			if (nw != NULL)
+				n->work = nw;
+			if (ns != NULL)
+				n->slots = ns;
+			if (ns != NULL && nw != NULL) {
+				long i;
+
 				memset(ns + n->nslots, 0, (size_t)(c.slots -
 				    n->nslots) * sizeof(*ns));
-				n->slots = ns;
-				n->nslots = c.slots;
+				for (i = n->nslots; i < c.slots; i++)
+					if (work_prepare(n, i) != 0)
+						break;
+				n->nslots = i;
 			}
 		} else
 			log_warnx("SIGHUP: fewer slots need a restart; "
@@ -1714,7 +1836,16 @@ setup(struct node *n)
 	if (n->slots == NULL)
 		return EX_OSERR;
 	n->nslots = n->cfg->slots;
-	if (nameset_init(&n->cand) != 0 || nameset_init(&n->delayed) != 0)
+	n->work = calloc((size_t)n->nslots, sizeof(*n->work));
+	if (n->work == NULL)
+		return EX_OSERR;
+	for (long i = 0; i < n->nslots; i++)
+		if (work_prepare(n, i) != 0) {
+			log_warn("tmp/work.%s.%ld", n->sp.node, i);
+			return EX_CANTCREAT;
+		}
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->delayed) != 0 ||
+	    nameset_init(&n->hookcache) != 0)
 		return EX_OSERR;
 	n->next_delayed = INT64_MAX;
 
@@ -1792,6 +1923,8 @@ node_run(struct config *cfg, const char *config_path)
 			claim(n, c->name, c->flags & CAND_ANNOUNCED);
 			free(c);
 		}
+		if (n->commits != NULL)
+			commits_flush(n);
 		flush_dirty(n);
 		if (n->draining && n->nrunning == 0 && n->commits == NULL)
 			break;
@@ -1829,8 +1962,6 @@ node_run(struct config *cfg, const char *config_path)
 			reload_config(n);
 		check_timeouts(n);
 		now = tstime_mono_ms();
-		if (n->commits != NULL)
-			commits_retry(n);
 		if (n->leader && n->next_delayed <= tstime_now_ms())
 			promote_delayed(n);
 		if (now >= n->next_scan) {
@@ -1858,6 +1989,16 @@ node_run(struct config *cfg, const char *config_path)
 	}
 	nameset_fini(&n->cand);
 	nameset_fini(&n->delayed);
+	nameset_fini(&n->hookcache);
+	for (long i = 0; i < n->nslots; i++) {
+		if (n->work[i].fd > 0) {
+			work_reset(&n->work[i]);
+			close(n->work[i].fd);
+		}
+		(void)unlinkat(n->sp.dir[SPOOL_TMP], n->work[i].name,
+		    AT_REMOVEDIR);
+	}
+	free(n->work);
 	free(n->slots);
 	spool_close(&n->sp);
 	close(n->ep);

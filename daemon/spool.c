@@ -225,7 +225,7 @@ spool_sync_dir(const struct spool *s, int dirfd)
 
 int
 spool_publish(const struct spool *s, int destfd, const char *name,
-    const void *data, size_t len, int64_t mtime_ms, int excl)
+    const void *data, size_t len, int64_t mtime_ms, int flags)
 {
 	char tmpname[SPOOL_NAME_MAX + 64];
 	static unsigned counter;
@@ -272,7 +272,7 @@ spool_publish(const struct spool *s, int destfd, const char *name,
 		goto fail;
 	}
 	fd = -1;
-	if (excl) {
+	if (flags & SPOOL_PUBLISH_EXCL) {
 		/* RENAME_NOREPLACE is atomic; where the file system lacks it
 		 * (NFS: EINVAL) link + unlink gives the same exclusivity, with
 		 * a moment of two links that readers treat as in-flight. */
@@ -287,7 +287,7 @@ spool_publish(const struct spool *s, int destfd, const char *name,
 		}
 	} else if (renameat(s->dir[SPOOL_TMP], tmpname, destfd, name) != 0)
 		goto fail;
-	if (spool_sync_dir(s, destfd) != 0)
+	if (!(flags & SPOOL_PUBLISH_NOSYNCDIR) && spool_sync_dir(s, destfd))
 		return -1;
 	return 0;
 fail:

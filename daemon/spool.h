@@ -71,14 +71,18 @@ int spool_sync_dir(const struct spool *s, int dirfd);
 /*
  * The writer protocol: write len bytes to a fresh tmp/ file, set its
  * mtime to mtime_ms when >= 0 (epoch ms: the due time in delayed/),
- * fsync it, then publish it as destfd/name and fsync destfd.  With
- * excl, publication is link(2) + unlink of the tmp name, so an existing
- * destfd/name makes it fail with EEXIST (O_EXCL semantics); otherwise
- * rename(2), which replaces.  Returns 0 or -1 with errno; the tmp file is
- * removed on failure.
+ * fsync it, then publish it as destfd/name and fsync destfd.
+ * flags: SPOOL_PUBLISH_EXCL publishes with renameat2(RENAME_NOREPLACE)
+ * (link(2) + unlink where the file system lacks it), so an existing
+ * destfd/name makes it fail with EEXIST (O_EXCL semantics); without it,
+ * rename(2) replaces.  SPOOL_PUBLISH_NOSYNCDIR skips the fsync of destfd
+ * for a caller that batches directory fsyncs itself.  Returns 0 or -1
+ * with errno; the tmp file is removed on failure.
  */
+#define SPOOL_PUBLISH_EXCL	1
+#define SPOOL_PUBLISH_NOSYNCDIR	2
 int spool_publish(const struct spool *s, int destfd, const char *name,
-    const void *data, size_t len, int64_t mtime_ms, int excl);
+    const void *data, size_t len, int64_t mtime_ms, int flags);
 
 /*
  * Safe open of dirfd/name for reading: O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC,

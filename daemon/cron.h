@@ -1,0 +1,114 @@
+/*
+ * cron.h — cron expressions: parse, and compute the next fire instant.
+ *
+ * Pure module: no I/O, no clock (time is an argument), no logging, no
+ * global state; a parsed struct cron_expr is immutable, so any number of
+ * threads may share one.  Semantics are those of tests/data/CRON-RULES.md,
+ * and tests/data/cron-vectors.jsonl is their executable form:
+ *
+ *   vixie   5 fields "min hour dom month dow" or an @macro, as cron(5) and
+ *           cronie describe them (names, ranges, lists, steps, 0 and 7 =
+ *           Sunday, DOM/DOW ORed when both are restricted, ANDed when
+ *           either starts with '*').  Extension: "N/step" = "N-max/step".
+ *   quartz  6 or 7 fields "sec min hour dom month dow [year]", as the
+ *           Quartz 2.3.2 CronExpression documentation describes them
+ *           (exactly one of dom/dow is '?', weekdays 1-7 with 1 = SUN,
+ *           L, L-n, W, LW, nL, n#k, wrapping ranges, years 1970-2199).
+ *
+ * Time zones and DST (CRON-RULES.md 4.6, cronie's behaviour): a job is
+ * "fixed-time" unless its second (quartz), minute or hour field starts
+ * with '*'.  A fixed-time wall time skipped by a forward jump of at most
+ * 3 h fires once at the first instant after the jump; one repeated by a
+ * backward jump of at most 3 h fires on the first pass only.  Interval
+ * jobs follow elapsed time: skipped times do not occur, repeated times
+ * fire on both passes.  Jumps over 3 h are clock corrections: skipped
+ * times are not caught up, repeated ones fire again.
+ */
+#ifndef CRON_H
+#define CRON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tz;
+
+enum cron_dialect {
+	CRON_DIALECT_VIXIE,
+	CRON_DIALECT_QUARTZ
+};
+
+/* Longest expression text accepted, in bytes. */
+#define CRON_TEXT_MAX		1024
+
+/*
+ * How far cron_next_fire() searches: the Gregorian calendar repeats every
+ * 400 years, so a day pattern absent from 400 years never matches.
+ */
+#define CRON_HORIZON_YEARS	400
+
+/* Largest forward or backward jump treated as DST (cronie: 3 hours). */
+#define CRON_DST_MAX_S		(3 * 3600)
+
+/* Room for any message cron_parse() writes (longer buffers are fine). */
+#define CRON_WHY_MAX		160
+
+struct cron_expr;
+
+/*
+ * cron_parse() parses `text` (NUL-terminated, at most CRON_TEXT_MAX bytes;
+ * fields separated by spaces or tabs) in dialect d.
+ *
+ * Returns a new struct cron_expr (caller frees with cron_free()), or NULL
+ * with errno = EINVAL (ENOMEM if out of memory) and, when why is not NULL,
+ * a one-line reason of at most whylen-1 bytes naming the field and the bad
+ * list element, e.g. `day-of-month: "32" out of range 1-31`; structural
+ * problems name the expression instead (`expected 5 fields (vixie), got
+ * 4`).  Follows cron(5)/cronie for vixie and Quartz 2.3.2 CronExpression
+ * for quartz, with the must-reject list of CRON-RULES.md 4.8: reversed
+ * vixie ranges (except weekday "x-0"), "N/" and "/N" fragments, step 0,
+ * quartz increments past the field (Quartz's own limits: 59 s/min, 23 h,
+ * 31 days, 12 months, 7 weekdays), "0W", "L-31", "#0".."#6", L and # in
+ * weekday lists, '?' outside the day fields, years outside 1970-2199,
+ * @reboot and @every.  Statically impossible dates ("0 0 30 2 *") are
+ * accepted; cron_next_fire() reports them as "no next time".
+ */
+struct cron_expr *cron_parse(const char *text, enum cron_dialect d,
+		    char *why, size_t whylen);
+
+/*
+ * cron_next_fire() stores in *next_s the first fire instant strictly after
+ * after_s (both epoch seconds) for expression e in zone z (both borrowed,
+ * only read), applying the DST rules above.  Stateless: calling it again
+ * with the previous result walks the schedule.
+ *
+ * Follows CRON-RULES.md 4.6 (cronie's cron.c and cron(8) for DST).
+ * Returns 1 when found; 0 when there is none within CRON_HORIZON_YEARS (or
+ * before the end of year 9999, or after the last year of a quartz year
+ * field); -1 with errno = EINVAL (NULL argument) or ERANGE (after_s outside
+ * TZ_EPOCH_MIN..TZ_EPOCH_MAX - 1).  Bounded work even for impossible dates.
+ */
+int		 cron_next_fire(const struct cron_expr *e,
+		    const struct tz *z, int64_t after_s, int64_t *next_s);
+
+/*
+ * cron_dialect_guess() picks the dialect the CLI uses when none is given:
+ * vixie for an @macro or 5 fields, quartz for 6 or 7 fields (CRON-RULES.md
+ * section 1).  text is borrowed.  Returns 0 and sets *d, or -1 (errno =
+ * EINVAL) for any other field count.  Pure.
+ */
+int		 cron_dialect_guess(const char *text, enum cron_dialect *d);
+
+/*
+ * cron_is_fixed_time() returns 1 if e (borrowed) is a fixed-time job (no
+ * second, minute or hour field starting with '*': cronie's MIN_STAR and
+ * HR_STAR), 0 for an interval job.
+ */
+int		 cron_is_fixed_time(const struct cron_expr *e);
+
+/* cron_dialect() returns the dialect e was parsed with. */
+enum cron_dialect cron_dialect(const struct cron_expr *e);
+
+/* cron_free() releases e; NULL is a no-op. */
+void		 cron_free(struct cron_expr *e);
+
+#endif /* CRON_H */

@@ -1,0 +1,976 @@
+/*
+ * check_cron.c — unit tests for daemon/cron.c and daemon/tz.c.
+ *
+ * test_vectors runs every line of $TESTDATA/cron-vectors.jsonl (TESTDATA
+ * defaults to tests/data): parse errors where "error" is true, otherwise
+ * each expected instant in turn, compared as text (so the UTC offset
+ * counts) and as an instant.  It reports every mismatching vector by id and
+ * fails if the number of vectors run differs from the file's line count.
+ * The other tests are hand-written: parse-error messages, zone loading and
+ * name checks, POSIX TZ footers in synthetic TZif data, and DST cases
+ * computed by hand.  Zones come from the system tz database (tzdata).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <jansson.h>
+
+#include "cron.h"
+#include "tz.h"
+
+#define VECTOR_FILE	"cron-vectors.jsonl"
+#define WHY_LEN		256
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/*
+ * "YYYY-MM-DDTHH:MM:SS" then "Z" or "+HH:MM" / "-HH:MM" (optionally
+ * ":SS"): the instant and the offset it was written with.  0 or -1.
+ */
+static int
+iso_parse(const char *s, int64_t *t, int32_t *off)
+{
+	int y, mo, d, h, mi, sec, oh, om, os = 0, n = 0, sign;
+
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
+	    &n) != 6 || n != 19)
+		return -1;
+	s += n;
+	if (strcmp(s, "Z") == 0) {
+		*off = 0;
+	} else {
+		if (*s != '+' && *s != '-')
+			return -1;
+		sign = *s == '-' ? -1 : 1;
+		n = 0;
+		if (sscanf(s + 1, "%2d:%2d%n", &oh, &om, &n) != 2 || n != 5)
+			return -1;
+		if (s[6] == ':' && sscanf(s + 7, "%2d", &os) != 1)
+			return -1;
+		*off = sign * (oh * 3600 + om * 60 + os);
+	}
+	*t = tz_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
+	    *off;
+	return 0;
+}
+
+static int64_t
+iso(const char *s)
+{
+	int64_t t;
+	int32_t off;
+
+	ck_assert_msg(iso_parse(s, &t, &off) == 0, "bad test instant %s", s);
+	return t;
+}
+
+static struct tz *
+zone(const char *name)
+{
+	char why[WHY_LEN];
+	struct tz *z = tz_load(name, why, sizeof why);
+
+	ck_assert_msg(z != NULL, "tz_load(%s): %s", name, why);
+	return z;
+}
+
+static struct cron_expr *
+expr(const char *text, enum cron_dialect d)
+{
+	char why[WHY_LEN];
+	struct cron_expr *e = cron_parse(text, d, why, sizeof why);
+
+	ck_assert_msg(e != NULL, "cron_parse(%s): %s", text, why);
+	return e;
+}
+
+static int64_t
+next_after(const struct cron_expr *e, const struct tz *z, int64_t t)
+{
+	int64_t n = 0;
+
+	ck_assert_int_eq(cron_next_fire(e, z, t, &n), 1);
+	ck_assert(n > t);
+	return n;
+}
+
+/* The next `count` fires after `from`, formatted, checked against want. */
+static void
+check_fires(const char *text, enum cron_dialect d, const char *zname,
+    const char *from, const char *const *want, int count)
+{
+	struct cron_expr *e = expr(text, d);
+	struct tz *z = zone(zname);
+	char got[TZ_RFC3339_MAX];
+	int64_t t = iso(from);
+	int i;
+
+	for (i = 0; i < count; i++) {
+		t = next_after(e, z, t);
+		ck_assert_int_eq(tz_format_rfc3339(z, t, got, sizeof got), 0);
+		ck_assert_msg(strcmp(got, want[i]) == 0,
+		    "%s in %s after %s: fire %d is %s, want %s", text, zname,
+		    from, i + 1, got, want[i]);
+	}
+	cron_free(e);
+	tz_free(z);
+}
+
+/* ---- the vector file -------------------------------------------------- */
+
+static long
+file_lines(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	long n = 0;
+	int ch, last = '\n';
+
+	ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+	while ((ch = getc(fp)) != EOF) {
+		if (ch == '\n')
+			n++;
+		last = ch;
+	}
+	if (last != '\n')
+		n++;		/* a last line without its newline */
+	fclose(fp);
+	return n;
+}
+
+/* Run one vector; returns the number of problems, each printed. */
+static int
+vector_run(long lineno, json_t *v)
+{
+	const char *id, *text, *dialect, *zname, *from, *want;
+	char why[WHY_LEN], got[TZ_RFC3339_MAX];
+	json_t *next, *item;
+	struct cron_expr *e;
+	struct tz *z;
+	enum cron_dialect d;
+	int64_t t, wt;
+	int32_t woff;
+	size_t i;
+	int r, bad = 0;
+
+	id = json_string_value(json_object_get(v, "id"));
+	text = json_string_value(json_object_get(v, "expr"));
+	dialect = json_string_value(json_object_get(v, "dialect"));
+	zname = json_string_value(json_object_get(v, "tz"));
+	from = json_string_value(json_object_get(v, "from"));
+	next = json_object_get(v, "next");
+	if (id == NULL || text == NULL || dialect == NULL || zname == NULL ||
+	    from == NULL) {
+		fprintf(stderr, "line %ld: vector lacks id/expr/dialect/tz/"
+		    "from\n", lineno);
+		return 1;
+	}
+	if (strcmp(dialect, "vixie") == 0)
+		d = CRON_DIALECT_VIXIE;
+	else if (strcmp(dialect, "quartz") == 0)
+		d = CRON_DIALECT_QUARTZ;
+	else {
+		fprintf(stderr, "%s: unknown dialect %s\n", id, dialect);
+		return 1;
+	}
+	e = cron_parse(text, d, why, sizeof why);
+	if (json_is_true(json_object_get(v, "error"))) {
+		if (e != NULL) {
+			fprintf(stderr, "%s: \"%s\" parsed, want a parse "
+			    "error\n", id, text);
+			cron_free(e);
+			return 1;
+		}
+		return 0;
+	}
+	if (!json_is_array(next)) {
+		fprintf(stderr, "%s: neither \"error\" nor \"next\"\n", id);
+		cron_free(e);
+		return 1;
+	}
+	if (e == NULL) {
+		/* CRON-RULES.md 6.5: an error is fine for "next": []. */
+		if (json_array_size(next) == 0)
+			return 0;
+		fprintf(stderr, "%s: \"%s\": %s\n", id, text, why);
+		return 1;
+	}
+	if ((z = tz_load(zname, why, sizeof why)) == NULL) {
+		fprintf(stderr, "%s: %s\n", id, why);
+		cron_free(e);
+		return 1;
+	}
+	if (iso_parse(from, &t, &woff) != 0) {
+		fprintf(stderr, "%s: bad from %s\n", id, from);
+		bad++;
+		goto out;
+	}
+	if (json_array_size(next) == 0) {
+		r = cron_next_fire(e, z, t, &wt);
+		if (r != 0) {
+			(void)tz_format_rfc3339(z, wt, got, sizeof got);
+			fprintf(stderr, "%s: \"%s\" fires at %s (r=%d), want "
+			    "none\n", id, text, r == 1 ? got : "-", r);
+			bad++;
+		}
+		goto out;
+	}
+	json_array_foreach(next, i, item) {
+		want = json_string_value(item);
+		if (want == NULL || iso_parse(want, &wt, &woff) != 0) {
+			fprintf(stderr, "%s: bad next[%zu]\n", id, i);
+			bad++;
+			break;
+		}
+		r = cron_next_fire(e, z, t, &t);
+		if (r != 1) {
+			fprintf(stderr, "%s: \"%s\" next[%zu]: r=%d, want %s\n",
+			    id, text, i, r, want);
+			bad++;
+			break;
+		}
+		if (tz_format_rfc3339(z, t, got, sizeof got) != 0)
+			snprintf(got, sizeof got, "(unformattable)");
+		if (strcmp(got, want) != 0 || t != wt ||
+		    tz_offset_at(z, t) != woff) {
+			fprintf(stderr, "%s: \"%s\" in %s from %s: next[%zu] "
+			    "is %s, want %s\n", id, text, zname, from, i, got,
+			    want);
+			bad++;
+			break;
+		}
+	}
+out:
+	tz_free(z);
+	cron_free(e);
+	return bad;
+}
+
+START_TEST(test_vectors)
+{
+	const char *dir = getenv("TESTDATA");
+	char path[4096], *line = NULL;
+	json_error_t jerr;
+	json_t *v;
+	size_t cap = 0;
+	long lines, run = 0, failed = 0;
+	ssize_t len;
+	FILE *fp;
+	int n;
+
+	if (dir == NULL || dir[0] == '\0')
+		dir = "tests/data";
+	n = snprintf(path, sizeof path, "%s/%s", dir, VECTOR_FILE);
+	ck_assert(n > 0 && (size_t)n < sizeof path);
+	lines = file_lines(path);
+	ck_assert_msg(lines > 0, "%s is empty", path);
+	fp = fopen(path, "r");
+	ck_assert_msg(fp != NULL, "%s: %s", path, strerror(errno));
+	while ((len = getline(&line, &cap, fp)) != -1) {
+		run++;
+		v = json_loads(line, 0, &jerr);
+		if (v == NULL || !json_is_object(v)) {
+			fprintf(stderr, "%s:%ld: not a JSON object: %s\n",
+			    path, run, jerr.text);
+			failed++;
+			json_decref(v);
+			continue;
+		}
+		if (vector_run(run, v) != 0)
+			failed++;
+		json_decref(v);
+	}
+	free(line);
+	fclose(fp);
+	ck_assert_msg(run == lines, "ran %ld vectors, file has %ld lines", run,
+	    lines);
+	ck_assert_msg(failed == 0, "%ld of %ld vectors failed (see stderr)",
+	    failed, run);
+}
+END_TEST
+
+/* ---- parse errors ----------------------------------------------------- */
+
+static const struct {
+	const char		*text;
+	enum cron_dialect	 d;
+	const char		*field;		/* must be in why */
+	const char		*token;		/* must be in why */
+} bad_exprs[] = {
+	{ "* * 32 * *", CRON_DIALECT_VIXIE, "day-of-month: ",
+	    "\"32\" out of range 1-31" },
+	{ "60 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"60\"" },
+	{ "* 24 * * *", CRON_DIALECT_VIXIE, "hour: ", "\"24\"" },
+	{ "* * 0 * *", CRON_DIALECT_VIXIE, "day-of-month: ", "\"0\"" },
+	{ "* * * 13 *", CRON_DIALECT_VIXIE, "month: ", "\"13\"" },
+	{ "* * * * 8", CRON_DIALECT_VIXIE, "day-of-week: ", "\"8\"" },
+	{ "*/0 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"*/0\"" },
+	{ "*/ * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"*/\"" },
+	{ "/5 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"/5\"" },
+	{ "-1 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"-1\"" },
+	{ "5- * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"5-\"" },
+	{ "5-1 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"5-1\" is a "
+	    "reversed range" },
+	{ "0 12 * * FRI-MON", CRON_DIALECT_VIXIE, "day-of-week: ",
+	    "\"FRI-MON\"" },
+	{ "1,,2 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"1,,2\"" },
+	{ "1-1_0 * * * *", CRON_DIALECT_VIXIE, "minute: ", "\"1-1_0\"" },
+	{ "* * * JANU *", CRON_DIALECT_VIXIE, "month: ", "\"JANU\"" },
+	{ "* * * * FOO", CRON_DIALECT_VIXIE, "day-of-week: ", "\"FOO\"" },
+	{ "0 0 * * 1#6", CRON_DIALECT_VIXIE, "day-of-week: ", "\"1#6\"" },
+	{ "* * * *", CRON_DIALECT_VIXIE, "expected 5 fields", "got 4" },
+	{ "0 0 0 * * ? *", CRON_DIALECT_VIXIE, "expected 5 fields",
+	    "got 7" },
+	{ "@reboot", CRON_DIALECT_VIXIE, "\"@reboot\"", "no next fire" },
+	{ "@every 5m", CRON_DIALECT_VIXIE, "\"@every\"", "unknown macro" },
+	{ "@daily 1", CRON_DIALECT_VIXIE, "\"@daily\"", "no fields" },
+	{ "", CRON_DIALECT_VIXIE, "empty", "expression" },
+	{ "0 0 * * * *", CRON_DIALECT_QUARTZ, "day-of-month", "\"?\"" },
+	{ "0 0 12 ? * ?", CRON_DIALECT_QUARTZ, "day-of-week", "\"?\"" },
+	{ "0 ? 12 * * ?", CRON_DIALECT_QUARTZ, "minute: ", "\"?\"" },
+	{ "0/120 0 8-18 ? * 2-6", CRON_DIALECT_QUARTZ, "second: ",
+	    "\"0/120\" increment 120" },
+	{ "0 0 /24 ? * 2-6", CRON_DIALECT_QUARTZ, "hour: ", "\"/24\"" },
+	{ "0 0 0 ? 1/13 *", CRON_DIALECT_QUARTZ, "month: ", "\"1/13\"" },
+	{ "0 0 0 ? * 0/120", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"0/120\"" },
+	{ "0 0 12 ? * 0", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"0\" out of range 1-7" },
+	{ "0 0 12 ? * 8", CRON_DIALECT_QUARTZ, "day-of-week: ", "\"8\"" },
+	{ "0 0 12 ? * MON#6", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"MON#6\"" },
+	{ "0 0 12 ? * 2#0", CRON_DIALECT_QUARTZ, "day-of-week: ", "\"2#0\"" },
+	{ "0 0 12 ? * 1#1,3#3", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"1#1,3#3\"" },
+	{ "0 0 12 ? * SAT,SUN,L", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"SAT,SUN,L\"" },
+	{ "0 0 12 L-31 * ?", CRON_DIALECT_QUARTZ, "day-of-month: ",
+	    "\"L-31\"" },
+	{ "0 0 12 0W * ?", CRON_DIALECT_QUARTZ, "day-of-month: ", "\"0W\"" },
+	{ "0 0 12 32W * ?", CRON_DIALECT_QUARTZ, "day-of-month: ",
+	    "\"32W\"" },
+	{ "L 0 12 * * ?", CRON_DIALECT_QUARTZ, "second: ", "\"L\"" },
+	{ "0 0 12 1 1 ? 1969", CRON_DIALECT_QUARTZ, "year: ", "\"1969\"" },
+	{ "0 0 12 1 1 ? 2200", CRON_DIALECT_QUARTZ, "year: ", "\"2200\"" },
+	{ "0 0 12 1 1 ? 2030-2020", CRON_DIALECT_QUARTZ, "year: ",
+	    "\"2030-2020\"" },
+	{ "0 15 10 * * ? 2005 *", CRON_DIALECT_QUARTZ, "expected 6 or 7",
+	    "got 8" },
+	{ "0 0 * * *", CRON_DIALECT_QUARTZ, "expected 6 or 7", "got 5" },
+	{ "* * * * Jan-Foo ?", CRON_DIALECT_QUARTZ, "month: ",
+	    "\"Jan-Foo\"" },
+	{ "@daily", CRON_DIALECT_QUARTZ, "\"@daily\"", "vixie" },
+};
+
+START_TEST(test_parse_errors)
+{
+	char why[WHY_LEN];
+	struct cron_expr *e;
+	size_t i;
+
+	for (i = 0; i < sizeof bad_exprs / sizeof bad_exprs[0]; i++) {
+		why[0] = '\0';
+		errno = 0;
+		e = cron_parse(bad_exprs[i].text, bad_exprs[i].d, why,
+		    sizeof why);
+		ck_assert_msg(e == NULL, "\"%s\" parsed", bad_exprs[i].text);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_msg(strstr(why, bad_exprs[i].field) != NULL &&
+		    strstr(why, bad_exprs[i].token) != NULL,
+		    "\"%s\": message \"%s\" lacks %s / %s", bad_exprs[i].text,
+		    why, bad_exprs[i].field, bad_exprs[i].token);
+	}
+	/* No buffer, or a tiny one, is fine. */
+	ck_assert_ptr_null(cron_parse("* * 32 * *", CRON_DIALECT_VIXIE, NULL,
+	    0));
+	ck_assert_ptr_null(cron_parse("* * 32 * *", CRON_DIALECT_VIXIE, why,
+	    8));
+	ck_assert_uint_eq(strlen(why), 7);
+	ck_assert_ptr_null(cron_parse(NULL, CRON_DIALECT_VIXIE, why,
+	    sizeof why));
+}
+END_TEST
+
+START_TEST(test_parse_accepts)
+{
+	static const struct {
+		const char		*text;
+		enum cron_dialect	 d;
+		int			 fixed;
+	} ok[] = {
+		{ "0 12 * * SAT-SUN", CRON_DIALECT_VIXIE, 1 },
+		{ "5/15 * * * *", CRON_DIALECT_VIXIE, 0 },	/* hour '*' */
+		{ "5/15 3 * * *", CRON_DIALECT_VIXIE, 1 },
+		{ "0 0 30 2 *", CRON_DIALECT_VIXIE, 1 },
+		{ "0 9 * jan,Jul mon-FRI", CRON_DIALECT_VIXIE, 1 },
+		{ "\t0  0 * * 7 ", CRON_DIALECT_VIXIE, 1 },
+		{ "*/15 * * * *", CRON_DIALECT_VIXIE, 0 },
+		{ "0 * * * *", CRON_DIALECT_VIXIE, 0 },
+		{ "@hourly", CRON_DIALECT_VIXIE, 0 },
+		{ "@daily", CRON_DIALECT_VIXIE, 1 },
+		{ "0 0/20 1 * * ?", CRON_DIALECT_QUARTZ, 1 },
+		{ "* 0 1 * * ?", CRON_DIALECT_QUARTZ, 0 },
+		{ "0 0 12 ? * FRIL", CRON_DIALECT_QUARTZ, 1 },
+		{ "0 0 12 L-3W * ?", CRON_DIALECT_QUARTZ, 1 },
+		{ "0 0 22-2 * * ?", CRON_DIALECT_QUARTZ, 1 },
+		{ "0 0 0 1 1 ? 2020/10", CRON_DIALECT_QUARTZ, 1 },
+		{ "0 0 0 lw * ?", CRON_DIALECT_QUARTZ, 1 },
+	};
+	struct cron_expr *e;
+	enum cron_dialect d;
+	size_t i;
+
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		e = expr(ok[i].text, ok[i].d);
+		ck_assert_msg(cron_is_fixed_time(e) == ok[i].fixed,
+		    "\"%s\": fixed-time %d", ok[i].text, !ok[i].fixed);
+		ck_assert_int_eq(cron_dialect(e), ok[i].d);
+		ck_assert_int_eq(cron_dialect_guess(ok[i].text, &d), 0);
+		ck_assert_int_eq(d, ok[i].d);
+		cron_free(e);
+	}
+	ck_assert_int_eq(cron_dialect_guess("* * * *", &d), -1);
+	ck_assert_int_eq(cron_dialect_guess("0 0 0 * * ? 2020 x", &d), -1);
+	cron_free(NULL);
+}
+END_TEST
+
+/* ---- time zones ------------------------------------------------------- */
+
+START_TEST(test_tz_names)
+{
+	static const char *const bad[] = {
+		"../etc/passwd", "/etc/passwd", "America/../../etc/passwd",
+		"..", ".", "", "America//New_York", "America/", "./UTC",
+		"Europe/.hidden", "Europe/Riga\n", "Europe/Ri ga", "Asia/$HOME",
+		"Etc/UTC;rm",
+	};
+	char why[WHY_LEN], longname[TZ_NAME_MAX + 2];
+	struct tz *z;
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_msg(!tz_name_ok(bad[i]), "\"%s\" accepted", bad[i]);
+		errno = 0;
+		z = tz_load(bad[i], why, sizeof why);
+		ck_assert_msg(z == NULL, "tz_load(\"%s\") loaded", bad[i]);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_msg(strstr(why, "invalid time zone name") != NULL,
+		    "%s", why);
+	}
+	memset(longname, 'A', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	ck_assert(!tz_name_ok(longname));
+	ck_assert(!tz_name_ok(NULL));
+	ck_assert_ptr_null(tz_load(NULL, why, sizeof why));
+
+	errno = 0;
+	ck_assert_ptr_null(tz_load("Nope/Zone", why, sizeof why));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_msg(strstr(why, "Nope/Zone: unknown time zone") != NULL,
+	    "%s", why);
+	ck_assert_ptr_null(tz_load("America", why, sizeof why));
+	ck_assert_int_eq(errno, ENOENT);
+	/* A file of the database that is not TZif data (where shipped). */
+	if (access("/usr/share/zoneinfo/zone1970.tab", R_OK) == 0) {
+		ck_assert_ptr_null(tz_load("zone1970.tab", why, sizeof why));
+		ck_assert_msg(strstr(why, "not a TZif file") != NULL, "%s",
+		    why);
+	}
+
+	for (i = 0; i < 3; i++) {
+		static const char *const good[] = {
+			"Etc/GMT+5", "America/Argentina/Buenos_Aires",
+			"America/Port-au-Prince",
+		};
+
+		ck_assert_msg(tz_name_ok(good[i]), "%s", good[i]);
+		z = zone(good[i]);
+		ck_assert_str_eq(tz_name(z), good[i]);
+		ck_assert(!tz_is_utc(z));
+		tz_free(z);
+	}
+	tz_free(NULL);
+}
+END_TEST
+
+START_TEST(test_tz_tzdir)
+{
+	char why[WHY_LEN];
+	struct tz *z;
+
+	/* TZDIR is honoured; "UTC" needs no file at all. */
+	ck_assert_int_eq(setenv("TZDIR", "/nonexistent-zoneinfo", 1), 0);
+	z = tz_load("UTC", why, sizeof why);
+	ck_assert_ptr_nonnull(z);
+	ck_assert(tz_is_utc(z));
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-07-01T00:00:00Z")), 0);
+	ck_assert_int_eq(tz_next_transition(z, 0, &(int64_t){ 0 }), 0);
+	tz_free(z);
+	ck_assert_ptr_null(tz_load("Europe/Riga", why, sizeof why));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(setenv("TZDIR", "/usr/share/zoneinfo/America", 1),
+	    0);
+	z = zone("New_York");
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-07-01T00:00:00Z")),
+	    -4 * 3600);
+	tz_free(z);
+	ck_assert_int_eq(unsetenv("TZDIR"), 0);
+}
+END_TEST
+
+START_TEST(test_tz_offsets)
+{
+	struct tz *z = zone("America/New_York");
+	struct tz_local l;
+	int64_t spring = iso("2024-03-10T07:00:00Z");
+	int64_t fall = iso("2024-11-03T06:00:00Z");
+	int64_t w;
+	char buf[TZ_RFC3339_MAX];
+
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-01-15T12:00:00Z")),
+	    -5 * 3600);
+	ck_assert_int_eq(tz_offset_at(z, spring - 1), -5 * 3600);
+	ck_assert_int_eq(tz_offset_at(z, spring), -4 * 3600);
+	ck_assert_int_eq(tz_next_transition(z, iso("2024-01-01T00:00:00Z"),
+	    &w), 1);
+	ck_assert_int_eq(w, spring);
+	ck_assert_int_eq(tz_next_transition(z, spring, &w), 1);
+	ck_assert_int_eq(w, fall);
+	ck_assert_int_eq(tz_prev_transition(z, fall - 1, &w), 1);
+	ck_assert_int_eq(w, spring);
+	ck_assert_int_eq(tz_prev_transition(z, spring, &w), 1);
+	ck_assert_int_eq(w, spring);
+	/* Past the table (2037): the footer rule "EST5EDT,M3.2.0,M11.1.0". */
+	ck_assert_int_eq(tz_offset_at(z, iso("2150-07-01T00:00:00Z")),
+	    -4 * 3600);
+	ck_assert_int_eq(tz_offset_at(z, iso("2150-12-01T00:00:00Z")),
+	    -5 * 3600);
+	ck_assert_int_eq(tz_next_transition(z, iso("2150-01-01T00:00:00Z"),
+	    &w), 1);
+	ck_assert_int_eq(w, iso("2150-03-08T07:00:00Z"));
+	ck_assert_int_eq(tz_prev_transition(z, iso("2150-01-01T00:00:00Z"),
+	    &w), 1);
+	ck_assert_int_eq(w, iso("2149-11-02T06:00:00Z"));	/* 1st Sun */
+
+	/* Wall clock → instants. */
+	ck_assert_int_eq(tz_local_to_utc(z, iso("2024-03-10T02:30:00Z"), &l),
+	    0);
+	ck_assert_int_eq(l.kind, TZ_LOCAL_GAP);
+	ck_assert_int_eq(l.first_s, spring);
+	ck_assert_int_eq(l.shift_s, 3600);
+	ck_assert_int_eq(tz_local_to_utc(z, iso("2024-11-03T01:30:00Z"), &l),
+	    0);
+	ck_assert_int_eq(l.kind, TZ_LOCAL_OVERLAP);
+	ck_assert_int_eq(l.first_s, iso("2024-11-03T05:30:00Z"));
+	ck_assert_int_eq(l.second_s, iso("2024-11-03T06:30:00Z"));
+	ck_assert_int_eq(l.shift_s, 3600);
+	ck_assert_int_eq(tz_local_to_utc(z, iso("2024-06-01T12:00:00Z"), &l),
+	    0);
+	ck_assert_int_eq(l.kind, TZ_LOCAL_UNIQUE);
+	ck_assert_int_eq(l.first_s, iso("2024-06-01T16:00:00Z"));
+	ck_assert_int_eq(tz_local_to_utc(z, INT64_MAX, &l), -1);
+	ck_assert_int_eq(errno, ERANGE);
+
+	ck_assert_int_eq(tz_format_rfc3339(z, spring, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "2024-03-10T03:00:00-04:00");
+	ck_assert_int_eq(tz_format_rfc3339(z, spring, buf, 10), -1);
+	ck_assert_int_eq(errno, ENOSPC);
+	ck_assert_int_eq(tz_format_rfc3339(z, INT64_MAX, buf, sizeof buf),
+	    -1);
+	/* Local mean time before 1883: -4:56:02, with its seconds. */
+	ck_assert_int_eq(tz_format_rfc3339(z, iso("1850-01-01T12:00:00Z"),
+	    buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "1850-01-01T07:03:58-04:56:02");
+	tz_free(z);
+
+	/* Odd sizes: Lord Howe moves 30 min, Chatham sits at +12:45. */
+	z = zone("Australia/Lord_Howe");
+	ck_assert_int_eq(tz_local_to_utc(z, iso("2024-10-06T02:15:00Z"), &l),
+	    0);
+	ck_assert_int_eq(l.kind, TZ_LOCAL_GAP);
+	ck_assert_int_eq(l.shift_s, 1800);
+	ck_assert_int_eq(tz_format_rfc3339(z, l.first_s, buf, sizeof buf),
+	    0);
+	ck_assert_str_eq(buf, "2024-10-06T02:30:00+11:00");
+	tz_free(z);
+	z = zone("Pacific/Chatham");
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-07-01T00:00:00Z")),
+	    12 * 3600 + 45 * 60);
+	tz_free(z);
+	/* Europe/London in winter is +00:00, not Z: only UTC gets Z. */
+	z = zone("Europe/London");
+	ck_assert_int_eq(tz_format_rfc3339(z, iso("2024-01-01T00:00:00Z"),
+	    buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "2024-01-01T00:00:00+00:00");
+	tz_free(z);
+	z = zone("Etc/UTC");
+	ck_assert(tz_is_utc(z));
+	tz_free(z);
+}
+END_TEST
+
+/* A TZif v2 image with no transitions, one type and this footer. */
+static size_t
+tzif_build(unsigned char *buf, size_t cap, int32_t utoff, const char *footer)
+{
+	static const unsigned char counts[24] = {
+		0, 0, 0, 0,  0, 0, 0, 0,  0, 0, 0, 0, /* isut isstd leap */
+		0, 0, 0, 0,  0, 0, 0, 1,  0, 0, 0, 4, /* time type char */
+	};
+	unsigned char *p = buf;
+	int pass;
+
+	ck_assert(cap >= 2 * (44 + 10) + strlen(footer) + 2);
+	for (pass = 0; pass < 2; pass++) {
+		memcpy(p, "TZif2", 5);
+		memset(p + 5, 0, 15);
+		memcpy(p + 20, counts, sizeof counts);
+		p += 44;
+		p[0] = (unsigned char)((uint32_t)utoff >> 24);
+		p[1] = (unsigned char)((uint32_t)utoff >> 16);
+		p[2] = (unsigned char)((uint32_t)utoff >> 8);
+		p[3] = (unsigned char)utoff;
+		p[4] = 0;	/* isdst */
+		p[5] = 0;	/* abbreviation index */
+		memcpy(p + 6, "XXX", 4);
+		p += 10;
+	}
+	*p++ = '\n';
+	memcpy(p, footer, strlen(footer));
+	p += strlen(footer);
+	*p++ = '\n';
+	return (size_t)(p - buf);
+}
+
+static struct tz *
+tz_footer(int32_t utoff, const char *footer)
+{
+	unsigned char buf[512];
+	char why[WHY_LEN];
+	size_t len = tzif_build(buf, sizeof buf, utoff, footer);
+	struct tz *z = tz_load_buf(buf, len, footer, why, sizeof why);
+
+	ck_assert_msg(z != NULL, "%s: %s", footer, why);
+	return z;
+}
+
+START_TEST(test_tz_footer)
+{
+	unsigned char buf[512];
+	char why[WHY_LEN];
+	struct tz *z, *ny;
+	int64_t t, w;
+	size_t len;
+
+	/* Southern hemisphere, minutes in offsets and rule times. */
+	z = tz_footer(45900, "<+1245>-12:45<+1345>,M9.5.0/2:45,M4.1.0/3:45");
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-07-01T00:00:00Z")), 45900);
+	ck_assert_int_eq(tz_offset_at(z, iso("2025-01-01T00:00:00Z")), 49500);
+	ck_assert_int_eq(tz_next_transition(z, iso("2024-07-01T00:00:00Z"),
+	    &w), 1);
+	ck_assert_int_eq(w, iso("2024-09-28T14:00:00Z"));	/* 02:45 */
+	tz_free(z);
+
+	/* DST all year (POSIX example): never changes. */
+	z = tz_footer(-18000, "EST5EDT4,0/0,J365/25");
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-01-01T05:00:00Z")),
+	    -14400);
+	ck_assert_int_eq(tz_offset_at(z, iso("2024-12-31T23:59:59Z")),
+	    -14400);
+	ck_assert_int_eq(tz_offset_at(z, iso("2025-07-01T00:00:00Z")),
+	    -14400);
+	ck_assert_int_eq(tz_next_transition(z, 0, &w), 0);
+	tz_free(z);
+
+	/* Negative rule time (RFC 8536): Nuuk switches at -01:00. */
+	z = tz_footer(-7200, "<-02>2<-01>,M3.5.0/-1,M10.5.0/0");
+	ck_assert_int_eq(tz_next_transition(z, iso("2030-01-01T00:00:00Z"),
+	    &w), 1);
+	ck_assert_int_eq(w, iso("2030-03-31T01:00:00Z"));	/* Sat 23:00 */
+	tz_free(z);
+
+	/* "24" hours: Santiago changes at the end of Saturday. */
+	z = tz_footer(-14400, "<-04>4<-03>,M9.1.6/24,M4.1.6/24");
+	ck_assert_int_eq(tz_next_transition(z, iso("2030-06-01T00:00:00Z"),
+	    &w), 1);
+	ck_assert_int_eq(w, iso("2030-09-08T04:00:00Z"));
+	tz_free(z);
+
+	/* A rule alone must agree with the real table it summarises. */
+	z = tz_footer(-18000, "EST5EDT,M3.2.0,M11.1.0");
+	ny = zone("America/New_York");
+	for (t = iso("2007-01-01T00:00:00Z"); t < iso("2037-01-01T00:00:00Z");
+	    t += 3599)
+		ck_assert_int_eq(tz_offset_at(z, t), tz_offset_at(ny, t));
+	tz_free(ny);
+	tz_free(z);
+
+	/* Malformed data is refused with a reason. */
+	len = tzif_build(buf, sizeof buf, 0, "XX0");
+	ck_assert_ptr_null(tz_load_buf(buf, len, "bad", why, sizeof why));
+	ck_assert_msg(strstr(why, "bad TZ rule") != NULL, "%s", why);
+	len = tzif_build(buf, sizeof buf, 0, "UTC0");
+	ck_assert_ptr_null(tz_load_buf(buf, len - 1, "cut", why, sizeof why));
+	ck_assert_ptr_null(tz_load_buf(buf, 30, "cut", why, sizeof why));
+	ck_assert_msg(strstr(why, "not a TZif") != NULL, "%s", why);
+	buf[4] = '9';
+	ck_assert_ptr_null(tz_load_buf(buf, len, "ver", why, sizeof why));
+}
+END_TEST
+
+/* ---- next fire: hand-computed cases ----------------------------------- */
+
+/* Fires of e in z whose local date is `day` (YYYY-MM-DD). */
+static int
+fires_on(const char *text, const char *zname, const char *day)
+{
+	struct cron_expr *e = expr(text, CRON_DIALECT_VIXIE);
+	struct tz *z = zone(zname);
+	char from[40], buf[TZ_RFC3339_MAX];
+	int64_t t;
+	int n = 0;
+
+	snprintf(from, sizeof from, "%sT00:00:00Z", day);
+	for (t = iso(from) - 2 * 86400;;) {
+		t = next_after(e, z, t);
+		ck_assert_int_eq(tz_format_rfc3339(z, t, buf, sizeof buf), 0);
+		if (strncmp(buf, day, 10) > 0)
+			break;
+		if (strncmp(buf, day, 10) == 0)
+			n++;
+	}
+	cron_free(e);
+	tz_free(z);
+	return n;
+}
+
+START_TEST(test_dst_berlin_day_counts)
+{
+	/* FIELD-FAILURES B28: one run per real hour / half hour. */
+	ck_assert_int_eq(fires_on("30 2 * * *", "Europe/Berlin",
+	    "2025-03-30"), 1);
+	ck_assert_int_eq(fires_on("30 2 * * *", "Europe/Berlin",
+	    "2025-10-26"), 1);
+	ck_assert_int_eq(fires_on("0 * * * *", "Europe/Berlin",
+	    "2025-03-30"), 23);
+	ck_assert_int_eq(fires_on("0 * * * *", "Europe/Berlin",
+	    "2025-10-26"), 25);
+	ck_assert_int_eq(fires_on("*/30 * * * *", "Europe/Berlin",
+	    "2025-03-30"), 46);
+	ck_assert_int_eq(fires_on("*/30 * * * *", "Europe/Berlin",
+	    "2025-10-26"), 50);
+	ck_assert_int_eq(fires_on("0 0-5 * * *", "Europe/Berlin",
+	    "2025-10-26"), 6);
+}
+END_TEST
+
+START_TEST(test_dst_hand)
+{
+	static const char *const berlin_spring[] = {
+		"2025-03-30T03:00:00+02:00", "2025-03-31T02:30:00+02:00",
+	};
+	static const char *const berlin_fall[] = {
+		"2025-10-26T02:30:00+02:00", "2025-10-27T02:30:00+01:00",
+	};
+	static const char *const utc_fall[] = {	/* B29: never shifted */
+		"2022-10-30T00:59:00Z", "2022-10-30T01:00:00Z",
+		"2022-10-30T01:30:00Z", "2022-10-30T01:59:00Z",
+		"2022-10-30T02:00:00Z",
+	};
+	static const char *const ny_gap_quartz[] = {	/* seconds kept */
+		"2024-03-10T03:00:00-04:00", "2024-03-11T02:30:15-04:00",
+	};
+	static const char *const apia[] = {	/* 24 h jump: no catch-up */
+		"2012-12-30T00:00:00+14:00", "2013-12-30T00:00:00+14:00",
+	};
+	static const char *const quartz_wrap[] = {
+		"2024-01-01T22:00:00Z", "2024-01-01T23:00:00Z",
+		"2024-01-02T00:00:00Z", "2024-01-02T01:00:00Z",
+		"2024-01-02T02:00:00Z", "2024-01-02T22:00:00Z",
+	};
+	static const char *const last_fri[] = {
+		"2024-01-26T12:00:00Z", "2024-02-23T12:00:00Z",
+		"2024-03-29T12:00:00Z",
+	};
+	static const char *const leap[] = { "2104-02-29T00:00:00Z" };
+	static const char *const ny_fixed_overlap[] = {
+		"2024-11-03T01:30:00-04:00", "2024-11-04T01:30:00-05:00",
+	};
+	static const char *const ny_interval_overlap[] = {
+		"2024-11-03T01:30:00-04:00", "2024-11-03T01:00:00-05:00",
+		"2024-11-03T01:30:00-05:00", "2024-11-03T02:00:00-05:00",
+	};
+
+	check_fires("30 2 * * *", CRON_DIALECT_VIXIE, "Europe/Berlin",
+	    "2025-03-29T22:00:00Z", berlin_spring, 2);
+	check_fires("30 2 * * *", CRON_DIALECT_VIXIE, "Europe/Berlin",
+	    "2025-10-25T22:00:00Z", berlin_fall, 2);
+	check_fires("59 0,1 * * *", CRON_DIALECT_VIXIE, "UTC",
+	    "2022-10-29T23:00:00Z", utc_fall, 1);
+	check_fires("0 1 * * *", CRON_DIALECT_VIXIE, "UTC",
+	    "2022-10-30T00:59:00Z", utc_fall + 1, 1);
+	check_fires("30 1 * * *", CRON_DIALECT_VIXIE, "UTC",
+	    "2022-10-30T01:00:00Z", utc_fall + 2, 1);
+	check_fires("59 1 * * *", CRON_DIALECT_VIXIE, "UTC",
+	    "2022-10-30T01:30:00Z", utc_fall + 3, 1);
+	check_fires("0 2 * * *", CRON_DIALECT_VIXIE, "UTC",
+	    "2022-10-30T01:59:00Z", utc_fall + 4, 1);
+	check_fires("15 30 2 * * ?", CRON_DIALECT_QUARTZ, "America/New_York",
+	    "2024-03-10T00:00:00-05:00", ny_gap_quartz, 2);
+	check_fires("0 0 30 12 *", CRON_DIALECT_VIXIE, "Pacific/Apia",
+	    "2011-12-01T00:00:00Z", apia, 2);
+	check_fires("0 0 22-2 * * ?", CRON_DIALECT_QUARTZ, "UTC",
+	    "2024-01-01T03:00:00Z", quartz_wrap, 6);
+	check_fires("0 0 12 ? * FRIL", CRON_DIALECT_QUARTZ, "UTC",
+	    "2024-01-01T00:00:00Z", last_fri, 3);
+	check_fires("0 0 29 2 *", CRON_DIALECT_VIXIE, "UTC",
+	    "2096-03-01T00:00:00Z", leap, 1);
+	check_fires("30 1 * * *", CRON_DIALECT_VIXIE, "America/New_York",
+	    "2024-11-03T00:00:00-04:00", ny_fixed_overlap, 2);
+	check_fires("0,30 * * * *", CRON_DIALECT_VIXIE, "America/New_York",
+	    "2024-11-03T01:15:00-04:00", ny_interval_overlap, 4);
+}
+END_TEST
+
+START_TEST(test_never_and_errors)
+{
+	static const struct {
+		const char		*text;
+		enum cron_dialect	 d;
+	} never[] = {
+		{ "0 0 30 2 *", CRON_DIALECT_VIXIE },
+		{ "0 0 31 4 *", CRON_DIALECT_VIXIE },
+		{ "0 0 0 30 2 ?", CRON_DIALECT_QUARTZ },
+		{ "0 0 0 ? 2 MON#5 2027", CRON_DIALECT_QUARTZ },
+		{ "0 0 0 1 1 ? 2020", CRON_DIALECT_QUARTZ },
+	};
+	struct timespec a, b;
+	struct cron_expr *e;
+	struct tz *z = zone("America/New_York");
+	int64_t n;
+	size_t i;
+
+	for (i = 0; i < sizeof never / sizeof never[0]; i++) {
+		e = expr(never[i].text, never[i].d);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		ck_assert_int_eq(cron_next_fire(e, z,
+		    iso("2024-01-01T00:00:00Z"), &n), 0);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		/* Bounded search: well under a second even under ASan. */
+		ck_assert_msg(b.tv_sec - a.tv_sec < 2, "%s took %lds",
+		    never[i].text, (long)(b.tv_sec - a.tv_sec));
+		cron_free(e);
+	}
+	e = expr("* * * * *", CRON_DIALECT_VIXIE);
+	ck_assert_int_eq(cron_next_fire(NULL, z, 0, &n), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(cron_next_fire(e, NULL, 0, &n), -1);
+	ck_assert_int_eq(cron_next_fire(e, z, 0, NULL), -1);
+	ck_assert_int_eq(cron_next_fire(e, z, INT64_MAX, &n), -1);
+	ck_assert_int_eq(errno, ERANGE);
+	ck_assert_int_eq(cron_next_fire(e, z, TZ_EPOCH_MIN - 1, &n), -1);
+	/* The end of the range answers "none", not garbage. */
+	for (i = 0; i < 2; i++) {
+		ck_assert_int_eq(cron_next_fire(e, z,
+		    iso("9999-12-31T23:58:00Z"), &n), 1);
+		ck_assert_int_eq(n, TZ_EPOCH_MAX - 59);
+		ck_assert_int_eq(cron_next_fire(e, z, n, &n), 0);
+		tz_free(z);
+		z = i == 0 ? zone("UTC") : NULL;
+	}
+	cron_free(e);
+}
+END_TEST
+
+/* Stateless chaining never repeats or goes back, in every kind of zone. */
+START_TEST(test_monotonic_chains)
+{
+	static const char *const zones[] = {
+		"America/New_York", "Europe/Riga", "Australia/Lord_Howe",
+		"Pacific/Chatham", "Antarctica/Troll", "America/Santiago",
+		"Asia/Hebron", "Pacific/Apia", "UTC",
+	};
+	static const struct {
+		const char		*text;
+		enum cron_dialect	 d;
+	} exprs[] = {
+		{ "*/7 * * * *", CRON_DIALECT_VIXIE },
+		{ "30 0-3 * * *", CRON_DIALECT_VIXIE },
+		{ "0 0 * * *", CRON_DIALECT_VIXIE },
+		{ "0 */5 0-3 * * ?", CRON_DIALECT_QUARTZ },
+		{ "0 30 2 L * ?", CRON_DIALECT_QUARTZ },
+	};
+	struct cron_expr *e;
+	struct tz *z;
+	int64_t t, prev;
+	size_t i, j;
+	int k;
+
+	for (i = 0; i < sizeof zones / sizeof zones[0]; i++) {
+		z = zone(zones[i]);
+		for (j = 0; j < sizeof exprs / sizeof exprs[0]; j++) {
+			e = expr(exprs[j].text, exprs[j].d);
+			t = iso("2011-01-01T00:00:00Z");
+			for (k = 0; k < 3000; k++) {
+				prev = t;
+				t = next_after(e, z, t);
+				ck_assert(t > prev);
+			}
+			cron_free(e);
+		}
+		tz_free(z);
+	}
+}
+END_TEST
+
+static Suite *
+cron_suite(void)
+{
+	Suite *s = suite_create("cron");
+	TCase *tc;
+
+	tc = tcase_create("vectors");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_vectors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("parse");
+	tcase_add_test(tc, test_parse_errors);
+	tcase_add_test(tc, test_parse_accepts);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tz");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_tz_names);
+	tcase_add_test(tc, test_tz_tzdir);
+	tcase_add_test(tc, test_tz_offsets);
+	tcase_add_test(tc, test_tz_footer);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("next");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_dst_berlin_day_counts);
+	tcase_add_test(tc, test_dst_hand);
+	tcase_add_test(tc, test_never_and_errors);
+	tcase_add_test(tc, test_monotonic_chains);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(cron_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
