@@ -35,5 +35,6 @@ backoff_jittered_ms(int n, int64_t base_ms, int64_t cap_ms, int jitter_pct,
 	if (jitter_pct > 100)
 		jitter_pct = 100;
 	span = d / 100 * jitter_pct + d % 100 * jitter_pct / 100;
-	return d - (int64_t)((uint64_t)rnd % (uint64_t)(span + 1));
+	/* span <= d <= INT64_MAX: span + 1 computed unsigned cannot wrap. */
+	return d - (int64_t)((uint64_t)rnd % ((uint64_t)span + 1));
 }

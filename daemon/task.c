@@ -123,7 +123,9 @@ depth_ok(json_t *v, int depth)
 	const char *k;
 	json_t *e;
 
-	if (depth > TASK_DEPTH_MAX)
+	/* Depth counts containers: executeParams itself is level 1, a
+	 * scalar adds none; 32 nested arrays pass, 33 do not. */
+	if ((json_is_array(v) || json_is_object(v)) && depth > TASK_DEPTH_MAX)
 		return 0;
 	if (json_is_array(v)) {
 		json_array_foreach(v, i, e)

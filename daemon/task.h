@@ -22,7 +22,7 @@
 #include "buf.h"
 
 #define TASK_FILE_MAX	(1024 * 1024)	/* bytes, API.md §8 body limit */
-#define TASK_DEPTH_MAX	32		/* JSON nesting, API.md §4.1 */
+#define TASK_DEPTH_MAX	32		/* containers nested in executeParams */
 #define TASK_ID_MAX	128		/* requestId length */
 #define TASK_CODE_MAX	64		/* taskCode, node id, appId length */
 #define TASK_NAME_MAX	256		/* taskName bytes */

@@ -50,6 +50,7 @@ main(int argc, char **argv)
 	};
 	const char *cfile = NULL, *spool = NULL;
 	char *sets[64];
+	int owned[64];
 	int nsets = 0, fg = 0, check = 0, verbose = 0, ch, rc;
 	struct config cfg;
 	char why[1024];
@@ -71,9 +72,10 @@ main(int argc, char **argv)
 				    "settings\n");
 				return EX_USAGE;
 			}
-			if (ch == 'o')
+			if (ch == 'o') {
+				owned[nsets] = 0;
 				sets[nsets++] = optarg;
-			else {
+			} else {
 				size_t l = strlen(optarg) + 16;
 				char *s = malloc(l);
 
@@ -81,6 +83,7 @@ main(int argc, char **argv)
 					return EX_OSERR;
 				snprintf(s, l, "%s=%s", ch == 'i' ? "node_id" :
 				    "slots", optarg);
+				owned[nsets] = 1;
 				sets[nsets++] = s;
 			}
 			break;
@@ -120,6 +123,8 @@ main(int argc, char **argv)
 		key[eq - sets[i]] = '\0';
 		if (config_set(&cfg, key, eq + 1, why, sizeof(why)) != 0)
 			fatalx(EX_USAGE, "%s", why);
+		if (owned[i])
+			free(sets[i]);
 	}
 	if (verbose)
 		snprintf(cfg.log_level, sizeof(cfg.log_level), "debug");
