@@ -3,7 +3,10 @@
  */
 #include "hook.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -116,4 +119,55 @@ hook_kill_group(pid_t pgid, int sig)
 		return -1;
 	}
 	return kill(-pgid, sig);
+}
+
+/* Whether the NUL-separated environment block env[0..len) has s. */
+static int
+env_has(const char *env, size_t len, const char *s)
+{
+	size_t sl = strlen(s);
+
+	for (size_t i = 0; i < len;) {
+		size_t el = strnlen(env + i, len - i);
+
+		if (el == sl && memcmp(env + i, s, sl) == 0)
+			return 1;
+		i += el + 1;
+	}
+	return 0;
+}
+
+int
+hook_kill_tagged(const char *tag1, const char *tag2)
+{
+	DIR *dp = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid();
+	int n = 0;
+
+	if (dp == NULL)
+		return 0;
+	while ((de = readdir(dp)) != NULL) {
+		char path[64], env[32768];
+		pid_t pid;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, env, sizeof(env));
+		close(fd);
+		if (len > 0 && env_has(env, (size_t)len, tag1) &&
+		    env_has(env, (size_t)len, tag2) && kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	closedir(dp);
+	return n;
 }

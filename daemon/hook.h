@@ -40,4 +40,13 @@ pid_t hook_spawn(const struct hook_spec *spec, pid_t *child_pid);
  */
 int hook_kill_group(pid_t pgid, int sig);
 
+/*
+ * Kill (SIGKILL) every process on this host whose environment holds both
+ * strings (e.g. "TASKSPOOL_REQUEST_ID=x" and "TASKSPOOL_NODE=n"): the
+ * remains of an attempt whose daemon died, found by scanning /proc.  Used
+ * only on recovery, never on the per-task path.  Returns the number of
+ * processes signalled (0 when /proc is unavailable).
+ */
+int hook_kill_tagged(const char *tag1, const char *tag2);
+
 #endif

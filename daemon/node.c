@@ -39,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <sysexits.h>
 #include <time.h>
@@ -1500,6 +1501,18 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 	    "lost its lease (found by %s)", owner, n->sp.node);
 	log_warnx("%s: attempt %d on node %s lost; recovering", id,
 	    a.attempt, owner);
+	/* Whatever of that attempt still runs on this host (grandchildren
+	 * outlive the hook's PDEATHSIG) dies before the task runs again. */
+	{
+		char t1[TASK_ID_MAX + 32], t2[TASK_CODE_MAX + 32];
+		int k;
+
+		snprintf(t1, sizeof(t1), "TASKSPOOL_REQUEST_ID=%s", id);
+		snprintf(t2, sizeof(t2), "TASKSPOOL_NODE=%s", owner);
+		if ((k = hook_kill_tagged(t1, t2)) > 0)
+			log_warnx("%s: killed %d leftover process(es) of the "
+			    "lost attempt", id, k);
+	}
 	{
 		struct stat cs;
 
@@ -1880,6 +1893,17 @@ setup(struct node *n)
 			log_warn("inotify watch (falling back to rescans "
 			    "every %ld ms)", n->cfg->scan_interval_ms);
 	}
+	/* inotify sees only this kernel's changes: on NFS the rescans are
+	 * what finds other hosts' files (B58). */
+	{
+		struct statfs sf;
+
+		if (fstatfs(n->sp.root, &sf) == 0 && sf.f_type == 0x6969)
+			log_warnx("spool %s is on NFS: files written by other "
+			    "hosts are found by the rescan every %ld ms, not "
+			    "by inotify", n->cfg->spool,
+			    n->cfg->scan_interval_ms);
+	}
 	ev.events = EPOLLIN;
 	ev.data.u64 = EV_SIGNAL;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->sigfd, &ev);
@@ -1926,8 +1950,15 @@ node_run(struct config *cfg, const char *config_path)
 		if (n->commits != NULL)
 			commits_flush(n);
 		flush_dirty(n);
-		if (n->draining && n->nrunning == 0 && n->commits == NULL)
+		if (n->draining && n->nrunning == 0 && (n->commits == NULL ||
+		    (n->quitting && tstime_mono_ms() >= n->quit_deadline))) {
+			if (n->commits != NULL)
+				log_warnx("stopping with results not yet "
+				    "written; those tasks stay in active/%s/ and "
+				    "are recovered at the next start",
+				    n->sp.node);
 			break;
+		}
 		if (n->quitting && tstime_mono_ms() >= n->quit_deadline) {
 			for (long i = 0; i < n->nslots; i++)
 				if (n->slots[i].used && n->slots[i].pid > 0)
