@@ -843,8 +843,8 @@ cmd_cancel(struct cli *c, int argc, char **argv)
 		fd = spool_open_safe(c->sp.dir[st.where], file, TASK_FILE_MAX,
 		    &sb, why, sizeof(why));
 		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-		    renameat2(c->sp.dir[st.where], file,
-		    c->sp.dir[SPOOL_CANCELLED], file, RENAME_NOREPLACE) == 0) {
+		    spool_move_excl(c->sp.dir[st.where], file,
+		    c->sp.dir[SPOOL_CANCELLED], file) == 0) {
 			struct task t;
 			struct task_error te;
 			struct buf in, out;
@@ -971,8 +971,8 @@ cmd_retry(struct cli *c, int argc, char **argv)
 		task_fini(&t);
 		return EX_IOERR;
 	}
-	if (renameat2(c->sp.dir[st.where], file, c->sp.dir[SPOOL_INCOMING],
-	    file, RENAME_NOREPLACE) != 0) {
+	if (spool_move_excl(c->sp.dir[st.where], file,
+	    c->sp.dir[SPOOL_INCOMING], file) != 0) {
 		fprintf(stderr, "taskspool retry: move to incoming/: %s\n",
 		    strerror(errno));
 		buf_fini(&out);

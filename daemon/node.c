@@ -351,9 +351,8 @@ promote_delayed(struct node *n)
 			d->key = mtime_ms(&st);
 		}
 		if (d->key <= now) {
-			if (renameat2(n->sp.dir[SPOOL_DELAYED], d->name,
-			    n->sp.dir[SPOOL_INCOMING], d->name,
-			    RENAME_NOREPLACE) == 0) {
+			if (spool_move_excl(n->sp.dir[SPOOL_DELAYED], d->name,
+			    n->sp.dir[SPOOL_INCOMING], d->name) == 0) {
 				mark_dirty(n, SPOOL_INCOMING);
 				mark_dirty(n, SPOOL_DELAYED);
 				cand_add(n, d->name, 1);
@@ -804,6 +803,7 @@ hook_ok(struct node *n, const char *code)
 
 /* --- claim --- */
 
+
 /*
  * Try to claim incoming/name.  announced: the writer closed or renamed it
  * in, so a parse failure is final (else it may still be being written).
@@ -927,14 +927,14 @@ claim(struct node *n, const char *name, int announced)
 	}
 	if (t.not_before_ms < 0 && due >= 0)
 		t.not_before_ms = due;
-	if (renameat2(dfd, name, n->sp.self, final, RENAME_NOREPLACE) != 0) {
+	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
 		if (errno == EEXIST) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
 			    "already running on this node", id);
 			quarantine(n, dfd, name, why);
-		} else if (errno != ENOENT)
+		} else if (errno != ENOENT && errno != ESTALE)
 			log_warn("%s: claim rename", id);
-		goto out;
+		goto out;		/* ENOENT/ESTALE: another node won */
 	}
 	/* No fsync: a claim lost in a crash leaves the task in incoming/,
 	 * to be claimed again (delivery is at-least-once anyway). */

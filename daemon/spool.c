@@ -273,18 +273,9 @@ spool_publish(const struct spool *s, int destfd, const char *name,
 	}
 	fd = -1;
 	if (flags & SPOOL_PUBLISH_EXCL) {
-		/* RENAME_NOREPLACE is atomic; where the file system lacks it
-		 * (NFS: EINVAL) link + unlink gives the same exclusivity, with
-		 * a moment of two links that readers treat as in-flight. */
-		if (renameat2(s->dir[SPOOL_TMP], tmpname, destfd, name,
-		    RENAME_NOREPLACE) != 0) {
-			if (errno != EINVAL)
-				goto fail;
-			if (linkat(s->dir[SPOOL_TMP], tmpname, destfd, name,
-			    0) != 0)
-				goto fail;
-			(void)unlinkat(s->dir[SPOOL_TMP], tmpname, 0);
-		}
+		if (spool_move_excl(s->dir[SPOOL_TMP], tmpname, destfd,
+		    name) != 0)
+			goto fail;
 	} else if (renameat(s->dir[SPOOL_TMP], tmpname, destfd, name) != 0)
 		goto fail;
 	if (!(flags & SPOOL_PUBLISH_NOSYNCDIR) && spool_sync_dir(s, destfd))
@@ -297,6 +288,28 @@ fail:
 	(void)unlinkat(s->dir[SPOOL_TMP], tmpname, 0);
 	errno = e;
 	return -1;
+}
+
+int
+spool_move_excl(int fromfd, const char *from, int tofd, const char *to)
+{
+	struct stat st;
+
+	if (renameat2(fromfd, from, tofd, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	if (linkat(fromfd, from, tofd, to, 0) == 0) {
+		(void)unlinkat(fromfd, from, 0);
+		return 0;
+	}
+	if (errno == EEXIST || errno == ENOENT)
+		return -1;
+	if (fstatat(tofd, to, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return renameat(fromfd, from, tofd, to);
 }
 
 int
@@ -384,8 +397,8 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 			snprintf(dest, sizeof(dest), "%s", safe);
 		else
 			snprintf(dest, sizeof(dest), "%s.%d", safe, n);
-		if (renameat2(srcfd, name, s->dir[SPOOL_CORRUPT], dest,
-		    RENAME_NOREPLACE) == 0)
+		if (spool_move_excl(srcfd, name, s->dir[SPOOL_CORRUPT],
+		    dest) == 0)
 			moved = 1;
 		else if (errno != EEXIST)
 			return -1;

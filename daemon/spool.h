@@ -117,6 +117,15 @@ int spool_locate(const struct spool *s, const char *id,
 int spool_node_dir(const struct spool *s, enum spool_dir d,
     const char *node);
 
+/*
+ * Move fromfd/from to tofd/to unless to exists (then -1/EEXIST): with
+ * renameat2(RENAME_NOREPLACE), or where the file system lacks it (NFS:
+ * EINVAL) with link(2) + unlink(2), or for what cannot be hard-linked,
+ * a check then rename(2).  Returns 0 or -1 with errno (ENOENT: from is
+ * gone, e.g. another node moved it first).
+ */
+int spool_move_excl(int fromfd, const char *from, int tofd, const char *to);
+
 /* Read a whole small file at dirfd/name into a new NUL-terminated string
  * (caller frees), at most max bytes.  Returns NULL with errno on failure. */
 char *spool_read_file(int dirfd, const char *name, size_t max,
