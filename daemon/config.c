@@ -92,6 +92,24 @@ config_set(struct config *c, const char *key, const char *value, char *why,
 		return -1;
 	}
 	if (k->type == KEY_STR) {
+		size_t n = strlen(value);
+
+		/* Only values the file format can hold, so config_dump's
+		 * output always reads back the same. */
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f ||
+			    (value[i] == '#' && i > 0 &&
+			    isspace((unsigned char)value[i - 1]))) {
+				snprintf(why, whylen, "%s: control character or "
+				    "\" #\" in the value", key);
+				return -1;
+			}
+		if (n > 0 && (isspace((unsigned char)value[0]) ||
+		    isspace((unsigned char)value[n - 1]))) {
+			snprintf(why, whylen, "%s: leading or trailing white "
+			    "space in the value", key);
+			return -1;
+		}
 		if (strlen(value) >= k->size) {
 			snprintf(why, whylen, "%s: value longer than %zu bytes",
 			    key, k->size - 1);

@@ -71,12 +71,16 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 		}
 		if (spec->workdir != NULL && chdir(spec->workdir) != 0)
 			goto fail;
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
+		/* Ignored dispositions survive execve: reset every one.
+		 * (The daemon installs no handlers, so none can run here on
+		 * the shared stack.) */
+		for (int sig = 1; sig < NSIG; sig++) {
+			struct sigaction sa;
+
+			if (sigaction(sig, NULL, &sa) == 0 &&
+			    sa.sa_handler == SIG_IGN)
+				signal(sig, SIG_DFL);
+		}
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		execve(spec->path, spec->argv, spec->envp);

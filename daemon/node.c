@@ -1193,7 +1193,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	else
 		log_info("%s: %s (attempt %d)", t->request_id, status,
 		    a->attempt);
-	c->cancel_marker = a->outcome == TASK_OUTCOME_CANCELLED;
+	c->cancel_marker = a->outcome == TASK_OUTCOME_CANCELLED ||
+	    (sl != NULL && sl->cancelled);
 	/* Queue at the tail: commits_flush() runs once per loop pass. */
 	{
 		struct commit **pp = &n->commits;

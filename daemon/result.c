@@ -19,8 +19,9 @@ string_lossy(const char *p, size_t n)
 
 	if (p == NULL)
 		return json_string("");
-	s = json_stringn(p, n);
-	if (s != NULL)
+	/* NUL is valid UTF-8 but not allowed in our JSON (API.md §4.1):
+	 * such tails take the lossy path too. */
+	if (memchr(p, 0, n) == NULL && (s = json_stringn(p, n)) != NULL)
 		return s;
 	buf_init(&b, 0);
 	while (i < n) {
@@ -30,7 +31,7 @@ string_lossy(const char *p, size_t n)
 		json_t *probe;
 
 		if (c == 0) {
-			buf_puts(&b, "\\0");
+			buf_puts(&b, "\xef\xbf\xbd");
 			i++;
 			continue;
 		}

@@ -328,7 +328,15 @@ spool_open_safe(int dirfd, const char *name, size_t max, struct stat *st,
 		else if (e == EACCES || e == EPERM)
 			snprintf(why, whylen, "file: unreadable (%s)",
 			    strerror(e));
-		else
+		else if (e != ENOENT && fstatat(dirfd, name, st,
+		    AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st->st_mode)) {
+			/* e.g. a socket: open(2) says ENXIO */
+			snprintf(why, whylen, "file: not a regular file (%s)",
+			    S_ISSOCK(st->st_mode) ? "socket" :
+			    S_ISCHR(st->st_mode) ? "character device" :
+			    S_ISBLK(st->st_mode) ? "block device" : "other");
+			e = EINVAL;
+		} else
 			snprintf(why, whylen, "file: cannot open: %s",
 			    strerror(e));
 		errno = e;
@@ -392,11 +400,25 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 	safe[i] = '\0';
 	if (safe[0] == '.' || safe[0] == '\0')
 		safe[0] = '_';
+	/* corrupt/X.reason belongs to corrupt/X: a file itself named
+	 * *.reason gets a "_" so it can never be taken for (or overwrite)
+	 * another file's reason. */
+	if (i >= 7 && strcmp(safe + i - 7, ".reason") == 0 &&
+	    i < SPOOL_NAME_MAX) {
+		safe[i] = '_';
+		safe[i + 1] = '\0';
+	}
 	for (int n = 0; n < 1000 && !moved; n++) {
+		struct stat st;
+
 		if (n == 0)
 			snprintf(dest, sizeof(dest), "%s", safe);
 		else
 			snprintf(dest, sizeof(dest), "%s.%d", safe, n);
+		snprintf(rname, sizeof(rname), "%s.reason", dest);
+		if (fstatat(s->dir[SPOOL_CORRUPT], rname, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			continue;	/* a reason without its file: keep it */
 		if (spool_move_excl(srcfd, name, s->dir[SPOOL_CORRUPT],
 		    dest) == 0)
 			moved = 1;
@@ -407,7 +429,6 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 		errno = EEXIST;
 		return -1;
 	}
-	snprintf(rname, sizeof(rname), "%s.reason", dest);
 	{
 		struct buf b;
 		int rc;

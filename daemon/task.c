@@ -494,6 +494,79 @@ decode_member(struct task *t, const char *k, json_t *v,
 	return fail(err, k, "unknown member (see the task file format)");
 }
 
+/*
+ * The top-level member whose key or value spans byte pos of a document
+ * that failed to parse, found by a tolerant scan; "" when pos is outside
+ * every member (or the text is too broken to tell).
+ */
+static void
+member_at(const char *d, size_t n, size_t pos, char *name, size_t len)
+{
+	size_t i = skip_ws(d, 0, n);
+
+	name[0] = '\0';
+	if (i >= n || d[i] != '{')
+		return;
+	for (i++;;) {
+		size_t ks, ke, ve;
+
+		i = skip_ws(d, i, n);
+		if (i >= n || d[i] != '"')
+			return;
+		ks = i;
+		ke = skip_string(d, i, n);
+		if (ke > n)
+			ke = n;
+		i = skip_ws(d, ke, n);
+		if (i >= n || d[i] != ':') {
+			ve = i;
+		} else {
+			i = skip_ws(d, i + 1, n);
+			ve = i < n ? skip_value(d, i, n) : n;
+		}
+		if (pos >= ks && pos <= ve) {
+			size_t kl = ke - ks >= 2 ? ke - ks - 2 : 0;
+
+			if (kl >= len)
+				kl = len - 1;
+			if (memchr(d + ks + 1, '\\', kl) == NULL) {
+				memcpy(name, d + ks + 1, kl);
+				name[kl] = '\0';
+			}
+			return;
+		}
+		i = skip_ws(d, ve, n);
+		if (i >= n || d[i] != ',')
+			return;
+		i++;
+	}
+}
+
+/* Turn a jansson parse error into (field, rule), naming the member. */
+static int
+parse_error(const char *data, size_t len, const json_error_t *jerr,
+    struct task_error *err)
+{
+	char member[64];
+	const char *why = jerr->text;
+
+	member_at(data, len, (size_t)jerr->position, member, sizeof(member));
+	if (strstr(why, "NUL") != NULL || strstr(why, "\\u0000") != NULL)
+		why = "strings must not contain \\u0000";
+	if (member[0] != '\0' && strstr(jerr->text, "maximum parsing depth"))
+		return fail(err, member, "nested deeper than %d levels",
+		    TASK_DEPTH_MAX);
+	if (member[0] != '\0' && (strstr(jerr->text, "real number overflow") ||
+	    strstr(jerr->text, "too big")))
+		return fail(err, member, "number out of range (%s)",
+		    jerr->text);
+	if (member[0] != '\0')
+		return fail(err, member, "invalid JSON at line %d column %d: "
+		    "%s", jerr->line, jerr->column, why);
+	return fail(err, "json", "invalid JSON at line %d column %d: %s",
+	    jerr->line, jerr->column, why);
+}
+
 int
 task_decode(const char *data, size_t len, struct task *t,
     struct task_error *err)
@@ -512,10 +585,10 @@ task_decode(const char *data, size_t len, struct task *t,
 		    "(not allowed)");
 	if (len == 0)
 		return fail(err, "json", "empty file");
-	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	root = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
+	    &jerr);
 	if (root == NULL)
-		return fail(err, "json", "invalid JSON at line %d column %d: "
-		    "%s", jerr.line, jerr.column, jerr.text);
+		return parse_error(data, len, &jerr, err);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return fail(err, "json", "top level must be an object");

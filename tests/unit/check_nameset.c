@@ -1,0 +1,238 @@
+/*
+ * check_nameset.c — unit tests for daemon/nameset.c.
+ *
+ * Contract (nameset.h): each name once; nameset_add returns the existing
+ * node and *added = 0 for a duplicate; nameset_pop returns the oldest
+ * (FIFO) and detaches it; remove/find by name; the set keeps working past
+ * any size (10,000+ names here, so the bucket array must grow).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "nameset.h"
+
+/* Pop everything and compare with want[] (n names), in order. */
+static void
+expect_pop_order(struct nameset *ns, const char *const *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct nameset_node *p = nameset_pop(ns);
+
+		ck_assert_msg(p != NULL, "pop %zu: empty, want %s", i, want[i]);
+		ck_assert_msg(strcmp(p->name, want[i]) == 0,
+		    "pop %zu: %s, want %s", i, p->name, want[i]);
+		ck_assert_ptr_null(nameset_find(ns, want[i]));
+		free(p);
+	}
+	ck_assert_ptr_null(nameset_pop(ns));
+	ck_assert_uint_eq(ns->count, 0);
+}
+
+START_TEST(test_add_find_pop_fifo)
+{
+	static const char *const names[] = { "c.json", "a.json", "b.json",
+		"z", "0", "a.json.1" };
+	static const char *const order[] = { "c.json", "a.json", "b.json",
+		"z", "0", "a.json.1" };
+	struct nameset ns;
+	int added;
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	ck_assert_ptr_null(nameset_pop(&ns));
+	ck_assert_ptr_null(nameset_find(&ns, "a.json"));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct nameset_node *n = nameset_add(&ns, names[i], &added);
+
+		ck_assert_ptr_nonnull(n);
+		ck_assert_int_eq(added, 1);
+		ck_assert_str_eq(n->name, names[i]);
+		ck_assert_ptr_eq(nameset_find(&ns, names[i]), n);
+		n->key = (int64_t)i * 1000;	/* caller's value is kept */
+		n->flags = (int)i;
+	}
+	ck_assert_uint_eq(ns.count, 6);
+	ck_assert_int_eq(nameset_find(&ns, "b.json")->key, 2000);
+	ck_assert_int_eq(nameset_find(&ns, "b.json")->flags, 2);
+	ck_assert_ptr_null(nameset_find(&ns, "a"));
+	ck_assert_ptr_null(nameset_find(&ns, "a.json.2"));
+	/* insertion order, not name order */
+	expect_pop_order(&ns, order, 6);
+	nameset_fini(&ns);
+	nameset_fini(NULL);	/* NULL-safe */
+}
+END_TEST
+
+START_TEST(test_duplicates)
+{
+	struct nameset ns;
+	struct nameset_node *first, *again;
+	int added = -1;
+	static const char *const order[] = { "x", "y" };
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	first = nameset_add(&ns, "x", &added);
+	ck_assert_int_eq(added, 1);
+	first->key = 42;
+	ck_assert_ptr_nonnull(nameset_add(&ns, "y", NULL));	/* NULL ok */
+	again = nameset_add(&ns, "x", &added);
+	ck_assert_int_eq(added, 0);
+	ck_assert_ptr_eq(again, first);		/* the existing node */
+	ck_assert_int_eq(again->key, 42);	/* untouched */
+	ck_assert_uint_eq(ns.count, 2);
+	/* a duplicate does not move x behind y */
+	expect_pop_order(&ns, order, 2);
+	/* once popped, the name may be added again */
+	ck_assert_ptr_nonnull(nameset_add(&ns, "x", &added));
+	ck_assert_int_eq(added, 1);
+	ck_assert_uint_eq(ns.count, 1);
+	nameset_fini(&ns);
+}
+END_TEST
+
+START_TEST(test_remove)
+{
+	struct nameset ns;
+	int added;
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	ck_assert_int_eq(nameset_remove(&ns, "nope"), -1);
+	nameset_add(&ns, "a", NULL);
+	nameset_add(&ns, "b", NULL);
+	nameset_add(&ns, "c", NULL);
+	nameset_add(&ns, "d", NULL);
+	nameset_add(&ns, "e", NULL);
+	/* middle, head, tail */
+	ck_assert_int_eq(nameset_remove(&ns, "c"), 0);
+	ck_assert_int_eq(nameset_remove(&ns, "c"), -1);
+	ck_assert_ptr_null(nameset_find(&ns, "c"));
+	ck_assert_int_eq(nameset_remove(&ns, "a"), 0);
+	ck_assert_int_eq(nameset_remove(&ns, "e"), 0);
+	ck_assert_uint_eq(ns.count, 2);
+	/* a name added after removing the tail goes to the new tail */
+	ck_assert_ptr_nonnull(nameset_add(&ns, "f", &added));
+	ck_assert_int_eq(added, 1);
+	/* a removed name comes back at the tail */
+	ck_assert_ptr_nonnull(nameset_add(&ns, "a", &added));
+	ck_assert_int_eq(added, 1);
+	{
+		static const char *const order[] = { "b", "d", "f", "a" };
+
+		expect_pop_order(&ns, order, 4);
+	}
+	/* remove the only element, then reuse the empty set */
+	nameset_add(&ns, "solo", NULL);
+	ck_assert_int_eq(nameset_remove(&ns, "solo"), 0);
+	ck_assert_ptr_null(nameset_pop(&ns));
+	nameset_add(&ns, "g", NULL);
+	nameset_add(&ns, "h", NULL);
+	{
+		static const char *const order[] = { "g", "h" };
+
+		expect_pop_order(&ns, order, 2);
+	}
+	nameset_fini(&ns);
+}
+END_TEST
+
+START_TEST(test_growth)
+{
+	enum { N = 25000 };	/* well past 10,000 and the first buckets */
+	struct nameset ns;
+	char name[32];
+	int added;
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	for (int i = 0; i < N; i++) {
+		struct nameset_node *n;
+
+		snprintf(name, sizeof(name), "req-%06d.json", i);
+		n = nameset_add(&ns, name, &added);
+		ck_assert_ptr_nonnull(n);
+		ck_assert_int_eq(added, 1);
+		n->key = i;
+	}
+	ck_assert_uint_eq(ns.count, N);
+	/* every name is found with its key, none twice */
+	for (int i = 0; i < N; i++) {
+		struct nameset_node *n;
+
+		snprintf(name, sizeof(name), "req-%06d.json", i);
+		n = nameset_find(&ns, name);
+		ck_assert_msg(n != NULL && n->key == i, "lost %s", name);
+		ck_assert_ptr_eq(nameset_add(&ns, name, &added), n);
+		ck_assert_int_eq(added, 0);
+	}
+	ck_assert_uint_eq(ns.count, N);
+	ck_assert_ptr_null(nameset_find(&ns, "req-025000.json"));
+	/* remove every third name, then pop: the rest in FIFO order */
+	for (int i = 0; i < N; i += 3) {
+		snprintf(name, sizeof(name), "req-%06d.json", i);
+		ck_assert_int_eq(nameset_remove(&ns, name), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		struct nameset_node *p;
+
+		if (i % 3 == 0)
+			continue;
+		p = nameset_pop(&ns);
+		snprintf(name, sizeof(name), "req-%06d.json", i);
+		ck_assert_msg(p != NULL && strcmp(p->name, name) == 0,
+		    "pop: %s, want %s", p != NULL ? p->name : "(null)", name);
+		ck_assert_int_eq(p->key, i);
+		free(p);
+	}
+	ck_assert_ptr_null(nameset_pop(&ns));
+	ck_assert_uint_eq(ns.count, 0);
+	nameset_fini(&ns);
+}
+END_TEST
+
+START_TEST(test_fini_with_contents)
+{
+	/* fini frees nodes still held (checked by LeakSanitizer). */
+	struct nameset ns;
+	char name[16];
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		ck_assert_ptr_nonnull(nameset_add(&ns, name, NULL));
+	}
+	nameset_fini(&ns);
+	/* usable again after a new init */
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	ck_assert_ptr_null(nameset_find(&ns, "n1"));
+	nameset_fini(&ns);
+}
+END_TEST
+
+static Suite *
+nameset_suite(void)
+{
+	Suite *s = suite_create("nameset");
+	TCase *tc = tcase_create("nameset");
+
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_add_find_pop_fifo);
+	tcase_add_test(tc, test_duplicates);
+	tcase_add_test(tc, test_remove);
+	tcase_add_test(tc, test_growth);
+	tcase_add_test(tc, test_fini_with_contents);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(nameset_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
