@@ -47,6 +47,7 @@
 
 #include "backoff.h"
 #include "buf.h"
+#include "dueindex.h"
 #include "hook.h"
 #include "log.h"
 #include "nameset.h"
@@ -116,12 +117,12 @@ struct node {
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
 	struct nameset cand;		/* names waiting in incoming/ */
-	struct nameset delayed;		/* leader: delayed/ names, key = due */
+	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct commit *commits;
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
-	int64_t next_scan, next_reap, next_hb, next_delayed, quit_deadline;
+	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	unsigned long long claimed, finished;
 };
 
@@ -288,25 +289,26 @@ scan_incoming(struct node *n)
 
 /* --- delayed/ (leader) --- */
 
+/*
+ * The leader indexes every delayed/ file by its due time (the file's
+ * mtime, set by whoever wrote it) on a timing wheel, fed by inotify and by
+ * a scan when it becomes leader; promotion happens at the due instant.
+ */
 static void
 delayed_note(struct node *n, const char *name)
 {
 	struct stat st;
-	struct nameset_node *d;
 
-	if (name[0] == '.')
+	if (name[0] == '.' || n->delayed == NULL)
 		return;
 	if (fstatat(n->sp.dir[SPOOL_DELAYED], name, &st,
 	    AT_SYMLINK_NOFOLLOW) != 0) {
-		nameset_remove(&n->delayed, name);
+		(void)due_index_remove(n->delayed, name);
 		return;
 	}
-	d = nameset_add(&n->delayed, name, NULL);
-	if (d == NULL)
-		return;
-	d->key = mtime_ms(&st);
-	if (d->key < n->next_delayed)
-		n->next_delayed = d->key;
+	if (due_index_set(n->delayed, name, (uint64_t)(mtime_ms(&st) > 0 ?
+	    mtime_ms(&st) : 0)) != 0)
+		log_warn("delayed/%s: not indexed (next rescan retries)", name);
 }
 
 static void
@@ -327,51 +329,43 @@ scan_delayed(struct node *n)
 	closedir(dp);
 }
 
-/* Move every due delayed/ file to incoming/; recompute the next due. */
+static void
+promote_one(const char *name, uint64_t due, void *arg)
+{
+	struct node *n = arg;
+	struct stat st;
+	int64_t now = tstime_now_ms();
+
+	/* Re-read the due time: the file may have been replaced by a later
+	 * retry since it was indexed. */
+	if (fstatat(n->sp.dir[SPOOL_DELAYED], name, &st,
+	    AT_SYMLINK_NOFOLLOW) != 0)
+		return;
+	if (mtime_ms(&st) > now) {
+		(void)due_index_set(n->delayed, name, (uint64_t)mtime_ms(&st));
+		return;
+	}
+	if (spool_move_excl(n->sp.dir[SPOOL_DELAYED], name,
+	    n->sp.dir[SPOOL_INCOMING], name) == 0) {
+		mark_dirty(n, SPOOL_INCOMING);
+		mark_dirty(n, SPOOL_DELAYED);
+		cand_add(n, name, 1);
+		if (now - (int64_t)due > 500)
+			log_warnx("delayed/%s promoted %lld ms late", name,
+			    (long long)(now - (int64_t)due));
+		else
+			log_debug("promoted delayed/%s", name);
+	} else if (errno != ENOENT)
+		log_warn("promote delayed/%s", name);
+}
+
+/* Move every due delayed/ file to incoming/. */
 static void
 promote_delayed(struct node *n)
 {
-	int64_t now = tstime_now_ms(), next = INT64_MAX;
-	struct nameset keep;
-	struct nameset_node *d;
-
-	if (nameset_init(&keep) != 0)
-		return;
-	while ((d = nameset_pop(&n->delayed)) != NULL) {
-		struct stat st;
-
-		if (d->key <= now) {
-			/* Re-read the due time: the file may have been
-			 * replaced by a later retry since we noted it. */
-			if (fstatat(n->sp.dir[SPOOL_DELAYED], d->name, &st,
-			    AT_SYMLINK_NOFOLLOW) != 0) {
-				free(d);
-				continue;
-			}
-			d->key = mtime_ms(&st);
-		}
-		if (d->key <= now) {
-			if (spool_move_excl(n->sp.dir[SPOOL_DELAYED], d->name,
-			    n->sp.dir[SPOOL_INCOMING], d->name) == 0) {
-				mark_dirty(n, SPOOL_INCOMING);
-				mark_dirty(n, SPOOL_DELAYED);
-				cand_add(n, d->name, 1);
-				log_debug("promoted delayed/%s", d->name);
-			} else if (errno != ENOENT)
-				log_warn("promote delayed/%s", d->name);
-			free(d);
-			continue;
-		}
-		if (d->key < next)
-			next = d->key;
-		struct nameset_node *k = nameset_add(&keep, d->name, NULL);
-		if (k != NULL)
-			k->key = d->key;
-		free(d);
-	}
-	nameset_fini(&n->delayed);
-	n->delayed = keep;
-	n->next_delayed = next;
+	if (n->delayed != NULL)
+		due_index_expire(n->delayed, (uint64_t)tstime_now_ms(),
+		    promote_one, n);
 }
 
 /* --- the hook runner --- */
@@ -1623,9 +1617,10 @@ leader_tick(struct node *n)
 		n->leader = 1;
 		log_info("node %s is now the leader (state/leader.lock)",
 		    n->sp.node);
-		nameset_fini(&n->delayed);
-		nameset_init(&n->delayed);
-		n->next_delayed = INT64_MAX;
+		due_index_free(n->delayed);
+		n->delayed = due_index_new((uint64_t)tstime_now_ms());
+		if (n->delayed == NULL)
+			log_warn("delayed/ index");
 		scan_delayed(n);
 	}
 	reap_others(n);
@@ -1803,9 +1798,14 @@ next_wakeup(struct node *n)
 		if (sl->kill_mono > 0 && sl->kill_mono < t)
 			t = sl->kill_mono;
 	}
-	if (n->leader && n->next_delayed != INT64_MAX &&
-	    now + (n->next_delayed - wall) < t)
-		t = now + (n->next_delayed - wall);
+	{
+		uint64_t due;
+
+		if (n->leader && n->delayed != NULL &&
+		    due_index_next(n->delayed, &due) &&
+		    now + ((int64_t)due - wall) < t)
+			t = now + ((int64_t)due - wall);
+	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
 	t -= now;
@@ -1858,10 +1858,8 @@ setup(struct node *n)
 			log_warn("tmp/work.%s.%ld", n->sp.node, i);
 			return EX_CANTCREAT;
 		}
-	if (nameset_init(&n->cand) != 0 || nameset_init(&n->delayed) != 0 ||
-	    nameset_init(&n->hookcache) != 0)
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->hookcache) != 0)
 		return EX_OSERR;
-	n->next_delayed = INT64_MAX;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1994,7 +1992,7 @@ node_run(struct config *cfg, const char *config_path)
 			reload_config(n);
 		check_timeouts(n);
 		now = tstime_mono_ms();
-		if (n->leader && n->next_delayed <= tstime_now_ms())
+		if (n->leader)
 			promote_delayed(n);
 		if (now >= n->next_scan) {
 			scan_incoming(n);
@@ -2020,7 +2018,7 @@ node_run(struct config *cfg, const char *config_path)
 		(void)unlinkat(n->sp.dir[SPOOL_STATE], hb, 0);
 	}
 	nameset_fini(&n->cand);
-	nameset_fini(&n->delayed);
+	due_index_free(n->delayed);
 	nameset_fini(&n->hookcache);
 	for (long i = 0; i < n->nslots; i++) {
 		if (n->work[i].fd > 0) {
