@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "cli_cron.h"
+#include "cli_jobs.h"
 #include "config.h"
 #include "result.h"
 #include "spool.h"
@@ -58,6 +59,8 @@ static const char *const top_usage =
 "  retry ID                   run a FAILED or CANCELLED task again\n"
 "  config                     print the effective configuration\n"
 "  cron next EXPR [...]       next fire times of a cron expression\n"
+"  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
+"       next JOB [N]          recurring job definitions in jobs/\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help.\n"
@@ -1102,6 +1105,21 @@ cli_main(int argc, char **argv)
 		return cmd_retry(&c, argc, argv);
 	if (strcmp(cmd, "cron") == 0)
 		return cli_cron_main(argc, argv);
+	if (strcmp(cmd, "jobs") == 0) {
+		char why[1024];
+
+		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0))
+			return cli_jobs_main(argc, argv, NULL, NULL, 1, c.json);
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		return cli_jobs_main(argc, argv, c.cfg.spool, c.cfg.hooks_dir,
+		    (int)c.cfg.fsync, c.json);
+	}
 	if (strcmp(cmd, "config") == 0) {
 		char why[1024];
 
