@@ -26,8 +26,6 @@
 #define CLI_CRON_N_DEFAULT	5
 #define CLI_CRON_N_MAX		100000	/* most lines per call */
 #define CLI_ZONEINFO		"/usr/share/zoneinfo/"
-#define CLI_ETC_TIMEZONE	"/etc/timezone"
-#define CLI_ETC_LOCALTIME	"/etc/localtime"
 
 static void
 cli_cron_usage(FILE *fp)
@@ -137,73 +135,6 @@ cli_rfc3339_parse(const char *s, int64_t *t)
 	return 0;
 }
 
-/* Zone name from a path below a "zoneinfo/" directory, or NULL. */
-static const char *
-cli_zone_from_path(const char *path)
-{
-	const char *p = strstr(path, "zoneinfo/");
-
-	return p != NULL ? p + strlen("zoneinfo/") : NULL;
-}
-
-/*
- * The host's zone: TZ (a zone name, an absolute path or a POSIX TZ
- * string, with or without a leading ":"), else
- * /etc/timezone, else the /etc/localtime link target (or the file), else
- * UTC.  Returns new, or NULL with a reason when TZ is set but unusable.
- */
-static struct tz *
-cli_host_zone(char *why, size_t whylen)
-{
-	char buf[PATH_MAX], *p;
-	const char *tzenv, *name;
-	struct tz *z;
-	FILE *fp;
-	ssize_t n;
-
-	tzenv = getenv("TZ");
-	if (tzenv != NULL) {
-		if (*tzenv == ':')
-			tzenv++;
-		if (*tzenv == '\0')
-			return tz_load("UTC", why, whylen);
-		if (*tzenv != '/') {
-			/* A zone name, else a POSIX TZ string ("<+03>-3"). */
-			if (tz_name_ok(tzenv) &&
-			    (z = tz_load(tzenv, why, whylen)) != NULL)
-				return z;
-			if ((z = tz_load_posix(tzenv, NULL, 0)) != NULL)
-				return z;
-			if (!tz_name_ok(tzenv))
-				(void)tz_load(tzenv, why, whylen);
-			return NULL;
-		}
-		name = cli_zone_from_path(tzenv);
-		if (name != NULL && (z = tz_load(name, NULL, 0)) != NULL)
-			return z;
-		return tz_load_file(tzenv, tzenv, why, whylen);
-	}
-	if ((fp = fopen(CLI_ETC_TIMEZONE, "re")) != NULL) {
-		p = fgets(buf, sizeof buf, fp);
-		(void)fclose(fp);
-		if (p != NULL) {
-			buf[strcspn(buf, " \t\r\n")] = '\0';
-			if (buf[0] != '\0' &&
-			    (z = tz_load(buf, NULL, 0)) != NULL)
-				return z;
-		}
-	}
-	n = readlink(CLI_ETC_LOCALTIME, buf, sizeof buf - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		name = cli_zone_from_path(buf);
-		if (name != NULL && (z = tz_load(name, NULL, 0)) != NULL)
-			return z;
-	}
-	if ((z = tz_load_file(CLI_ETC_LOCALTIME, "localtime", NULL, 0)) != NULL)
-		return z;
-	return tz_load("UTC", why, whylen);
-}
 
 int
 cli_cron_main(int argc, char **argv)
@@ -324,7 +255,7 @@ cli_cron_main(int argc, char **argv)
 	}
 
 	z = zname != NULL ? tz_load(zname, why, sizeof why) :
-	    cli_host_zone(why, sizeof why);
+	    tz_load_host(why, sizeof why);
 	if (z == NULL) {
 		fprintf(stderr, "taskspool cron: %s%s\n",
 		    zname != NULL ? "--tz: " : "TZ: ", why);

@@ -44,8 +44,6 @@
 #define JOBS_WHY_MAX	1024
 /* "<instant>.mmm" in a zone: TZ_RFC3339_MAX plus the fraction. */
 #define JOBS_TIME_MAX	(TZ_RFC3339_MAX + 4)
-#define JOBS_ETC_TIMEZONE	"/etc/timezone"
-#define JOBS_ETC_LOCALTIME	"/etc/localtime"
 
 struct jobs_cli {
 	const char *spool_path;
@@ -116,74 +114,6 @@ floor_div(int64_t a, int64_t b)
 
 /* --- zones --- */
 
-/* Zone name from a path below a "zoneinfo/" directory, or NULL. */
-static const char *
-zoneinfo_name(const char *path)
-{
-	const char *p = strstr(path, "zoneinfo/");
-
-	return p != NULL ? p + strlen("zoneinfo/") : NULL;
-}
-
-/*
- * The host's zone, resolved as `taskspool cron next` does: TZ (a zone
- * name, an absolute path, or a POSIX TZ string; a leading ':' ignored),
- * else the name in /etc/timezone, else the zone named by the
- * /etc/localtime link, else that file itself, else UTC.  Returns new, or
- * NULL with a reason when TZ is set but unusable.
- */
-static struct tz *
-host_zone(char *why, size_t whylen)
-{
-	char buf[PATH_MAX];
-	const char *env, *name;
-	struct tz *z;
-	FILE *fp;
-	ssize_t n;
-
-	if ((env = getenv("TZ")) != NULL) {
-		if (*env == ':')
-			env++;
-		if (*env == '\0')
-			return tz_load("UTC", why, whylen);
-		if (*env == '/') {
-			name = zoneinfo_name(env);
-			if (name != NULL &&
-			    (z = tz_load(name, NULL, 0)) != NULL)
-				return z;
-			return tz_load_file(env, env, why, whylen);
-		}
-		if (tz_name_ok(env) && (z = tz_load(env, NULL, 0)) != NULL)
-			return z;
-		if ((z = tz_load_posix(env, NULL, 0)) != NULL)
-			return z;
-		(void)snprintf(why, whylen, "TZ=\"%s\": neither a known zone "
-		    "nor a POSIX TZ string", env);
-		return NULL;
-	}
-	if ((fp = fopen(JOBS_ETC_TIMEZONE, "re")) != NULL) {
-		char *p = fgets(buf, sizeof(buf), fp);
-
-		(void)fclose(fp);
-		if (p != NULL) {
-			buf[strcspn(buf, " \t\r\n")] = '\0';
-			if (buf[0] != '\0' &&
-			    (z = tz_load(buf, NULL, 0)) != NULL)
-				return z;
-		}
-	}
-	n = readlink(JOBS_ETC_LOCALTIME, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		if ((name = zoneinfo_name(buf)) != NULL &&
-		    (z = tz_load(name, NULL, 0)) != NULL)
-			return z;
-	}
-	if ((z = tz_load_file(JOBS_ETC_LOCALTIME, "localtime", NULL, 0)) !=
-	    NULL)
-		return z;
-	return tz_load("UTC", why, whylen);
-}
 
 /*
  * The zone of job j: its "timezone", loaded into *own (new, caller
@@ -203,7 +133,7 @@ job_zone(struct jobs_cli *c, const struct job *j, struct tz **own,
 			    "definition: timezone: %s", j->code, tmp);
 		return *own;
 	}
-	if (c->host == NULL && (c->host = host_zone(tmp, sizeof(tmp))) ==
+	if (c->host == NULL && (c->host = tz_load_host(tmp, sizeof(tmp))) ==
 	    NULL)
 		(void)snprintf(why, whylen, "host time zone: %s", tmp);
 	return c->host;

@@ -1049,3 +1049,71 @@ tz_load(const char *name, char *why, size_t whylen)
 	}
 	return tz_load_file(path, name, why, whylen);
 }
+
+/* Zone name from a path below a "zoneinfo/" directory, or NULL. */
+static const char *
+zone_from_path(const char *path)
+{
+	const char *p = strstr(path, "zoneinfo/");
+
+	return p != NULL ? p + strlen("zoneinfo/") : NULL;
+}
+
+/*
+ * The host's zone: TZ (a zone name, an absolute path or a POSIX TZ
+ * string, with or without a leading ":"), else
+ * /etc/timezone, else the /etc/localtime link target (or the file), else
+ * UTC.  Returns new, or NULL with a reason when TZ is set but unusable.
+ */
+struct tz *
+tz_load_host(char *why, size_t whylen)
+{
+	char buf[PATH_MAX], *p;
+	const char *tzenv, *name;
+	struct tz *z;
+	FILE *fp;
+	ssize_t n;
+
+	tzenv = getenv("TZ");
+	if (tzenv != NULL) {
+		if (*tzenv == ':')
+			tzenv++;
+		if (*tzenv == '\0')
+			return tz_load("UTC", why, whylen);
+		if (*tzenv != '/') {
+			/* A zone name, else a POSIX TZ string ("<+03>-3"). */
+			if (tz_name_ok(tzenv) &&
+			    (z = tz_load(tzenv, why, whylen)) != NULL)
+				return z;
+			if ((z = tz_load_posix(tzenv, NULL, 0)) != NULL)
+				return z;
+			if (!tz_name_ok(tzenv))
+				(void)tz_load(tzenv, why, whylen);
+			return NULL;
+		}
+		name = zone_from_path(tzenv);
+		if (name != NULL && (z = tz_load(name, NULL, 0)) != NULL)
+			return z;
+		return tz_load_file(tzenv, tzenv, why, whylen);
+	}
+	if ((fp = fopen("/etc/timezone", "re")) != NULL) {
+		p = fgets(buf, sizeof buf, fp);
+		(void)fclose(fp);
+		if (p != NULL) {
+			buf[strcspn(buf, " \t\r\n")] = '\0';
+			if (buf[0] != '\0' &&
+			    (z = tz_load(buf, NULL, 0)) != NULL)
+				return z;
+		}
+	}
+	n = readlink("/etc/localtime", buf, sizeof buf - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		name = zone_from_path(buf);
+		if (name != NULL && (z = tz_load(name, NULL, 0)) != NULL)
+			return z;
+	}
+	if ((z = tz_load_file("/etc/localtime", "localtime", NULL, 0)) != NULL)
+		return z;
+	return tz_load("UTC", why, whylen);
+}

@@ -84,6 +84,14 @@ struct tz	*tz_load_buf(const void *buf, size_t len, const char *name,
 struct tz	*tz_load_posix(const char *spec, char *why, size_t whylen);
 
 /* tz_free() releases a zone from any loader; NULL is a no-op. */
+/*
+ * The host's zone: TZ (a zone name, an absolute path or a POSIX TZ
+ * string, with or without a leading ":"), else the name in /etc/timezone,
+ * else the /etc/localtime link target (or that file), else UTC.  Returns
+ * new (tz_free), or NULL with a reason in why when TZ is set but unusable.
+ */
+struct tz	*tz_load_host(char *why, size_t whylen);
+
 void		 tz_free(struct tz *z);
 
 /* tz_name() returns the zone's name, borrowed: valid until tz_free(z). */
