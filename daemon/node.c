@@ -52,6 +52,7 @@
 #include "log.h"
 #include "nameset.h"
 #include "result.h"
+#include "scheduler.h"
 #include "spool.h"
 #include "task.h"
 #include "tstime.h"
@@ -111,7 +112,9 @@ struct node {
 	struct spool sp;
 	int hooksfd;
 	int ep, sigfd, ino;
-	int wd_incoming, wd_delayed, wd_cancel;
+	int wd_incoming, wd_delayed, wd_cancel, wd_jobs;
+	struct sched *sched;		/* leader: recurring jobs */
+	int jobs_dirty;			/* jobs/ changed: rescan */
 	int nodelock, leaderfd, leader;
 	struct slot *slots;
 	struct workdir *work;		/* one per slot */
@@ -1622,6 +1625,15 @@ leader_tick(struct node *n)
 		if (n->delayed == NULL)
 			log_warn("delayed/ index");
 		scan_delayed(n);
+		scheduler_free(n->sched);
+		n->sched = scheduler_new(&n->sp, n->cfg, tstime_now_ms());
+		if (n->sched == NULL)
+			log_warn("recurring jobs: scheduler not started");
+		else {
+			scheduler_scan(n->sched, tstime_now_ms());
+			log_info("recurring jobs: %d loaded from jobs/",
+			    scheduler_count(n->sched));
+		}
 	}
 	reap_others(n);
 }
@@ -1680,6 +1692,8 @@ handle_inotify(struct node *n)
 				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
 			else if (ev->wd == n->wd_delayed && n->leader)
 				delayed_note(n, ev->name);
+			else if (ev->wd == n->wd_jobs)
+				n->jobs_dirty = 1;
 			else if (ev->wd == n->wd_cancel &&
 			    spool_id_ok(ev->name))
 				cancel_running(n, ev->name);
@@ -1801,10 +1815,15 @@ next_wakeup(struct node *n)
 	{
 		uint64_t due;
 
+		int64_t jd;
+
 		if (n->leader && n->delayed != NULL &&
 		    due_index_next(n->delayed, &due) &&
 		    now + ((int64_t)due - wall) < t)
 			t = now + ((int64_t)due - wall);
+		if (n->leader && n->sched != NULL &&
+		    scheduler_next(n->sched, &jd) && now + (jd - wall) < t)
+			t = now + (jd - wall);
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
@@ -1885,6 +1904,9 @@ setup(struct node *n)
 		snprintf(p, sizeof(p), "%s/delayed", n->cfg->spool);
 		n->wd_delayed = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_CREATE | IN_CLOSE_WRITE | IN_ONLYDIR);
+		snprintf(p, sizeof(p), "%s/jobs", n->cfg->spool);
+		n->wd_jobs = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR);
 		snprintf(p, sizeof(p), "%s/state/cancel", n->cfg->spool);
 		n->wd_cancel = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_CREATE | IN_ONLYDIR);
@@ -1994,9 +2016,17 @@ node_run(struct config *cfg, const char *config_path)
 		now = tstime_mono_ms();
 		if (n->leader)
 			promote_delayed(n);
+		if (n->leader && n->sched != NULL) {
+			if (n->jobs_dirty) {
+				n->jobs_dirty = 0;
+				scheduler_scan(n->sched, tstime_now_ms());
+			}
+			scheduler_tick(n->sched, tstime_now_ms(), tstime_mono_ms());
+		}
 		if (now >= n->next_scan) {
 			scan_incoming(n);
 			scan_cancels(n);
+			n->jobs_dirty = 1;	/* safety net under inotify */
 			n->next_scan = now + cfg->scan_interval_ms;
 		}
 		if (now >= n->next_reap && !n->draining) {
@@ -2019,6 +2049,7 @@ node_run(struct config *cfg, const char *config_path)
 	}
 	nameset_fini(&n->cand);
 	due_index_free(n->delayed);
+	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);
 	for (long i = 0; i < n->nslots; i++) {
 		if (n->work[i].fd > 0) {

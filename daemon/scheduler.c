@@ -1,0 +1,607 @@
+/*
+ * scheduler — the leader's recurring-job scheduler; see scheduler.h.
+ */
+#include "scheduler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "job.h"
+#include "log.h"
+#include "task.h"
+#include "tstime.h"
+#include "tz.h"
+#include "wheel.h"
+
+#define SCHED_PLAN_MAX	64	/* fires planned per job per pass */
+#define SCHED_END_POLL_MS 200	/* fixedDelay: how often to look for the end */
+#define SCHED_JUMP_MS	1000	/* wall/mono disagreement called a jump */
+
+struct sched_job {
+	struct wheel_entry we;		/* due = next fire (epoch ms) */
+	struct sched_job *next;
+	char file[SPOOL_NAME_MAX];	/* name in jobs/ */
+	struct job def;
+	struct tz *z;
+	ino_t ino;
+	struct timespec mtime;
+	int64_t last_fire;		/* every instant <= this is settled */
+	int64_t last_end;		/* fixedDelay: end of the last run */
+	char last_id[JOB_TASK_ID_MAX + 1];	/* newest task fired */
+	int waiting_end;		/* fixedDelay: polling for the end */
+	int seen;			/* mark for scheduler_scan */
+	struct sched_job *dnext;	/* due list during scheduler_tick */
+};
+
+struct sched {
+	struct spool *sp;
+	const struct config *cfg;
+	struct wheel *w;
+	struct sched_job *jobs;
+	int statefd;			/* state/jobs */
+	int firedfd;			/* state/fired */
+	int64_t last_wall, last_mono;	/* for clock-jump detection */
+	int64_t next_gc;
+};
+
+static int
+open_subdir(int at, const char *name)
+{
+	if (mkdirat(at, name, 0750) != 0 && errno != EEXIST)
+		return -1;
+	return openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+}
+
+struct sched *
+scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
+{
+	struct sched *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->sp = sp;
+	s->cfg = cfg;
+	s->statefd = open_subdir(sp->dir[SPOOL_STATE], "jobs");
+	s->firedfd = open_subdir(sp->dir[SPOOL_STATE], "fired");
+	s->w = wheel_new((uint64_t)now_ms);
+	if (s->statefd < 0 || s->firedfd < 0 || s->w == NULL) {
+		int e = errno;
+
+		scheduler_free(s);
+		errno = e;
+		return NULL;
+	}
+	s->last_wall = now_ms;
+	s->last_mono = tstime_mono_ms();
+	return s;
+}
+
+static void
+job_free(struct sched_job *j)
+{
+	job_fini(&j->def);
+	tz_free(j->z);
+	free(j);
+}
+
+void
+scheduler_free(struct sched *s)
+{
+	struct sched_job *j, *next;
+
+	if (s == NULL)
+		return;
+	for (j = s->jobs; j != NULL; j = next) {
+		next = j->next;
+		job_free(j);
+	}
+	wheel_free(s->w);
+	if (s->statefd >= 0)
+		close(s->statefd);
+	if (s->firedfd >= 0)
+		close(s->firedfd);
+	free(s);
+}
+
+/* --- persisted state: state/jobs/<J>.json --- */
+
+static void
+state_load(struct sched *s, struct sched_job *j)
+{
+	char name[TASK_CODE_MAX + 8], *data;
+	size_t len;
+	json_t *o, *v;
+
+	snprintf(name, sizeof(name), "%s.json", j->def.code);
+	data = spool_read_file(s->statefd, name, 65536, &len);
+	if (data == NULL)
+		return;
+	o = json_loadb(data, len, 0, NULL);
+	free(data);
+	if (o == NULL) {
+		log_warnx("state/jobs/%s: unreadable; starting from now", name);
+		return;
+	}
+	if (json_is_string(v = json_object_get(o, "lastFire")))
+		(void)tstime_parse_rfc3339(json_string_value(v), &j->last_fire);
+	if (json_is_string(v = json_object_get(o, "lastEnd")))
+		(void)tstime_parse_rfc3339(json_string_value(v), &j->last_end);
+	if (json_is_string(v = json_object_get(o, "lastTaskId")) &&
+	    strlen(json_string_value(v)) < sizeof(j->last_id))
+		snprintf(j->last_id, sizeof(j->last_id), "%s",
+		    json_string_value(v));
+	json_decref(o);
+}
+
+static void
+state_save(struct sched *s, struct sched_job *j)
+{
+	char name[TASK_CODE_MAX + 8], a[TSTIME_BUF], b[TSTIME_BUF];
+	struct buf out;
+	json_t *o = json_object();
+	char *text;
+
+	snprintf(name, sizeof(name), "%s.json", j->def.code);
+	json_object_set_new(o, "jobCode", json_string(j->def.code));
+	json_object_set_new(o, "lastFire", j->last_fire >= 0 ?
+	    json_string(tstime_format_ms(a, sizeof(a), j->last_fire)) :
+	    json_null());
+	json_object_set_new(o, "lastEnd", j->last_end >= 0 ?
+	    json_string(tstime_format_ms(b, sizeof(b), j->last_end)) :
+	    json_null());
+	json_object_set_new(o, "lastTaskId", j->last_id[0] != '\0' ?
+	    json_string(j->last_id) : json_null());
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	buf_init(&out, 0);
+	if (text == NULL || buf_puts(&out, text) != 0 || buf_puts(&out,
+	    "\n") != 0 || spool_publish(s->sp, s->statefd, name, out.data,
+	    out.len, -1, 0) != 0)
+		log_warn("job %s: cannot save state/jobs/%s (a restart may "
+		    "fire from an older point; fences prevent duplicates)",
+		    j->def.code, name);
+	free(text);
+	buf_fini(&out);
+}
+
+/* --- firing --- */
+
+/* Whether the task id is still pending or running (not terminal). */
+static int
+task_live(struct sched *s, const char *id)
+{
+	enum spool_dir where;
+
+	if (id[0] == '\0' || spool_locate(s->sp, id, &where, NULL) != 0)
+		return 0;
+	return where == SPOOL_INCOMING || where == SPOOL_DELAYED ||
+	    where == SPOOL_QUEUE || where == SPOOL_ACTIVE;
+}
+
+/*
+ * Fire job j at instant t (epoch ms).  Returns 1 when a task was created,
+ * 0 when the fire was a no-op (fenced, skipped by overlap), -1 on error.
+ */
+static int
+fire(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
+{
+	char id[JOB_TASK_ID_MAX + 1], file[JOB_TASK_ID_MAX + 8];
+	struct task task;
+	struct buf enc;
+	int fd, rc = -1;
+	int64_t due;
+
+	if (job_task_id(j->def.code, t, id, sizeof(id)) != 0) {
+		log_warnx("job %s: no task id for instant %lld", j->def.code,
+		    (long long)t);
+		return -1;
+	}
+	if (j->def.overlap != JOB_OVERLAP_ALLOW && task_live(s, j->last_id)) {
+		if (j->def.overlap == JOB_OVERLAP_FORBID) {
+			log_info("job %s: fire %s skipped: %s still pending or "
+			    "running (overlap forbid)", j->def.code, id,
+			    j->last_id);
+			return 0;
+		}
+		log_info("job %s: fire %s replaces %s (overlap replace): "
+		    "cancelling it", j->def.code, id, j->last_id);
+		if (s->sp->cancel >= 0 && spool_publish(s->sp, s->sp->cancel,
+		    j->last_id, "", 0, -1, 0) != 0)
+			log_warn("job %s: cancel %s", j->def.code, j->last_id);
+	}
+	/* The fence: one fire per (job, instant), whoever is leader. */
+	fd = openat(s->firedfd, id, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0640);
+	if (fd < 0) {
+		if (errno == EEXIST) {
+			log_debug("job %s: %s already fired", j->def.code, id);
+			snprintf(j->last_id, sizeof(j->last_id), "%s", id);
+			return 0;
+		}
+		log_warn("job %s: fence state/fired/%s", j->def.code, id);
+		return -1;
+	}
+	close(fd);
+	if (spool_sync_dir(s->sp, s->firedfd) != 0)
+		log_warn("fsync state/fired/");
+	task_init(&task);
+	buf_init(&enc, 0);
+	if (job_make_task(&j->def, t, &task) != 0) {
+		log_warnx("job %s: cannot build task %s", j->def.code, id);
+		goto out;
+	}
+	task.created_ms = now;
+	due = -1;
+	if (j->def.jitter_ms > 0) {
+		uint32_t r = 0;
+
+		(void)RAND_bytes((unsigned char *)&r, sizeof(r));
+		due = t + (int64_t)(r % (uint32_t)(j->def.jitter_ms + 1));
+		if (due > now)
+			task.not_before_ms = due;
+		else
+			due = -1;
+	}
+	snprintf(file, sizeof(file), "%s.json", id);
+	if (task_encode(&task, &enc) != 0 || spool_publish(s->sp,
+	    s->sp->dir[due > now ? SPOOL_DELAYED : SPOOL_INCOMING], file,
+	    enc.data, enc.len, due > now ? due : -1, SPOOL_PUBLISH_EXCL) != 0) {
+		if (errno == EEXIST)
+			rc = 0;
+		else
+			log_warn("job %s: publish task %s", j->def.code, id);
+		goto out;
+	}
+	snprintf(j->last_id, sizeof(j->last_id), "%s", id);
+	if (now - t > 500)
+		log_warnx("job %s: fired %s %lld ms late", j->def.code, id,
+		    (long long)(now - t));
+	else
+		log_debug("job %s: fired %s", j->def.code, id);
+	rc = 1;
+out:
+	task_fini(&task);
+	buf_fini(&enc);
+	return rc;
+}
+
+static void
+schedule(struct sched *s, struct sched_job *j, int64_t when)
+{
+	if (wheel_entry_pending(&j->we))
+		wheel_cancel(s->w, &j->we);
+	if (when >= 0)
+		wheel_insert(s->w, &j->we, (uint64_t)when);
+}
+
+/* The end of the job's last run (fixedDelay), from its result file. */
+static int64_t
+run_end(struct sched *s, struct sched_job *j)
+{
+	char name[JOB_TASK_ID_MAX + 8];
+	struct stat st;
+
+	if (j->last_id[0] == '\0')
+		return -1;
+	snprintf(name, sizeof(name), "%s.json", j->last_id);
+	if (fstatat(s->sp->dir[SPOOL_RESULTS], name, &st, 0) != 0)
+		return -1;
+	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec /
+	    1000000;
+}
+
+/* Plan and fire what is due for j at now, then schedule its next fire. */
+static void
+run_job(struct sched *s, struct sched_job *j, int64_t now)
+{
+	int64_t out[SCHED_PLAN_MAX];
+	struct job_plan plan;
+	size_t n;
+	int fired = 0;
+
+	if (!j->def.enabled) {
+		/* A disabled job's missed instants are not caught up later. */
+		if (now > j->last_fire) {
+			j->last_fire = now;
+			state_save(s, j);
+		}
+		schedule(s, j, -1);
+		return;
+	}
+	if (j->waiting_end) {
+		int64_t end = run_end(s, j);
+
+		if (end < 0) {
+			schedule(s, j, now + SCHED_END_POLL_MS);
+			return;
+		}
+		j->waiting_end = 0;
+		j->last_end = end;
+		state_save(s, j);
+	}
+	n = job_misfire_plan(&j->def, j->z, j->last_fire, j->last_end, now,
+	    JOB_MISFIRE_THRESHOLD_MS, out, SCHED_PLAN_MAX, &plan);
+	if (plan.misfired)
+		log_warnx("job %s: misfire after downtime or a clock jump: "
+		    "policy %s fires %zu of the missed instant(s)%s",
+		    j->def.code, job_misfire_name(j->def.misfire), n,
+		    plan.dropped ? ", the others are dropped" : "");
+	for (size_t i = 0; i < n; i++)
+		if (fire(s, j, out[i], now) > 0)
+			fired++;
+	if (plan.settled_ms > j->last_fire || fired > 0) {
+		if (plan.settled_ms > j->last_fire)
+			j->last_fire = plan.settled_ms;
+		state_save(s, j);
+	}
+	if (plan.next_ms == JOB_NEXT_AFTER_END) {
+		j->waiting_end = 1;
+		schedule(s, j, now + SCHED_END_POLL_MS);
+	} else if (plan.next_ms == JOB_NEXT_NONE) {
+		schedule(s, j, -1);
+	} else
+		schedule(s, j, plan.next_ms);
+}
+
+/* --- loading --- */
+
+static struct sched_job *
+find_job(struct sched *s, const char *file)
+{
+	for (struct sched_job *j = s->jobs; j != NULL; j = j->next)
+		if (strcmp(j->file, file) == 0)
+			return j;
+	return NULL;
+}
+
+static void
+drop_job(struct sched *s, struct sched_job *dead)
+{
+	struct sched_job **pp;
+
+	for (pp = &s->jobs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == dead) {
+			*pp = dead->next;
+			break;
+		}
+	if (wheel_entry_pending(&dead->we))
+		wheel_cancel(s->w, &dead->we);
+	job_free(dead);
+}
+
+/* Load jobs/<file> (new or changed).  Returns the job or NULL. */
+static struct sched_job *
+load_job(struct sched *s, const char *file, const struct stat *st,
+    int64_t now)
+{
+	char why[512], stem[SPOOL_NAME_MAX];
+	struct task_error te;
+	struct sched_job *j;
+	struct stat fst;
+	struct buf b;
+	size_t fl = strlen(file);
+	int fd;
+
+	fd = spool_open_safe(s->sp->dir[SPOOL_JOBS], file, JOB_FILE_MAX, &fst,
+	    why, sizeof(why));
+	if (fd < 0) {
+		if (errno != ENOENT) {
+			log_warnx("jobs/%s rejected: %s", file, why);
+			(void)spool_quarantine(s->sp, s->sp->dir[SPOOL_JOBS],
+			    file, why);
+		}
+		return NULL;
+	}
+	j = calloc(1, sizeof(*j));
+	if (j == NULL) {
+		close(fd);
+		return NULL;
+	}
+	wheel_entry_init(&j->we);
+	job_init(&j->def);
+	j->last_fire = j->last_end = -1;
+	buf_init(&b, JOB_FILE_MAX);
+	if (buf_read_fd(&b, fd) != 0) {
+		log_warn("jobs/%s", file);
+		goto fail;
+	}
+	close(fd);
+	fd = -1;
+	if (job_decode(b.data != NULL ? b.data : "", b.len, &j->def, &te)) {
+		snprintf(why, sizeof(why), "%s: %s", te.field, te.rule);
+		goto reject;
+	}
+	memcpy(stem, file, fl - 5);
+	stem[fl - 5] = '\0';
+	if (strcmp(stem, j->def.code) != 0) {
+		snprintf(why, sizeof(why), "jobCode: \"%s\" does not match the "
+		    "file name (must be <jobCode>.json)", j->def.code);
+		goto reject;
+	}
+	j->z = j->def.timezone[0] != '\0' ? tz_load(j->def.timezone, why,
+	    sizeof(why)) : tz_load_host(why, sizeof(why));
+	if (j->z == NULL) {
+		char msg[600];
+
+		snprintf(msg, sizeof(msg), "timezone: %s", why);
+		snprintf(why, sizeof(why), "%.500s", msg);
+		goto reject;
+	}
+	snprintf(j->file, sizeof(j->file), "%s", file);
+	j->ino = st->st_ino;
+	j->mtime = st->st_mtim;
+	state_load(s, j);
+	if (j->last_fire < 0)
+		/* Never fired: instants before it existed are not missed. */
+		j->last_fire = j->def.created_ms >= 0 ? j->def.created_ms :
+		    now;
+	buf_fini(&b);
+	return j;
+reject:
+	log_warnx("jobs/%s rejected → corrupt/: %s", file, why);
+	(void)spool_quarantine(s->sp, s->sp->dir[SPOOL_JOBS], file, why);
+fail:
+	if (fd >= 0)
+		close(fd);
+	buf_fini(&b);
+	job_free(j);
+	return NULL;
+}
+
+void
+scheduler_scan(struct sched *s, int64_t now)
+{
+	int fd = dup(s->sp->dir[SPOOL_JOBS]);
+	struct sched_job *j, *next;
+	struct dirent *de;
+	DIR *dp;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (j = s->jobs; j != NULL; j = j->next)
+		j->seen = 0;
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		size_t l = strlen(de->d_name);
+		struct stat st;
+
+		if (de->d_name[0] == '.' || l <= 5 ||
+		    strcmp(de->d_name + l - 5, ".json") != 0 ||
+		    l >= SPOOL_NAME_MAX)
+			continue;
+		if (fstatat(s->sp->dir[SPOOL_JOBS], de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		j = find_job(s, de->d_name);
+		if (j != NULL && j->ino == st.st_ino &&
+		    j->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    j->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			j->seen = 1;
+			continue;
+		}
+		/* New or changed: (re)load, keeping the fire history. */
+		{
+			struct sched_job *nj = load_job(s, de->d_name, &st,
+			    now);
+
+			if (j != NULL)
+				drop_job(s, j);
+			if (nj == NULL)
+				continue;
+			nj->seen = 1;
+			nj->next = s->jobs;
+			s->jobs = nj;
+			log_info("job %s loaded (%s)", nj->def.code,
+			    nj->def.enabled ? "enabled" : "disabled");
+			run_job(s, nj, now);
+		}
+	}
+	closedir(dp);
+	for (j = s->jobs; j != NULL; j = next) {
+		next = j->next;
+		if (!j->seen) {
+			log_info("job %s removed", j->def.code);
+			drop_job(s, j);
+		}
+	}
+}
+
+/* Wheel callback: collect due jobs, in due order (run after the advance). */
+struct due_list {
+	struct sched_job *head, **tail;
+};
+
+static void
+on_due(struct wheel_entry *e, void *arg)
+{
+	struct due_list *dl = arg;
+	struct sched_job *j = WHEEL_ENTRY_OWNER(e, struct sched_job, we);
+
+	j->dnext = NULL;
+	*dl->tail = j;
+	dl->tail = &j->dnext;
+}
+
+/* Remove fence files older than a week (the idempotency window). */
+static void
+fired_gc(struct sched *s, int64_t now)
+{
+	int fd = dup(s->firedfd);
+	struct dirent *de;
+	DIR *dp;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		struct stat st;
+
+		if (de->d_name[0] != '.' && fstatat(s->firedfd, de->d_name,
+		    &st, AT_SYMLINK_NOFOLLOW) == 0 && now / 1000 -
+		    st.st_mtim.tv_sec > 7 * 86400)
+			(void)unlinkat(s->firedfd, de->d_name, 0);
+	}
+	closedir(dp);
+}
+
+void
+scheduler_tick(struct sched *s, int64_t now, int64_t mono)
+{
+	struct due_list dl;
+	int64_t jump = (now - s->last_wall) - (mono - s->last_mono);
+
+	if (jump > SCHED_JUMP_MS || jump < -SCHED_JUMP_MS)
+		log_warnx("wall clock jumped %+lld ms (NTP step or manual "
+		    "change); fires already made are fenced, missed ones "
+		    "follow each job's misfire policy", (long long)jump);
+	s->last_wall = now;
+	s->last_mono = mono;
+	if (now >= s->next_gc) {
+		fired_gc(s, now);
+		s->next_gc = now + 3600 * 1000;
+	}
+	dl.head = NULL;
+	dl.tail = &dl.head;
+	wheel_advance(s->w, (uint64_t)(now > 0 ? now : 0), on_due, &dl);
+	for (struct sched_job *j = dl.head, *next; j != NULL; j = next) {
+		next = j->dnext;
+		run_job(s, j, now);
+	}
+}
+
+int
+scheduler_next(const struct sched *s, int64_t *due_ms)
+{
+	uint64_t d;
+
+	if (!wheel_next_due(s->w, &d))
+		return 0;
+	*due_ms = (int64_t)d;
+	return 1;
+}
+
+int
+scheduler_count(const struct sched *s)
+{
+	int n = 0;
+
+	for (const struct sched_job *j = s->jobs; j != NULL; j = j->next)
+		n++;
+	return n;
+}

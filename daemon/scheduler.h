@@ -1,0 +1,63 @@
+/*
+ * scheduler — the leader's recurring-job scheduler: jobs/<jobCode>.json on a
+ * timing wheel, fired into incoming/ as task files.
+ *
+ * Policy layer, leader only, one thread.  What it owns:
+ *  - loading job definitions (invalid ones go to corrupt/ with a reason),
+ *    re-reading a definition when its file changes;
+ *  - the fire of job J at instant t: task J.<t UTC> published exclusively,
+ *    after an exclusive fence file state/fired/J.<t> is created, so a fire
+ *    repeated after a leader restart or failover is a no-op;
+ *  - the last fire per job, persisted in state/jobs/<J>.json after the
+ *    fire, so after downtime the job's misfire policy decides what happens
+ *    (job_misfire_plan);
+ *  - the overlap policy at fire time (forbid skips while the previous
+ *    task of the job is pending or running, replace cancels it);
+ *  - clock jumps: detected by comparing wall and monotonic clocks between
+ *    ticks and logged; the wheel never moves back, so a step back fires
+ *    nothing twice, and a step forward fires what became due under the
+ *    misfire policy.
+ * It never does slow work per fire beyond creating the fence and the
+ * task file (both fsynced) and the small state file.
+ */
+#ifndef TASKSPOOL_SCHEDULER_H
+#define TASKSPOOL_SCHEDULER_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "spool.h"
+
+struct sched;
+
+/*
+ * New scheduler over spool sp (borrowed; must outlive it) with cfg
+ * (borrowed).  Creates state/jobs/ and state/fired/ when missing.
+ * Returns new, or NULL with errno (logged by the caller).
+ */
+struct sched *scheduler_new(struct spool *sp, const struct config *cfg,
+    int64_t now_ms);
+
+/* Free everything.  NULL is accepted. */
+void scheduler_free(struct sched *s);
+
+/*
+ * Read jobs/ again: load new and changed definitions, drop removed ones,
+ * apply each (re)loaded job's misfire plan from its persisted last fire.
+ * now_ms is wall-clock epoch ms.
+ */
+void scheduler_scan(struct sched *s, int64_t now_ms);
+
+/* Fire every job due at or before now_ms (epoch ms); see the header. */
+void scheduler_tick(struct sched *s, int64_t now_ms, int64_t mono_ms);
+
+/*
+ * Earliest due fire (epoch ms, possibly a lower bound) in *due_ms.
+ * Returns 0 when nothing is scheduled, else 1.
+ */
+int scheduler_next(const struct sched *s, int64_t *due_ms);
+
+/* Number of jobs loaded (enabled or not). */
+int scheduler_count(const struct sched *s);
+
+#endif
