@@ -248,6 +248,20 @@ cmd_submit(struct cli *c, int argc, char **argv)
 			return EX_USAGE;
 		}
 	}
+	{
+		const char *nums[] = { retries, timeout };
+		const char *names[] = { "--retries", "--timeout" };
+
+		for (int i = 0; i < 2; i++)
+			if (nums[i] != NULL && (nums[i][0] == '\0' ||
+			    strspn(nums[i], "0123456789") != strlen(nums[i]) ||
+			    strlen(nums[i]) > 9)) {
+				fprintf(stderr, "taskspool submit: %s: \"%s\" "
+				    "is not a whole number\n", names[i],
+				    nums[i]);
+				return EX_USAGE;
+			}
+	}
 	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
 		fputs("usage: taskspool submit FILE|-  or  taskspool submit "
 		    "--code CODE [options]  (see taskspool --help)\n", stderr);
@@ -429,6 +443,18 @@ get_status(struct cli *c, const char *id, struct status *st)
 	}
 	free(data);
 	task_fini(&t);
+	/* A finished task's file lacks its last attempt: the result has it. */
+	if (st->where == SPOOL_DONE || st->where == SPOOL_FAILED ||
+	    st->where == SPOOL_CANCELLED) {
+		char status[16];
+		size_t na;
+
+		data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20,
+		    &len);
+		if (data != NULL && result_peek(data, len, status, &na) == 0)
+			st->attempts = (int)na;
+		free(data);
+	}
 	return 0;
 }
 
@@ -540,7 +566,7 @@ cmd_logs(struct cli *c, int argc, char **argv)
 		{ "stdout", no_argument, NULL, 'O' },
 		{ "stderr", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	int follow = 0, attempt = 0, want = 3, ch, rc, dfd;
+	int follow = 0, attempt = 0, want = 3, ch, rc, dfd, shown = 0;
 	const char *id;
 	off_t pos[2] = { 0, 0 };
 
@@ -584,9 +610,13 @@ cmd_logs(struct cli *c, int argc, char **argv)
 			a = st.attempts + (st.where == SPOOL_ACTIVE ? 1 : 0);
 		if (a == 0)
 			a = 1;
-		if (a != attempt && attempt == 0 && follow &&
-		    pos[0] + pos[1] > 0 && a != attempt) {
-			/* keep following the same attempt number */
+		if (attempt == 0 && a != shown) {
+			/* A new attempt started while following: its logs
+			 * are new files, read from their beginning. */
+			if (shown != 0 && follow)
+				printf("--- attempt %d ---\n", a);
+			pos[0] = pos[1] = 0;
+			shown = a;
 		}
 		dfd = openat(c->sp.dir[SPOOL_LOGS], id, O_RDONLY |
 		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -795,12 +825,18 @@ cmd_list(struct cli *c, int argc, char **argv)
 
 /* --- cancel, retry --- */
 
+/*
+ * Cancel: publish state/cancel/<id> (a group-writable directory, so any
+ * submitter may ask) and let the daemons act: the owner kills a running
+ * hook; any daemon claims a pending task and concludes it CANCELLED with
+ * its result written first.  Waits up to 5 s to report the outcome.
+ */
 static int
 cmd_cancel(struct cli *c, int argc, char **argv)
 {
 	struct status st;
-	char file[SPOOL_NAME_MAX];
-	int rc;
+	int rc, tty = isatty(2);
+	int64_t until;
 
 	if (argc != 2 || argv[1][0] == '-') {
 		fputs("usage: taskspool cancel ID\n", stderr);
@@ -813,79 +849,48 @@ cmd_cancel(struct cli *c, int argc, char **argv)
 		    "requestId\n", argv[1]);
 		return EX_USAGE;
 	}
-	snprintf(file, sizeof(file), "%s.json", argv[1]);
-	for (int tries = 0; tries < 50; tries++) {
-		int fd;
-		struct stat sb;
-		char why[256];
-
-		if (get_status(c, argv[1], &st) != 0) {
-			fprintf(stderr, "taskspool cancel: no task %s\n",
-			    argv[1]);
-			return EX_NOINPUT;
-		}
-		if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
-		    st.where == SPOOL_CANCELLED) {
-			fprintf(stderr, "taskspool cancel: %s already "
-			    "finished (%s)\n", argv[1], state_name(st.where));
+	if (get_status(c, argv[1], &st) != 0) {
+		fprintf(stderr, "taskspool cancel: no task %s\n", argv[1]);
+		return EX_NOINPUT;
+	}
+	if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+	    st.where == SPOOL_CANCELLED || st.where == SPOOL_CORRUPT) {
+		fprintf(stderr, "taskspool cancel: %s already finished (%s)\n",
+		    argv[1], state_name(st.where));
+		return EX_UNAVAILABLE;
+	}
+	if (c->sp.cancel < 0 || spool_publish(&c->sp, c->sp.cancel, argv[1],
+	    "", 0, -1, 0) != 0) {
+		fprintf(stderr, "taskspool cancel: state/cancel/%s: %s\n",
+		    argv[1], strerror(errno));
+		return EX_IOERR;
+	}
+	until = tstime_mono_ms() + 5000;
+	while (tstime_mono_ms() < until) {
+		if (get_status(c, argv[1], &st) == 0 &&
+		    (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+		    st.where == SPOOL_CANCELLED)) {
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			if (st.where == SPOOL_CANCELLED) {
+				printf("%s CANCELLED\n", argv[1]);
+				return 0;
+			}
+			fprintf(stderr, "taskspool cancel: %s finished as %s "
+			    "before the cancel took effect\n", argv[1],
+			    state_name(st.where));
 			return EX_UNAVAILABLE;
 		}
-		if (st.where == SPOOL_ACTIVE || st.where == SPOOL_QUEUE) {
-			/* The owner sees state/cancel/<id> and kills it. */
-			if (spool_publish(&c->sp, c->sp.cancel, argv[1], "", 0,
-			    -1, 0) != 0) {
-				fprintf(stderr, "taskspool cancel: %s\n",
-				    strerror(errno));
-				return EX_IOERR;
-			}
-			printf("%s cancel requested (running on %s)\n", argv[1],
-			    st.node);
-			return 0;
-		}
-		/* Pending: take its lock (a claimer may hold it briefly). */
-		fd = spool_open_safe(c->sp.dir[st.where], file, TASK_FILE_MAX,
-		    &sb, why, sizeof(why));
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-		    spool_move_excl(c->sp.dir[st.where], file,
-		    c->sp.dir[SPOOL_CANCELLED], file) == 0) {
-			struct task t;
-			struct task_error te;
-			struct buf in, out;
-			struct result_info ri;
-
-			spool_sync_dir(&c->sp, c->sp.dir[SPOOL_CANCELLED]);
-			spool_sync_dir(&c->sp, c->sp.dir[st.where]);
-			buf_init(&in, TASK_FILE_MAX);
-			buf_init(&out, 0);
-			task_init(&t);
-			lseek(fd, 0, SEEK_SET);
-			if (buf_read_fd(&in, fd) == 0 && task_decode(in.data ?
-			    in.data : "", in.len, &t, &te) == 0) {
-				snprintf(t.request_id, sizeof(t.request_id),
-				    "%s", argv[1]);
-				memset(&ri, 0, sizeof(ri));
-				ri.status = "CANCELLED";
-				ri.max_retries = t.max_retries >= 0 ?
-				    t.max_retries : (int)c->cfg.max_retries;
-				if (result_encode(&t, &ri, &out) == 0)
-					spool_publish(&c->sp,
-					    c->sp.dir[SPOOL_RESULTS], file,
-					    out.data, out.len, -1, 0);
-			}
-			task_fini(&t);
-			buf_fini(&in);
-			buf_fini(&out);
-			close(fd);
-			printf("%s CANCELLED\n", argv[1]);
-			return 0;
-		}
-		if (fd >= 0)
-			close(fd);
-		usleep(20000);
+		if (tty)
+			fprintf(stderr, "\r\033[Kcancelling %s (%s)...",
+			    argv[1], state_name(st.where));
+		usleep(50000);
 	}
-	fprintf(stderr, "taskspool cancel: %s is being claimed; try again\n",
-	    argv[1]);
-	return EX_TEMPFAIL;
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	printf("%s cancel requested (still %s: no daemon has acted yet; it "
+	    "takes effect when one does)\n", argv[1], state_name(st.where));
+	return 0;
 }
 
 static int
@@ -1077,7 +1082,8 @@ cli_main(int argc, char **argv)
 	cmd = argv[optind];
 	argc -= optind;
 	argv += optind;
-	optind = 1;
+	optind = 0;	/* 0, not 1: glibc re-initialises getopt fully, so
+			 * subcommands accept options after their operands */
 	/* Allow --json after the command name too. */
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--json") == 0) {

@@ -242,9 +242,36 @@ config_locate(struct config *c, const char *explicit_path, const char *spool,
 	return 0;
 }
 
+/* Make a path absolute (hooks are started from their work directory). */
+static int
+absolutize(char *path, size_t size, const char *key, char *why,
+    size_t whylen)
+{
+	char cwd[CONFIG_PATH_MAX], tmp[CONFIG_PATH_MAX * 2 + 2];
+
+	if (path[0] == '/' || path[0] == '\0')
+		return 0;
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		snprintf(why, whylen, "%s: relative path and no working "
+		    "directory: %s", key, strerror(errno));
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/%s", cwd, path);
+	if (strlen(tmp) >= size) {
+		snprintf(why, whylen, "%s: path too long", key);
+		return -1;
+	}
+	memcpy(path, tmp, strlen(tmp) + 1);
+	return 0;
+}
+
 int
 config_finish(struct config *c, char *why, size_t whylen)
 {
+	if (absolutize(c->spool, sizeof(c->spool), "spool", why, whylen) ||
+	    absolutize(c->hooks_dir, sizeof(c->hooks_dir), "hooks_dir", why,
+	    whylen))
+		return -1;
 	if (c->hooks_dir[0] == '\0' &&
 	    (size_t)snprintf(c->hooks_dir, sizeof(c->hooks_dir), "%s/hooks",
 	    c->spool) >= sizeof(c->hooks_dir)) {

@@ -109,6 +109,8 @@ struct commit {
 struct node {
 	struct config *cfg;
 	const char *config_path;
+	const char *const *overrides;	/* command-line key=value */
+	int noverrides;
 	struct spool sp;
 	int hooksfd;
 	int ep, sigfd, ino;
@@ -122,11 +124,12 @@ struct node {
 	struct nameset cand;		/* names waiting in incoming/ */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
+	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
-	unsigned long long claimed, finished;
+	unsigned long long claimed, finished, scans;
 };
 
 static void node_conclude(struct node *, struct task *, int srcfd,
@@ -851,8 +854,9 @@ claim(struct node *n, const char *name, int announced)
 		quarantine(n, dfd, name, why);
 		goto out;
 	}
-	/* The requestId: the file name's, which must agree with the body's
-	 * when both exist; generated when neither says. */
+	/* The requestId is the body's, and the file must then be named
+	 * <requestId>.json; a body without one gets a generated time-ordered
+	 * id (the file, any *.json name, is renamed to it when claimed). */
 	if (name_to_id(name, id) != 0 && t.request_id[0] == '\0' &&
 	    (strlen(name) <= 5 || strcmp(name + strlen(name) - 5, ".json"))) {
 		quarantine(n, dfd, name, "file name: must be <requestId>.json "
@@ -947,7 +951,8 @@ claim(struct node *n, const char *name, int announced)
 			memset(&a, 0, sizeof(a));
 			a.attempt = (int)t.nattempts + 1;
 			snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
-			a.start_ms = a.end_ms = now;
+			a.start_ms = -1;	/* never started */
+			a.end_ms = now;
 			a.exit_code = -1;
 			a.retry_at_ms = -1;
 			a.outcome = TASK_OUTCOME_CANCELLED;
@@ -1010,8 +1015,11 @@ commit_move(struct node *n, struct commit *c)
 	mark_dirty(n, c->dest);
 	if (!c->from_self)
 		(void)spool_sync_dir(&n->sp, c->srcfd);
-	if (n->sp.cancel >= 0 && c->cancel_marker)
+	if (n->sp.cancel >= 0 && (c->cancel_marker ||
+	    nameset_find(&n->cancels, c->id) != NULL)) {
 		(void)unlinkat(n->sp.cancel, c->id, 0);
+		nameset_remove(&n->cancels, c->id);
+	}
 	if (c->warned)
 		log_info("%s: result written after earlier failures", c->id);
 	return 0;
@@ -1368,23 +1376,114 @@ check_timeouts(struct node *n)
 	}
 }
 
-static void
+/* Kill the hook of a task this node runs.  Returns 1 if it runs here. */
+static int
 cancel_running(struct node *n, const char *id)
 {
 	char file[SPOOL_NAME_MAX];
+	int found = 0;
 
 	snprintf(file, sizeof(file), "%s.json", id);
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
-		if (sl->used && !sl->cancelled && strcmp(sl->name, file) == 0) {
-			sl->cancelled = 1;
-			sl->kill_mono = tstime_mono_ms() + n->cfg->kill_grace_ms;
-			log_info("%s: cancel requested; SIGTERM to process "
-			    "group %d", id, (int)sl->pid);
-			(void)hook_kill_group(sl->pid, SIGTERM);
-		}
+		if (!sl->used || strcmp(sl->name, file) != 0)
+			continue;
+		found = 1;
+		if (sl->cancelled)
+			continue;
+		sl->cancelled = 1;
+		sl->kill_mono = tstime_mono_ms() + n->cfg->kill_grace_ms;
+		log_info("%s: cancel requested; SIGTERM to process group %d",
+		    id, (int)sl->pid);
+		(void)hook_kill_group(sl->pid, SIGTERM);
 	}
+	return found;
+}
+
+/*
+ * Cancel a task that is still pending in incoming/ or delayed/: claim it
+ * like any task (lock, verify, move into active/<self>/), then conclude
+ * it as CANCELLED, which writes its result before the move into
+ * cancelled/.  Returns 1 when done here, 0 when the task was not pending
+ * (or someone else holds it: their claim sees the marker).
+ */
+static int
+cancel_pending(struct node *n, const char *id)
+{
+	static const enum spool_dir from[] = { SPOOL_INCOMING, SPOOL_DELAYED };
+	char file[SPOOL_NAME_MAX], why[512];
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	for (size_t i = 0; i < 2; i++) {
+		int dfd = n->sp.dir[from[i]], fd;
+		struct task t;
+		struct task_error te;
+		struct task_attempt a;
+		struct stat st;
+		struct buf b;
+
+		fd = spool_open_safe(dfd, file, TASK_FILE_MAX, &st, why,
+		    sizeof(why));
+		if (fd < 0)
+			continue;
+		if (lock_verify(fd, dfd, file) != 0) {
+			close(fd);
+			continue;
+		}
+		task_init(&t);
+		buf_init(&b, TASK_FILE_MAX);
+		if (buf_read_fd(&b, fd) != 0 || task_decode(b.data != NULL ?
+		    b.data : "", b.len, &t, &te) != 0 ||
+		    spool_move_excl(dfd, file, n->sp.self, file) != 0) {
+			/* Malformed files are the claim path's business. */
+			close(fd);
+			task_fini(&t);
+			buf_fini(&b);
+			return 0;
+		}
+		buf_fini(&b);
+		memset(&a, 0, sizeof(a));
+		a.attempt = (int)t.nattempts + 1;
+		snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
+		a.start_ms = -1;
+		a.end_ms = tstime_now_ms();
+		a.exit_code = -1;
+		a.retry_at_ms = -1;
+		a.outcome = TASK_OUTCOME_CANCELLED;
+		snprintf(a.reason, sizeof(a.reason), "cancelled before it "
+		    "started (was in %s/)", spool_dir_name(from[i]));
+		node_conclude(n, &t, n->sp.self, file, fd, &a, 1, NULL, 0,
+		    NULL);
+		task_fini(&t);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A cancel marker state/cancel/<id> was seen: kill the hook if it runs
+ * here, else cancel the task if it is pending, else drop a marker whose
+ * task is finished or unknown for a day.
+ */
+static void
+handle_cancel(struct node *n, const char *id)
+{
+	enum spool_dir where;
+	struct stat st;
+
+	(void)nameset_add(&n->cancels, id, NULL);
+	if (cancel_running(n, id) || cancel_pending(n, id))
+		return;
+	if (spool_locate(&n->sp, id, &where, NULL) == 0) {
+		if (where != SPOOL_DONE && where != SPOOL_FAILED &&
+		    where != SPOOL_CANCELLED)
+			return;		/* running elsewhere: its owner acts */
+	} else if (fstatat(n->sp.cancel, id, &st, 0) != 0 ||
+	    tstime_now_ms() / 1000 - st.st_mtim.tv_sec < 86400)
+		return;			/* may not be published yet */
+	(void)unlinkat(n->sp.cancel, id, 0);
+	nameset_remove(&n->cancels, id);
 }
 
 static void
@@ -1394,7 +1493,7 @@ scan_cancels(struct node *n)
 	DIR *dp;
 	struct dirent *de;
 
-	if (n->sp.cancel < 0 || n->nrunning == 0)
+	if (n->sp.cancel < 0)
 		return;
 	fd = dup(n->sp.cancel);
 	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
@@ -1405,7 +1504,7 @@ scan_cancels(struct node *n)
 	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL)
 		if (spool_id_ok(de->d_name))
-			cancel_running(n, de->d_name);
+			handle_cancel(n, de->d_name);
 	closedir(dp);
 }
 
@@ -1448,6 +1547,19 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			close(fd);
 			return;
 		}
+	/* A newer copy may already be running on another node. */
+	{
+		char other[65];
+
+		if (spool_in_active(&n->sp, name, owner, other)) {
+			log_info("%s: stale copy in active/%s/ removed (active/"
+			    "%s/ runs the newer one)", id, owner, other);
+			(void)unlinkat(dirfd, name, 0);
+			(void)spool_sync_dir(&n->sp, dirfd);
+			close(fd);
+			return;
+		}
+	}
 	task_init(&t);
 	buf_init(&b, TASK_FILE_MAX);
 	if (fstat(fd, &st) != 0 || buf_read_fd(&b, fd) != 0) {
@@ -1609,6 +1721,38 @@ reap_others(struct node *n)
 	closedir(dp);
 }
 
+/*
+ * Leader: remove what dead writers left in tmp/ (regular files untouched
+ * for an hour; the work directories of live daemons are directories).
+ */
+static void
+clean_tmp(struct node *n)
+{
+	int fd = dup(n->sp.dir[SPOOL_TMP]);
+	int64_t now = tstime_now_ms();
+	struct dirent *de;
+	DIR *dp;
+
+	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(dp);
+	while ((de = readdir(dp)) != NULL) {
+		struct stat st;
+
+		if (de->d_name[0] == '.' || fstatat(n->sp.dir[SPOOL_TMP],
+		    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    S_ISDIR(st.st_mode) || now - mtime_ms(&st) < 3600 * 1000)
+			continue;
+		if (unlinkat(n->sp.dir[SPOOL_TMP], de->d_name, 0) == 0)
+			log_info("removed stale tmp/%s (a writer died before "
+			    "publishing it)", de->d_name);
+	}
+	closedir(dp);
+}
+
 /* --- leader, heartbeat --- */
 
 static void
@@ -1696,7 +1840,7 @@ handle_inotify(struct node *n)
 				n->jobs_dirty = 1;
 			else if (ev->wd == n->wd_cancel &&
 			    spool_id_ok(ev->name))
-				cancel_running(n, ev->name);
+				handle_cancel(n, ev->name);
 		}
 	}
 }
@@ -1748,7 +1892,23 @@ reload_config(struct node *n)
 	n->reload = 0;
 	config_defaults(&c);
 	if (config_locate(&c, n->config_path, n->cfg->spool, why,
-	    sizeof(why)) != 0 || config_finish(&c, why, sizeof(why)) != 0) {
+	    sizeof(why)) != 0) {
+		log_warnx("SIGHUP: configuration not reloaded: %s", why);
+		return;
+	}
+	for (int i = 0; i < n->noverrides; i++) {
+		const char *eq = strchr(n->overrides[i], '=');
+		char key[64];
+
+		if (eq == NULL || (size_t)(eq - n->overrides[i]) >= sizeof(key))
+			continue;
+		memcpy(key, n->overrides[i], (size_t)(eq - n->overrides[i]));
+		key[eq - n->overrides[i]] = '\0';
+		(void)config_set(&c, key, eq + 1, why, sizeof(why));
+	}
+	if (strcmp(n->cfg->log_level, "debug") == 0)
+		snprintf(c.log_level, sizeof(c.log_level), "debug");
+	if (config_finish(&c, why, sizeof(why)) != 0) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", why);
 		return;
 	}
@@ -1877,7 +2037,8 @@ setup(struct node *n)
 			log_warn("tmp/work.%s.%ld", n->sp.node, i);
 			return EX_CANTCREAT;
 		}
-	if (nameset_init(&n->cand) != 0 || nameset_init(&n->hookcache) != 0)
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->hookcache) != 0 ||
+	    nameset_init(&n->cancels) != 0)
 		return EX_OSERR;
 
 	sigemptyset(&mask);
@@ -1934,7 +2095,8 @@ setup(struct node *n)
 }
 
 int
-node_run(struct config *cfg, const char *config_path)
+node_run(struct config *cfg, const char *config_path,
+    const char *const *overrides, int noverrides)
 {
 	struct node node, *n = &node;
 	struct epoll_event evs[64];
@@ -1943,6 +2105,8 @@ node_run(struct config *cfg, const char *config_path)
 	memset(n, 0, sizeof(*n));
 	n->cfg = cfg;
 	n->config_path = config_path;
+	n->overrides = overrides;
+	n->noverrides = noverrides;
 	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->leaderfd = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
@@ -2028,6 +2192,10 @@ node_run(struct config *cfg, const char *config_path)
 			scan_cancels(n);
 			n->jobs_dirty = 1;	/* safety net under inotify */
 			n->next_scan = now + cfg->scan_interval_ms;
+			if (n->leader && ++n->scans % 12 == 0) {
+				scan_delayed(n);
+				clean_tmp(n);
+			}
 		}
 		if (now >= n->next_reap && !n->draining) {
 			leader_tick(n);
@@ -2051,6 +2219,7 @@ node_run(struct config *cfg, const char *config_path)
 	due_index_free(n->delayed);
 	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);
+	nameset_fini(&n->cancels);
 	for (long i = 0; i < n->nslots; i++) {
 		if (n->work[i].fd > 0) {
 			work_reset(&n->work[i]);

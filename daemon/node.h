@@ -14,8 +14,10 @@
  * running hooks finish) or a fatal start-up error.  cfg is borrowed;
  * config_path (may be NULL) is re-read on SIGHUP.  Returns a sysexits
  * code: 0 after a clean drain, EX_OSERR/EX_CANTCREAT/... when start-up
- * failed (already logged).
+ * failed (already logged).  overrides (borrowed, "key=value" strings from
+ * the command line) are re-applied after every reload.
  */
-int node_run(struct config *cfg, const char *config_path);
+int node_run(struct config *cfg, const char *config_path,
+    const char *const *overrides, int noverrides);
 
 #endif

@@ -94,6 +94,14 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
+	/* The group must be able to enter the spool to reach tmp/ etc. */
+	if (group >= 0 && (fchown(root, (uid_t)-1, (gid_t)group) != 0 ||
+	    fchmod(root, 02750) != 0)) {
+		snprintf(why, whylen, "%s: chown/chmod: %s", path,
+		    strerror(errno));
+		close(root);
+		return -1;
+	}
 	for (int d = 0; d < SPOOL_NDIRS; d++) {
 		if (mkdirat(root, dirs[d].name, dirs[d].mode) != 0) {
 			if (errno == EEXIST)
@@ -445,9 +453,26 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 	return spool_sync_dir(s, srcfd);
 }
 
+static int find_in_nodes_except(const struct spool *, enum spool_dir,
+    const char *, const char *, char *);
+
 static int
 find_in_nodes(const struct spool *s, enum spool_dir d, const char *file,
     char *node)
+{
+	return find_in_nodes_except(s, d, file, NULL, node);
+}
+
+int
+spool_in_active(const struct spool *s, const char *file, const char *except,
+    char *node)
+{
+	return find_in_nodes_except(s, SPOOL_ACTIVE, file, except, node);
+}
+
+static int
+find_in_nodes_except(const struct spool *s, enum spool_dir d,
+    const char *file, const char *except, char *node)
 {
 	DIR *dp;
 	struct dirent *de;
@@ -465,7 +490,8 @@ find_in_nodes(const struct spool *s, enum spool_dir d, const char *file,
 		int nfd;
 		struct stat st;
 
-		if (de->d_name[0] == '.' || !spool_code_ok(de->d_name))
+		if (de->d_name[0] == '.' || !spool_code_ok(de->d_name) ||
+		    (except != NULL && strcmp(de->d_name, except) == 0))
 			continue;
 		nfd = open_dir_at(s->dir[d], de->d_name);
 		if (nfd < 0)

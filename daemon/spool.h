@@ -111,6 +111,14 @@ int spool_locate(const struct spool *s, const char *id,
     enum spool_dir *where, char *node);
 
 /*
+ * Whether file (a name such as "<id>.json") is in active/<node>/ of any
+ * node other than except (may be NULL).  Fills node (65 bytes, may be
+ * NULL) with the first one found.  Returns 1 or 0.
+ */
+int spool_in_active(const struct spool *s, const char *file,
+    const char *except, char *node);
+
+/*
  * Open (creating when needed) the per-node directory active/<node> or
  * queue/<node>.  Returns an O_DIRECTORY fd or -1 with errno.
  */

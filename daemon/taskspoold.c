@@ -14,6 +14,7 @@
 #include "config.h"
 #include "log.h"
 #include "node.h"
+#include "spool.h"
 
 static void
 usage(FILE *fp)
@@ -38,7 +39,8 @@ usage(FILE *fp)
 "Signals: SIGTERM/SIGINT drain (no new claims, running hooks finish; a\n"
 "second one stops the hooks), SIGHUP reloads the configuration.\n"
 "Exit status: 0 after a clean stop, 64 usage, 78 configuration error,\n"
-"75 node id already in use, 71 system error.\n");
+"75 node id already in use, 73 cannot create a spool file, 71 system\n"
+"error.\n");
 }
 
 int
@@ -123,14 +125,17 @@ main(int argc, char **argv)
 		key[eq - sets[i]] = '\0';
 		if (config_set(&cfg, key, eq + 1, why, sizeof(why)) != 0)
 			fatalx(EX_USAGE, "%s", why);
-		if (owned[i])
-			free(sets[i]);
 	}
 	if (verbose)
 		snprintf(cfg.log_level, sizeof(cfg.log_level), "debug");
 	if (config_finish(&cfg, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s", why);
 	if (check) {
+		struct spool sp;
+
+		if (spool_open(&sp, cfg.spool, NULL, 0, why, sizeof(why)) != 0)
+			fatalx(EX_CONFIG, "%s", why);
+		spool_close(&sp);
 		if (access(cfg.spool, R_OK | W_OK | X_OK) != 0)
 			fatal(EX_CONFIG, "spool %s", cfg.spool);
 		if (access(cfg.hooks_dir, R_OK | X_OK) != 0)
@@ -164,6 +169,9 @@ main(int argc, char **argv)
 			close(fd);
 	}
 	log_set_level((enum log_level)log_level_parse(cfg.log_level));
-	rc = node_run(&cfg, cfile);
+	rc = node_run(&cfg, cfile, (const char *const *)sets, nsets);
+	for (int i = 0; i < nsets; i++)
+		if (owned[i])
+			free(sets[i]);
 	return rc;
 }
