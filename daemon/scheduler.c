@@ -238,6 +238,7 @@ fire(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 	buf_init(&enc, 0);
 	if (job_make_task(&j->def, t, &task) != 0) {
 		log_warnx("job %s: cannot build task %s", j->def.code, id);
+		(void)unlinkat(s->firedfd, id, 0);
 		goto out;
 	}
 	task.created_ms = now;
@@ -258,8 +259,11 @@ fire(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 	    enc.data, enc.len, due > now ? due : -1, SPOOL_PUBLISH_EXCL) != 0) {
 		if (errno == EEXIST)
 			rc = 0;
-		else
+		else {
+			/* Unfence, so the next pass tries this fire again. */
 			log_warn("job %s: publish task %s", j->def.code, id);
+			(void)unlinkat(s->firedfd, id, 0);
+		}
 		goto out;
 	}
 	snprintf(j->last_id, sizeof(j->last_id), "%s", id);
@@ -336,9 +340,19 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		    "policy %s fires %zu of the missed instant(s)%s",
 		    j->def.code, job_misfire_name(j->def.misfire), n,
 		    plan.dropped ? ", the others are dropped" : "");
-	for (size_t i = 0; i < n; i++)
-		if (fire(s, j, out[i], now) > 0)
-			fired++;
+	for (size_t i = 0; i < n; i++) {
+		int r = fire(s, j, out[i], now);
+
+		if (r < 0) {
+			/* Not settled: this instant is tried again in 1 s. */
+			if (out[i] - 1 > j->last_fire)
+				j->last_fire = out[i] - 1;
+			state_save(s, j);
+			schedule(s, j, now + 1000);
+			return;
+		}
+		fired += r;
+	}
 	if (plan.settled_ms > j->last_fire || fired > 0) {
 		if (plan.settled_ms > j->last_fire)
 			j->last_fire = plan.settled_ms;
