@@ -885,14 +885,33 @@ claim(struct node *n, const char *name, int announced)
 		goto out;
 	}
 	/* A requestId is used once: every finished task has a result file
-	 * (one look-up instead of one per terminal directory). */
+	 * (one look-up instead of one per terminal directory), and no other
+	 * copy may wait in delayed/ or run on a node.  Such a second copy is
+	 * kept in corrupt/, never run: two runs could overlap.  (A crash in
+	 * the delay path below can leave the user's original here beside the
+	 * published delayed/ copy; that one is the task.) */
 	{
 		struct stat ts;
+		char other[65];
 
 		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
 		    AT_SYMLINK_NOFOLLOW) == 0) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" already "
 			    "used (results/%s exists)", id, final);
+			quarantine(n, dfd, name, why);
+			goto out;
+		}
+		if (fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(why, sizeof(why), "requestId: \"%s\" already "
+			    "waits in delayed/ (a second copy)", id);
+			quarantine(n, dfd, name, why);
+			goto out;
+		}
+		if (spool_in_active(&n->sp, final, NULL, other)) {
+			snprintf(why, sizeof(why), "requestId: \"%s\" is "
+			    "already running on node %s (a second copy)", id,
+			    other);
 			quarantine(n, dfd, name, why);
 			goto out;
 		}
