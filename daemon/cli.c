@@ -684,6 +684,19 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 		if (data == NULL || task_decode(data, len, &t, &te) != 0)
 			snprintf(t.task_code, sizeof(t.task_code), "?");
 		free(data);
+		if (where == SPOOL_DONE || where == SPOOL_FAILED ||
+		    where == SPOOL_CANCELLED) {
+			/* The final attempt is only in the result. */
+			char status[16];
+			size_t na;
+
+			data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
+			    de->d_name, 64 << 20, &len);
+			if (data != NULL && result_peek(data, len, status,
+			    &na) == 0)
+				t.nattempts = na;
+			free(data);
+		}
 		if (code == NULL || strcmp(code, t.task_code) == 0) {
 			if (arr != NULL) {
 				json_t *o = json_object();
@@ -910,7 +923,12 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	}
 	if ((rc = cli_open(c)) != 0)
 		return rc;
-	if (!spool_id_ok(argv[1]) || get_status(c, argv[1], &st) != 0) {
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool retry: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	if (get_status(c, argv[1], &st) != 0) {
 		fprintf(stderr, "taskspool retry: no task %s\n", argv[1]);
 		return EX_NOINPUT;
 	}

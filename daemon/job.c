@@ -726,6 +726,9 @@ delay_plan(const struct job *j, int64_t last_fire_ms, int64_t last_end_ms,
 {
 	int64_t due;
 
+	/* Nothing fired: the settled point stays (the next due time is
+	 * counted from it, so it must not creep forward with now). */
+	p->settled_ms = last_fire_ms;
 	/* The pending instant: one delay after the later of the last end
 	 * and the last settled point; or the first-fire rule. */
 	if (last_end_ms >= 0 || last_fire_ms >= 0)
@@ -756,6 +759,7 @@ delay_plan(const struct job *j, int64_t last_fire_ms, int64_t last_end_ms,
 		p->misfired = 1;
 		if (j->misfire == JOB_MISFIRE_SKIP) {
 			p->dropped = 1;
+			p->settled_ms = now_ms;
 			due = now_ms + j->interval_ms;
 			if (j->start_ms >= 0 && due < j->start_ms)
 				due = j->start_ms;
@@ -765,6 +769,7 @@ delay_plan(const struct job *j, int64_t last_fire_ms, int64_t last_end_ms,
 		}
 	}
 	out[0] = due;
+	p->settled_ms = due;
 	p->next_ms = JOB_NEXT_AFTER_END;
 	return 1;
 }

@@ -38,6 +38,7 @@ struct sched_job {
 	int64_t last_end;		/* fixedDelay: end of the last run */
 	char last_id[JOB_TASK_ID_MAX + 1];	/* newest task fired */
 	int waiting_end;		/* fixedDelay: polling for the end */
+	int was_disabled;		/* state: disabled when last seen */
 	int seen;			/* mark for scheduler_scan */
 	struct sched_job *dnext;	/* due list during scheduler_tick */
 };
@@ -136,6 +137,7 @@ state_load(struct sched *s, struct sched_job *j)
 		(void)tstime_parse_rfc3339(json_string_value(v), &j->last_fire);
 	if (json_is_string(v = json_object_get(o, "lastEnd")))
 		(void)tstime_parse_rfc3339(json_string_value(v), &j->last_end);
+	j->was_disabled = json_is_true(json_object_get(o, "disabled"));
 	if (json_is_string(v = json_object_get(o, "lastTaskId")) &&
 	    strlen(json_string_value(v)) < sizeof(j->last_id))
 		snprintf(j->last_id, sizeof(j->last_id), "%s",
@@ -161,6 +163,7 @@ state_save(struct sched *s, struct sched_job *j)
 	    json_null());
 	json_object_set_new(o, "lastTaskId", j->last_id[0] != '\0' ?
 	    json_string(j->last_id) : json_null());
+	json_object_set_new(o, "disabled", json_boolean(!j->def.enabled));
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	buf_init(&out, 0);
@@ -223,15 +226,29 @@ fire(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 	fd = openat(s->firedfd, id, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0640);
 	if (fd < 0) {
-		if (errno == EEXIST) {
+		enum spool_dir where;
+		struct stat st;
+		char rname[JOB_TASK_ID_MAX + 8];
+
+		if (errno != EEXIST) {
+			log_warn("job %s: fence state/fired/%s", j->def.code,
+			    id);
+			return -1;
+		}
+		snprintf(rname, sizeof(rname), "%s.json", id);
+		if (spool_locate(s->sp, id, &where, NULL) == 0 ||
+		    fstatat(s->sp->dir[SPOOL_RESULTS], rname, &st, 0) == 0) {
 			log_debug("job %s: %s already fired", j->def.code, id);
 			snprintf(j->last_id, sizeof(j->last_id), "%s", id);
 			return 0;
 		}
-		log_warn("job %s: fence state/fired/%s", j->def.code, id);
-		return -1;
-	}
-	close(fd);
+		/* Fenced but the task is nowhere: the previous leader died
+		 * between the fence and the publication.  Publish it now
+		 * (exclusively: still at most one task per instant). */
+		log_warnx("job %s: fence for %s without its task; publishing "
+		    "it", j->def.code, id);
+	} else
+		close(fd);
 	if (spool_sync_dir(s->sp, s->firedfd) != 0)
 		log_warn("fsync state/fired/");
 	task_init(&task);
@@ -314,11 +331,11 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 	int fired = 0;
 
 	if (!j->def.enabled) {
-		/* A disabled job's missed instants are not caught up later. */
-		if (now > j->last_fire) {
+		/* A disabled job's missed instants are not caught up later:
+		 * the state remembers it was disabled (see load_job). */
+		if (now > j->last_fire)
 			j->last_fire = now;
-			state_save(s, j);
-		}
+		state_save(s, j);
 		schedule(s, j, -1);
 		return;
 	}
@@ -459,6 +476,9 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 		/* Never fired: instants before it existed are not missed. */
 		j->last_fire = j->def.created_ms >= 0 ? j->def.created_ms :
 		    now;
+	if (j->def.enabled && j->was_disabled && now > j->last_fire)
+		/* Re-enabled: what was missed while disabled is not due. */
+		j->last_fire = now;
 	buf_fini(&b);
 	return j;
 reject:
@@ -527,7 +547,11 @@ scheduler_scan(struct sched *s, int64_t now)
 	for (j = s->jobs; j != NULL; j = next) {
 		next = j->next;
 		if (!j->seen) {
+			char sname[TASK_CODE_MAX + 8];
+
 			log_info("job %s removed", j->def.code);
+			snprintf(sname, sizeof(sname), "%s.json", j->def.code);
+			(void)unlinkat(s->statefd, sname, 0);
 			drop_job(s, j);
 		}
 	}

@@ -145,6 +145,13 @@ main(int argc, char **argv)
 		config_dump(&cfg, stdout);
 		return 0;
 	}
+	if (cfile != NULL && cfile[0] != '/') {
+		/* daemon(3) moves to "/": keep the file SIGHUP re-reads. */
+		static char abs_cfile[4096];
+
+		if (realpath(cfile, abs_cfile) != NULL)
+			cfile = abs_cfile;
+	}
 	if (!fg) {
 		int fd;
 
