@@ -2216,8 +2216,11 @@ node_run(struct config *cfg, const char *config_path,
 				clean_tmp(n);
 			}
 		}
-		if (now >= n->next_reap && !n->draining) {
-			leader_tick(n);
+		if (now >= n->next_reap) {
+			/* A draining daemon claims and reaps nothing, but the
+			 * deadline still moves, or epoll would never sleep. */
+			if (!n->draining)
+				leader_tick(n);
 			n->next_reap = now + cfg->reap_interval_ms;
 		}
 		if (now >= n->next_hb) {

@@ -18,10 +18,11 @@ CONF="$TRASH/taskspool.conf"
 test_count=0
 test_failed=0
 DAEMONS=""
+DAEMON_PIDS=""	# kept here too: cleanup works even if $TRASH vanished
 
 cleanup() {
-	for n in $DAEMONS; do
-		[ -f "$TRASH/pid.$n" ] && kill -9 "$(cat "$TRASH/pid.$n")" 2>/dev/null
+	for _tl_p in $DAEMON_PIDS; do
+		kill -9 "$_tl_p" 2>/dev/null
 	done
 	if [ "$test_failed" -eq 0 ] && [ -z "${KEEP_TRASH:-}" ]; then
 		rm -rf "$TRASH"
@@ -52,15 +53,19 @@ ts() { "$TS" -c "$CONF" "$@"; }
 # start_daemon NODE [taskspoold options...]: start a daemon in the
 # foreground (in the background of this shell); wait for its heartbeat.
 start_daemon() {
-	node=$1; shift
-	"$TSD" -d -c "$CONF" -i "$node" "$@" >>"$TRASH/log.$node" 2>&1 &
-	echo $! >"$TRASH/pid.$node"
-	DAEMONS="$DAEMONS $node"
-	i=0
-	while [ ! -f "$SPOOL/state/heartbeat.$node" ]; do
-		i=$((i + 1))
-		if [ $i -gt 500 ]; then
-			echo "# daemon $node did not start:"; sed 's/^/# /' "$TRASH/log.$node"
+	_tl_node=$1; shift
+	# A heartbeat left by a killed daemon must not count as this start.
+	rm -f "$SPOOL/state/heartbeat.$_tl_node"
+	"$TSD" -d -c "$CONF" -i "$_tl_node" "$@" >>"$TRASH/log.$_tl_node" 2>&1 &
+	echo $! >"$TRASH/pid.$_tl_node"
+	DAEMON_PIDS="$DAEMON_PIDS $!"
+	DAEMONS="$DAEMONS $_tl_node"
+	_tl_i=0
+	while [ ! -f "$SPOOL/state/heartbeat.$_tl_node" ]; do
+		_tl_i=$((_tl_i + 1))
+		if [ $_tl_i -gt 500 ]; then
+			echo "# daemon $_tl_node did not start:"
+			sed 's/^/# /' "$TRASH/log.$_tl_node"
 			return 1
 		fi
 		sleep 0.01
@@ -71,11 +76,11 @@ daemon_pid() { cat "$TRASH/pid.$1"; }
 
 # stop_daemon NODE: SIGTERM (graceful drain) and wait for the exit.
 stop_daemon() {
-	pid=$(daemon_pid "$1")
-	kill -TERM "$pid" 2>/dev/null
-	i=0
-	while kill -0 "$pid" 2>/dev/null; do
-		i=$((i + 1)); [ $i -gt 3000 ] && return 1; sleep 0.01
+	_tl_pid=$(daemon_pid "$1")
+	kill -TERM "$_tl_pid" 2>/dev/null
+	_tl_i=0
+	while kill -0 "$_tl_pid" 2>/dev/null; do
+		_tl_i=$((_tl_i + 1)); [ $_tl_i -gt 3000 ] && return 1; sleep 0.01
 	done
 }
 
@@ -84,29 +89,31 @@ kill9_daemon() { kill -9 "$(daemon_pid "$1")" 2>/dev/null; sleep 0.05; }
 
 # state_of ID: the directory the task is in (done, failed, ...), or "".
 state_of() {
-	for d in incoming delayed done failed cancelled; do
-		[ -e "$SPOOL/$d/$1.json" ] && { echo "$d"; return; }
+	for _tl_d in incoming delayed done failed cancelled; do
+		[ -e "$SPOOL/$_tl_d/$1.json" ] && { echo "$_tl_d"; return; }
 	done
-	for d in "$SPOOL"/active/*/; do
-		[ -e "$d$1.json" ] && { echo active; return; }
+	for _tl_d in "$SPOOL"/active/*/; do
+		[ -e "$_tl_d$1.json" ] && { echo active; return; }
 	done
 	echo ""
 }
 
 # wait_terminal ID [SECONDS]: until the task is in done|failed|cancelled.
 wait_terminal() {
-	lim=$(( ${2:-20} * 100 )); i=0
+	_tl_lim=$(( ${2:-20} * 100 )); _tl_i=0
 	while :; do
 		case $(state_of "$1") in done|failed|cancelled) return 0;; esac
-		i=$((i + 1)); [ $i -gt "$lim" ] && return 1; sleep 0.01
+		_tl_i=$((_tl_i + 1)); [ $_tl_i -gt "$_tl_lim" ] && return 1
+		sleep 0.01
 	done
 }
 
 # wait_for 'shell condition' [SECONDS]
 wait_for() {
-	lim=$(( ${2:-20} * 100 )); i=0
+	_tl_lim=$(( ${2:-20} * 100 )); _tl_i=0
 	until eval "$1"; do
-		i=$((i + 1)); [ $i -gt "$lim" ] && return 1; sleep 0.01
+		_tl_i=$((_tl_i + 1)); [ $_tl_i -gt "$_tl_lim" ] && return 1
+		sleep 0.01
 	done
 }
 

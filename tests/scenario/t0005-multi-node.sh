@@ -1,0 +1,114 @@
+#!/bin/sh
+# Several daemons on one spool (C2/C12: B57 scan/watch race, no duplicate,
+# nothing lost): 1,000 tasks dropped by hand (tmp/ + mv) while nodes a, b
+# and c (-j 2 each) run; a starts before the drop, b and c during it, so
+# each of b and c installs its watch and scans incoming/ while files keep
+# arriving.  Every task must run exactly once and end in done/ with one
+# result.
+. "$(dirname "$0")/test-lib.sh"
+
+N=1000
+ids() { i=1; while [ $i -le $N ]; do printf 'mn-%04d\n' $i; i=$((i + 1)); done; }
+
+# dropper: publishes the N task files by the writer protocol; after the
+# first third (and the second) it waits, still dropping nothing, until the
+# next daemon is up, then goes on: so b and c start while files arrive.
+dropper() {
+	i=1
+	while [ $i -le $N ]; do
+		id=$(printf 'mn-%04d' $i)
+		printf '{"requestId":"%s","taskCode":"probe","executeParams":{"sleep_ms":%d}}' \
+		    "$id" $(( (i * 7) % 21 )) >"$SPOOL/tmp/drop.$id"
+		mv "$SPOOL/tmp/drop.$id" "$SPOOL/incoming/$id.json" || return 1
+		echo $i >"$TRASH/dropped"
+		case $i in
+		380) until [ -f "$SPOOL/state/heartbeat.b" ]; do sleep 0.01; done;;
+		720) until [ -f "$SPOOL/state/heartbeat.c" ]; do sleep 0.01; done;;
+		esac
+		i=$((i + 1))
+	done
+}
+
+test_expect_success 'node a starts before the drop' 'start_daemon a -j 2'
+
+test_expect_success 'drop 1000 tasks; b and c start during the drop' '
+	echo 0 >"$TRASH/dropped" &&
+	{ dropper & } &&
+	dpid=$! &&
+	wait_for "test \$(cat $TRASH/dropped) -ge 333" 60 &&
+	start_daemon b -j 2 &&
+	wait_for "test \$(cat $TRASH/dropped) -ge 666" 60 &&
+	start_daemon c -j 2 &&
+	wait $dpid &&
+	test "$(cat "$TRASH/dropped")" = $N
+'
+
+test_expect_success 'all 1000 reach done/ (bounded wait)' '
+	wait_for "test \$(count_files $SPOOL/done) -ge $N" 80 &&
+	test "$(count_files "$SPOOL/done")" = $N &&
+	test "$(count_files "$SPOOL/results")" = $N
+'
+
+test_expect_success 'each id: in done/ only, one SUCCESS result with one attempt' '
+	ids >"$TRASH/ids" &&
+	ls "$SPOOL/done" | sed "s/\.json\$//" | sort >"$TRASH/done.ids" &&
+	ls "$SPOOL/results" | sed "s/\.json\$//" | sort >"$TRASH/res.ids" &&
+	diff "$TRASH/ids" "$TRASH/done.ids" &&
+	diff "$TRASH/ids" "$TRASH/res.ids" &&
+	test "$(count_files "$SPOOL/failed")" = 0 &&
+	test "$(count_files "$SPOOL/cancelled")" = 0 &&
+	test "$(ls "$SPOOL/corrupt" | wc -l)" = 0 &&
+	(cd "$SPOOL/results" && jq -r "[.requestId, .status, (.attempts|length), .attempts[0].outcome, .attempts[0].node] | @tsv" *.json) |
+	    sort >"$TRASH/res.tsv" &&
+	test "$(wc -l <"$TRASH/res.tsv")" = $N &&
+	awk -F"\t" "\$2 != \"SUCCESS\" || \$3 != 1 || \$4 != \"SUCCESS\" { print \"bad result:\", \$0; bad = 1 } END { exit bad }" "$TRASH/res.tsv" &&
+	cut -f1 "$TRASH/res.tsv" | diff "$TRASH/ids" -
+'
+
+test_expect_success 'nothing left in incoming/ delayed/ active/*/; no task file in tmp/' '
+	test "$(count_files "$SPOOL/incoming")" = 0 &&
+	test "$(count_files "$SPOOL/delayed")" = 0 &&
+	test "$(find "$SPOOL/active" -mindepth 2 -type f | wc -l)" = 0 &&
+	test "$(find "$SPOOL/tmp" -type f | wc -l)" = 0
+'
+
+test_expect_success 'probe.log: each id exactly one START and one END, paired, no overlap' '
+	awk -v n=$N "
+		\$1 == \"START\" { s[\$2]++; sa[\$2 \" \" \$3] = \$4; k[\$2] = 1 }
+		\$1 == \"END\"   { e[\$2]++; ea[\$2 \" \" \$3] = \$4; k[\$2] = 1
+				 if (\$5 != 0) { print \"exit\", \$0; bad = 1 } }
+		\$1 != \"START\" && \$1 != \"END\" { print \"junk:\", \$0; bad = 1 }
+		END {
+			for (id in k) {
+				ids++
+				if (s[id] != 1 || e[id] != 1) {
+					print id, s[id] + 0, \"START\", e[id] + 0, \"END\"; bad = 1
+				} else if (!((id \" 1\") in sa) || !((id \" 1\") in ea) ||
+				    sa[id \" 1\"] + 0 > ea[id \" 1\"] + 0) {
+					print id, \"START/END not a pair of attempt 1\"; bad = 1
+				}
+			}
+			if (ids != n) { print ids, \"ids in probe.log, want\", n; bad = 1 }
+			exit bad
+		}" "$SPOOL/probe.log"
+'
+
+test_expect_success 'each node ran some tasks (split reported)' '
+	cut -f5 "$TRASH/res.tsv" | sort | uniq -c >"$TRASH/split" &&
+	echo "# split: $(tr -s " \n" " " <"$TRASH/split")" >&3 &&
+	test "$(cut -f5 "$TRASH/res.tsv" | grep -cx a)" -gt 0 &&
+	test "$(cut -f5 "$TRASH/res.tsv" | grep -cx b)" -gt 0 &&
+	test "$(cut -f5 "$TRASH/res.tsv" | grep -cx c)" -gt 0
+' 3>&1
+
+test_expect_success 'taskspool list --state SUCCESS lists 1000' '
+	test "$(ts list --state SUCCESS | wc -l)" = $N &&
+	test "$(ts list --state PENDING | wc -l)" = 0 &&
+	test "$(ts list --state RUNNING | wc -l)" = 0
+'
+
+test_expect_success 'daemons drain and stop' '
+	stop_daemon a && stop_daemon b && stop_daemon c
+'
+
+test_done
