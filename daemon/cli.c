@@ -262,6 +262,16 @@ cmd_submit(struct cli *c, int argc, char **argv)
 				return EX_USAGE;
 			}
 	}
+	if (id != NULL && !spool_id_ok(id)) {
+		fprintf(stderr, "taskspool submit: --id: \"%s\" is not a valid "
+		    "requestId ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})\n", id);
+		return EX_USAGE;
+	}
+	if (delay != NULL && at != NULL) {
+		fprintf(stderr, "taskspool submit: --delay and --at exclude "
+		    "each other\n");
+		return EX_USAGE;
+	}
 	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
 		fputs("usage: taskspool submit FILE|-  or  taskspool submit "
 		    "--code CODE [options]  (see taskspool --help)\n", stderr);
@@ -573,7 +583,20 @@ cmd_logs(struct cli *c, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "fa:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'f': follow = 1; break;
-		case 'a': attempt = atoi(optarg); break;
+		case 'a': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end != '\0' || v < 1 ||
+			    v > 1000000) {
+				fprintf(stderr, "taskspool logs: -a: \"%s\" is "
+				    "not an attempt number (1, 2, ...)\n",
+				    optarg);
+				return EX_USAGE;
+			}
+			attempt = (int)v;
+			break;
+		}
 		case 'O': want = 1; break;
 		case 'E': want = 2; break;
 		case 'h':
@@ -610,6 +633,13 @@ cmd_logs(struct cli *c, int argc, char **argv)
 			a = st.attempts + (st.where == SPOOL_ACTIVE ? 1 : 0);
 		if (a == 0)
 			a = 1;
+		if (attempt > 0 && attempt > st.attempts +
+		    (st.where == SPOOL_ACTIVE ? 1 : 0)) {
+			fprintf(stderr, "taskspool logs: %s has no attempt %d "
+			    "(it has %d)\n", id, attempt, st.attempts +
+			    (st.where == SPOOL_ACTIVE ? 1 : 0));
+			return EX_NOINPUT;
+		}
 		if (attempt == 0 && a != shown) {
 			/* A new attempt started while following: its logs
 			 * are new files, read from their beginning. */
@@ -982,7 +1012,8 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	t.trigger = TASK_TRIGGER_NOW;
 	t.delay_ms = t.run_at_ms = -1;
 	/* A manual retry gets one more attempt beyond those used. */
-	if (t.max_retries < (int)t.nattempts)
+	if ((t.max_retries >= 0 ? t.max_retries : (int)c->cfg.max_retries) <
+	    (int)t.nattempts)
 		t.max_retries = (int)t.nattempts;
 	/* Rewrite in place (atomic replace), then move the same file into
 	 * incoming/: never two copies, so a daemon cannot see the task in

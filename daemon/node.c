@@ -758,8 +758,9 @@ fail:
 	a.exit_code = -1;
 	a.retry_at_ms = -1;
 	a.outcome = TASK_OUTCOME_ERROR;
-	snprintf(a.reason, sizeof(a.reason), "cannot start hook: %s",
-	    strerror(e));
+	snprintf(a.reason, sizeof(a.reason), "cannot start hook %s: %s%s",
+	    sl->t.task_code, strerror(e), e == ENOENT ? " (the file, or the "
+	    "interpreter named on its #! line, is missing)" : "");
 	{
 		struct task tt = sl->t;
 		char nm[SPOOL_NAME_MAX];

@@ -419,7 +419,8 @@ decode_member(struct task *t, const char *k, json_t *v,
 			return -1;
 		if (strncmp(t->callback_url, "https://", 8) != 0 &&
 		    strncmp(t->callback_url, "http://", 7) != 0)
-			return fail(err, k, "must be an https:// URL");
+			return fail(err, k, "must be an http:// or https:// "
+			    "URL");
 		return 0;
 	}
 	if (strcmp(k, "maxRetries") == 0) {
