@@ -780,6 +780,11 @@ cmd_list(struct cli *c, int argc, char **argv)
 			return EX_USAGE;
 		}
 	}
+	if (optind < argc) {
+		fprintf(stderr, "taskspool list: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		return EX_USAGE;
+	}
 	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
 	    "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
 	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
@@ -1178,6 +1183,11 @@ cli_main(int argc, char **argv)
 	if (strcmp(cmd, "config") == 0) {
 		char why[1024];
 
+		if (argc > 1) {
+			fprintf(stderr, "taskspool config: takes no arguments "
+			    "(use -c FILE / -s SPOOL before the command)\n");
+			return EX_USAGE;
+		}
 		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
 		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
 		    sizeof(why)) != 0) {

@@ -37,6 +37,7 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -68,7 +69,8 @@ struct stream {
 	int logfd;		/* logs/<id>/<attempt>.<ext>, opened lazily */
 	long long written;	/* bytes written to logfd */
 	long long dropped;	/* bytes over log_cap_bytes */
-	char *tail;		/* ring buffer of cfg->tail_bytes */
+	char *tail;		/* ring buffer of tail_cap bytes */
+	size_t tail_cap;	/* fixed at start: SIGHUP may change config */
 	size_t tail_len, tail_pos;
 };
 
@@ -103,6 +105,7 @@ struct commit {
 	int64_t next_try_mono;
 	int warned;
 	int written;			/* results/<id>.json is in place */
+	int warned_move;		/* a failed move was logged */
 	int cancel_marker;		/* state/cancel/<id> to remove */
 };
 
@@ -382,6 +385,7 @@ stream_init(struct stream *s, size_t tail)
 	s->fd = s->logfd = -1;
 	s->written = s->dropped = 0;
 	s->tail = tail > 0 ? malloc(tail) : NULL;
+	s->tail_cap = s->tail != NULL ? tail : 0;
 	s->tail_len = s->tail_pos = 0;
 }
 
@@ -425,7 +429,7 @@ static void
 stream_keep(struct node *n, struct slot *sl, struct stream *s,
     const char *ext, const char *p, size_t len)
 {
-	size_t cap = (size_t)n->cfg->tail_bytes;
+	size_t cap = s->tail_cap;
 
 	/* The tail ring: the last cap bytes seen. */
 	if (s->tail != NULL) {
@@ -769,8 +773,11 @@ fail:
 		snprintf(nm, sizeof(nm), "%s", sl->name);
 		work_reset(&n->work[sl - n->slots]);
 		slot_free(n, sl);
-		node_conclude(n, &tt, n->sp.self, nm, lockfd, &a, 1, NULL, 0,
-		    NULL);
+		/* Out of descriptors/memory/processes is the node's trouble,
+		 * not the task's: retry.  Exec errors are the hook's: final. */
+		node_conclude(n, &tt, n->sp.self, nm, lockfd, &a,
+		    !(e == EMFILE || e == ENFILE || e == ENOMEM ||
+		    e == EAGAIN), NULL, 0, NULL);
 		task_fini(&tt);
 	}
 }
@@ -957,6 +964,26 @@ claim(struct node *n, const char *name, int announced)
 			log_warn("%s: claim rename", id);
 		goto out;		/* ENOENT/ESTALE: another node won */
 	}
+	/* The rename moved a name, not our locked inode: if the file was
+	 * replaced after lock_verify (a writer's mv over it), what is now in
+	 * active/<self>/ is a file nobody holds.  Put it back to be claimed
+	 * on its own; the replaced version is gone, as its writer meant. */
+	{
+		struct stat locked, moved;
+
+		if (fstat(fd, &locked) != 0 || fstatat(n->sp.self, final,
+		    &moved, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    locked.st_ino != moved.st_ino ||
+		    locked.st_dev != moved.st_dev) {
+			log_warnx("%s: replaced while being claimed; claiming "
+			    "the new version separately", id);
+			if (spool_move_excl(n->sp.self, final, dfd, name) != 0)
+				log_warn("%s: move back to incoming/", id);
+			else
+				cand_add(n, name, 1);
+			goto out;
+		}
+	}
 	/* No fsync: a claim lost in a crash leaves the task in incoming/,
 	 * to be claimed again (delivery is at-least-once anyway). */
 	n->claimed++;
@@ -1029,7 +1056,11 @@ commit_move(struct node *n, struct commit *c)
 {
 	if (renameat(c->srcfd, c->name, n->sp.dir[c->dest], c->name) != 0 &&
 	    errno != ENOENT) {
-		log_warn("%s: move to %s/", c->id, spool_dir_name(c->dest));
+		if (!c->warned_move)
+			log_warn("%s: move to %s/ (retried every second)",
+			    c->id, spool_dir_name(c->dest));
+		c->warned_move = 1;
+		c->next_try_mono = tstime_mono_ms() + 1000;
 		return -1;
 	}
 	mark_dirty(n, c->dest);
@@ -1077,7 +1108,8 @@ commits_flush(struct node *n)
 	for (pp = &n->commits; *pp != NULL;) {
 		struct commit *c = *pp;
 
-		if (c->written && commit_move(n, c) == 0) {
+		if (c->written && c->next_try_mono <= now &&
+		    commit_move(n, c) == 0) {
 			*pp = c->next;
 			commit_free(c);
 			continue;
@@ -1183,9 +1215,9 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	ri.hook_result = hook_result;
 	ri.hook_result_len = hrlen;
 	if (sl != NULL) {
-		otail = stream_tail(&sl->out, (size_t)n->cfg->tail_bytes,
+		otail = stream_tail(&sl->out, sl->out.tail_cap,
 		    &olen);
-		etail = stream_tail(&sl->err, (size_t)n->cfg->tail_bytes,
+		etail = stream_tail(&sl->err, sl->err.tail_cap,
 		    &elen);
 	}
 	ri.stdout_tail = otail;
@@ -1197,6 +1229,11 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (c == NULL)
 		goto nomem;
 	c->srcfd = dup(srcfd);
+	if (c->srcfd < 0) {
+		buf_fini(&c->result);
+		free(c);
+		goto nomem;
+	}
 	c->from_self = srcfd == n->sp.self;
 	c->lockfd = lockfd;
 	c->dest = dest;
@@ -1230,10 +1267,90 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	}
 	return;
 nomem:
-	log_warnx("%s: out of memory concluding attempt; left in active/",
-	    t->request_id);
+	log_warn("%s: cannot conclude the attempt now (out of memory or "
+	    "descriptors); left in active/ for recovery", t->request_id);
 	if (lockfd >= 0)
 		close(lockfd);
+}
+
+/*
+ * The daemon is a child subreaper (PR_SET_CHILD_SUBREAPER): a hook's
+ * descendant that left its process group (setpgid, setsid, a double
+ * fork) is re-parented to us when its parent dies, instead of escaping
+ * to init.  Each such child is matched by its environment to the attempt
+ * it came from: when that attempt is over, it is killed, so no process
+ * of a finished attempt can overlap the next one.  id == NULL sweeps:
+ * every stray whose attempt no longer runs here.  Costs one read of
+ * /proc/self/task/<pid>/children when there are none.
+ */
+static void
+kill_strays(struct node *n, const char *id, int attempt)
+{
+	char path[64], list[8192];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children",
+	    (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = read(fd, list, sizeof(list) - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	list[len] = '\0';
+	for (char *p = list, *tok; (tok = strtok_r(p, " \n", &p)) != NULL;) {
+		pid_t pid = (pid_t)atoi(tok);
+		char env[16384], *rid = NULL, *att = NULL;
+		int is_slot = 0, ours;
+
+		for (long i = 0; i < n->nslots; i++)
+			if (n->slots[i].used && n->slots[i].pid == pid)
+				is_slot = 1;
+		if (pid <= 1 || is_slot)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, env, sizeof(env) - 1);
+		close(fd);
+		if (len < 0)
+			continue;
+		env[len] = '\0';
+		for (char *e = env; e < env + len; e += strlen(e) + 1) {
+			if (strncmp(e, "TASKSPOOL_REQUEST_ID=", 21) == 0)
+				rid = e + 21;
+			else if (strncmp(e, "TASKSPOOL_ATTEMPT=", 18) == 0)
+				att = e + 18;
+		}
+		if (id != NULL)
+			ours = rid != NULL && att != NULL && strcmp(rid, id) ==
+			    0 && atoi(att) == attempt;
+		else {
+			/* Sweep: kill unless its attempt still runs here. */
+			ours = 1;
+			for (long i = 0; rid != NULL && i < n->nslots; i++) {
+				struct slot *sl = &n->slots[i];
+				size_t l = strlen(rid);
+
+				if (sl->used && strncmp(sl->name, rid, l) == 0 &&
+				    strcmp(sl->name + l, ".json") == 0 &&
+				    att != NULL && atoi(att) == sl->attempt)
+					ours = 0;
+			}
+			if (rid == NULL && n->nrunning > 0)
+				ours = 0;	/* untagged: cannot tell yet */
+		}
+		if (!ours)
+			continue;
+		log_info("killing process %d left behind by %s attempt %s "
+		    "(it left the hook's process group)", (int)pid,
+		    rid != NULL ? rid : "a finished", att != NULL ? att : "?");
+		(void)kill(pid, SIGKILL);
+		(void)kill(-pid, SIGKILL);	/* and its own group, if any */
+	}
 }
 
 /* The hook of slot sl exited with wait status ws. */
@@ -1248,8 +1365,15 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 	char name[SPOOL_NAME_MAX];
 	int lockfd;
 
-	/* Whatever the hook left behind in its group dies with it. */
+	/* Whatever the hook left behind in its group dies with it, and so
+	 * does what left the group (see kill_strays). */
 	(void)hook_kill_group(sl->pid, SIGKILL);
+	{
+		char sid[TASK_ID_MAX + 1];
+
+		if (name_to_id(sl->name, sid) == 0)
+			kill_strays(n, sid, sl->attempt);
+	}
 	stream_drain(n, sl, &sl->out, "out");
 	stream_drain(n, sl, &sl->err, "err");
 	memset(&a, 0, sizeof(a));
@@ -1302,12 +1426,16 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 		snprintf(a.reason + l, sizeof(a.reason) - l, "; log capped, "
 		    "%lld bytes dropped", sl->out.dropped + sl->err.dropped);
 	}
-	/* The hook's own result, if it wrote valid JSON. */
-	if (work_touched(&n->work[sl - n->slots])) {
+	/* The hook's own result, if it wrote valid JSON.  The result file
+	 * is always looked for (a hook may restore the directory's mtime);
+	 * the directory is emptied when its mtime moved or a result was
+	 * there. */
+	{
 		struct workdir *w = &n->work[sl - n->slots];
 		struct stat st;
 		int fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
 		    O_NONBLOCK | O_CLOEXEC);
+		int touched = work_touched(w) || fd >= 0;
 
 		if (fd >= 0) {
 			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -1336,7 +1464,8 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 			}
 			close(fd);
 		}
-		work_reset(w);
+		if (touched)
+			work_reset(w);
 	}
 	t = sl->t;
 	task_init(&sl->t);
@@ -2068,6 +2197,9 @@ setup(struct node *n)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		log_warn("PR_SET_CHILD_SUBREAPER (processes that leave a "
+		    "hook's process group will not be found)");
 	n->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	n->ep = epoll_create1(EPOLL_CLOEXEC);
 	n->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -2210,6 +2342,7 @@ node_run(struct config *cfg, const char *config_path,
 		if (now >= n->next_scan) {
 			scan_incoming(n);
 			scan_cancels(n);
+			kill_strays(n, NULL, 0);
 			n->jobs_dirty = 1;	/* safety net under inotify */
 			n->next_scan = now + cfg->scan_interval_ms;
 			if (n->leader && ++n->scans % 12 == 0) {

@@ -421,6 +421,9 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 
 		if (n == 0)
 			snprintf(dest, sizeof(dest), "%s", safe);
+		else if (i == SPOOL_NAME_MAX)
+			/* cut: keep it recognisable and distinct */
+			snprintf(dest, sizeof(dest), "%.140s.%d", safe, n);
 		else
 			snprintf(dest, sizeof(dest), "%s.%d", safe, n);
 		snprintf(rname, sizeof(rname), "%s.reason", dest);
@@ -434,8 +437,17 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 			return -1;
 	}
 	if (!moved) {
-		errno = EEXIST;
-		return -1;
+		/* 1000 collisions (long names cut to the same prefix): a name
+		 * unique by time and process. */
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(dest, sizeof(dest), "%.100s.%lld.%ld.%d", safe,
+		    (long long)ts.tv_sec, ts.tv_nsec, (int)getpid());
+		if (spool_move_excl(srcfd, name, s->dir[SPOOL_CORRUPT],
+		    dest) != 0)
+			return -1;
+		snprintf(rname, sizeof(rname), "%s.reason", dest);
 	}
 	{
 		struct buf b;

@@ -279,7 +279,11 @@ get_time(json_t *v, const char *field, int64_t *out, struct task_error *err)
 	if (!json_is_string(v) ||
 	    tstime_parse_rfc3339(json_string_value(v), out) != 0)
 		return fail(err, field, "must be an RFC 3339 date-time with "
-		    "offset, e.g. 2024-06-01T12:00:00Z");
+		    "offset, years 0001-9999, e.g. 2024-06-01T12:00:00Z");
+	/* -1 means "absent" here; every instant before 1970 is simply in
+	 * the past, which is all a task's times need to say. */
+	if (*out < 0)
+		*out = 0;
 	return 0;
 }
 
@@ -533,6 +537,15 @@ member_at(const char *d, size_t n, size_t pos, char *name, size_t len)
 			if (memchr(d + ks + 1, '\\', kl) == NULL) {
 				memcpy(name, d + ks + 1, kl);
 				name[kl] = '\0';
+			} else {
+				/* an escaped key: let jansson decode it */
+				json_t *k = json_loadb(d + ks, ke - ks,
+				    JSON_DECODE_ANY, NULL);
+
+				if (json_is_string(k))
+					snprintf(name, len, "%s",
+					    json_string_value(k));
+				json_decref(k);
 			}
 			return;
 		}

@@ -110,7 +110,7 @@ tstime_parse_rfc3339(const char *s, int64_t *out)
 		goto bad;
 	if (*p != '\0')
 		goto bad;
-	if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
+	if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] ||
 	    h > 23 || mi > 59 || sec > 60)
 		goto bad;
 	if (mo == 2 && d == 29 && !((y % 4 == 0 && y % 100 != 0) ||
@@ -127,6 +127,10 @@ tstime_parse_rfc3339(const char *s, int64_t *out)
 	tm.tm_sec = sec;
 	t = timegm(&tm);
 	*out = ((int64_t)t - sign * (oh * 3600 + om * 60)) * 1000 + ms;
+	/* The instant, not only the written year, must be one we can
+	 * write back: 0001-01-01 .. 9999-12-31T23:59:59.999Z. */
+	if (*out < TSTIME_MIN_MS || *out > TSTIME_MAX_MS)
+		goto bad;
 	return 0;
 bad:
 	errno = EINVAL;

@@ -95,11 +95,26 @@ START_TEST(test_leap_second)
 }
 END_TEST
 
+START_TEST(test_before_1970)
+{
+	/* RFC 3339 §5.8: 1937-01-01T12:00:27.87+00:20 is 11:40:27.870Z.
+	 * 1937-01-01 .. 1970-01-01 = 33 * 365 + 8 leap days = 12053 d;
+	 * -12053 * 86400 s + 11:40:27.870 (42027.870 s) = -1041337172.130 s */
+	int64_t v = 0;
+
+	ck_assert_int_eq(tstime_parse_rfc3339("1937-01-01T12:00:27.87+00:20",
+	    &v), 0);
+	ck_assert_int_eq(v, -1041337172130LL);
+	ck_assert_int_eq(tstime_parse_rfc3339("1969-12-31T23:59:59.999Z", &v),
+	    0);
+	ck_assert_int_eq(v, -1);
+}
+END_TEST
+
 static const char *const bad[] = {
-	/* RFC 3339 §5.8 example before 1970: out of the header's range */
-	"1937-01-01T12:00:27.87+00:20",
-	"1969-12-31T23:59:59.999Z",
+	/* past the header's range (9999-12-31T23:59:59.999Z in UTC) */
 	"10000-01-01T00:00:00Z",
+	"9999-12-31T23:59:59.999-00:01",
 	"0000-01-01T00:00:00Z",
 	/* no offset / partial forms */
 	"2024-06-01T12:00:00",
@@ -233,6 +248,7 @@ tstime_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_parse_good);
 	tcase_add_test(tc, test_leap_second);
+	tcase_add_test(tc, test_before_1970);
 	tcase_add_test(tc, test_parse_bad);
 	tcase_add_test(tc, test_format);
 	tcase_add_test(tc, test_format_parse_roundtrip);
