@@ -25,6 +25,8 @@
 #define SCHED_PLAN_MAX	64	/* fires planned per job per pass */
 #define SCHED_END_POLL_MS 200	/* fixedDelay: how often to look for the end */
 #define SCHED_JUMP_MS	1000	/* wall/mono disagreement called a jump */
+#define SCHED_TICK_MAX	20000	/* fires staged per pass; more wait a pass */
+#define SCHED_SAVE_MS	10000	/* state written at most this often */
 
 struct sched_job {
 	struct wheel_entry we;		/* due = next fire (epoch ms) */
@@ -39,6 +41,9 @@ struct sched_job {
 	char last_id[JOB_TASK_ID_MAX + 1];	/* newest task fired */
 	int waiting_end;		/* fixedDelay: polling for the end */
 	int was_disabled;		/* state: disabled when last seen */
+	int64_t replay_until;		/* fires <= this may exist already */
+	int64_t saved_at;		/* when the state was last written */
+	int state_dirty;		/* state to be written */
 	int seen;			/* mark for scheduler_scan */
 	struct sched_job *dnext;	/* due list during scheduler_tick */
 };
@@ -49,9 +54,23 @@ struct sched {
 	struct wheel *w;
 	struct sched_job *jobs;
 	int statefd;			/* state/jobs */
-	int firedfd;			/* state/fired */
 	int64_t last_wall, last_mono;	/* for clock-jump detection */
-	int64_t next_gc;
+	struct staged *staged;		/* fires of this tick, in tmp/ */
+	size_t nstaged;
+	int64_t late_max;		/* this tick's latest fire, ms */
+	size_t late_n;
+};
+
+/*
+ * A fire written into tmp/ (not yet synced) during one tick; all of a
+ * tick's fires are synced together and then renamed into place.
+ */
+struct staged {
+	struct staged *next;
+	struct sched_job *j;
+	enum spool_dir dest;		/* SPOOL_INCOMING or SPOOL_DELAYED */
+	char tmp[64];			/* name in tmp/ */
+	char id[JOB_TASK_ID_MAX + 1];
 };
 
 static int
@@ -73,9 +92,8 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 	s->sp = sp;
 	s->cfg = cfg;
 	s->statefd = open_subdir(sp->dir[SPOOL_STATE], "jobs");
-	s->firedfd = open_subdir(sp->dir[SPOOL_STATE], "fired");
 	s->w = wheel_new((uint64_t)now_ms);
-	if (s->statefd < 0 || s->firedfd < 0 || s->w == NULL) {
+	if (s->statefd < 0 || s->w == NULL) {
 		int e = errno;
 
 		scheduler_free(s);
@@ -86,6 +104,9 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 	s->last_mono = tstime_mono_ms();
 	return s;
 }
+
+static void state_save(struct sched *s, struct sched_job *j);
+static void publish_staged(struct sched *s);
 
 static void
 job_free(struct sched_job *j)
@@ -102,15 +123,16 @@ scheduler_free(struct sched *s)
 
 	if (s == NULL)
 		return;
+	publish_staged(s);
 	for (j = s->jobs; j != NULL; j = next) {
 		next = j->next;
+		if (j->state_dirty)
+			state_save(s, j);
 		job_free(j);
 	}
 	wheel_free(s->w);
 	if (s->statefd >= 0)
 		close(s->statefd);
-	if (s->firedfd >= 0)
-		close(s->firedfd);
 	free(s);
 }
 
@@ -171,8 +193,12 @@ state_save(struct sched *s, struct sched_job *j)
 	    "\n") != 0 || spool_publish(s->sp, s->statefd, name, out.data,
 	    out.len, -1, 0) != 0)
 		log_warn("job %s: cannot save state/jobs/%s (a restart may "
-		    "fire from an older point; fences prevent duplicates)",
+		    "fire from an older point; task ids prevent duplicates)",
 		    j->def.code, name);
+	else {
+		j->saved_at = tstime_now_ms();
+		j->state_dirty = 0;
+	}
 	free(text);
 	buf_fini(&out);
 }
@@ -192,74 +218,61 @@ task_live(struct sched *s, const char *id)
 }
 
 /*
- * Fire job j at instant t (epoch ms).  Returns 1 when a task was created,
- * 0 when the fire was a no-op (fenced, skipped by overlap), -1 on error.
+ * Whether the fire id exists already (pending, running, finished): a
+ * previous leader, or this one before a restart, published it.
  */
 static int
-fire(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
+fired_before(struct sched *s, const char *id)
 {
-	char id[JOB_TASK_ID_MAX + 1], file[JOB_TASK_ID_MAX + 8];
+	char rname[JOB_TASK_ID_MAX + 8];
+	enum spool_dir where;
+	struct stat st;
+
+	snprintf(rname, sizeof(rname), "%s.json", id);
+	return spool_locate(s->sp, id, &where, NULL) == 0 ||
+	    fstatat(s->sp->dir[SPOOL_RESULTS], rname, &st, 0) == 0;
+}
+
+/*
+ * Stage the fire of job j at instant t (epoch ms): write task J.<t> into
+ * tmp/ (published by publish_staged() at the end of the tick).  A fire
+ * at or before the job's replay horizon (what a previous leader may have
+ * fired) is a no-op when its task exists anywhere: the task name is the
+ * fence.  Returns 1 staged, 0 no-op, -1 error.
+ */
+static int
+fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
+{
+	static unsigned counter;
+	struct staged *st;
 	struct task task;
 	struct buf enc;
 	int fd, rc = -1;
-	int64_t due;
+	int64_t due = -1;
+	size_t off = 0;
 
-	if (job_task_id(j->def.code, t, id, sizeof(id)) != 0) {
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return -1;
+	if (job_task_id(j->def.code, t, st->id, sizeof(st->id)) != 0) {
 		log_warnx("job %s: no task id for instant %lld", j->def.code,
 		    (long long)t);
+		free(st);
 		return -1;
 	}
-	if (j->def.overlap != JOB_OVERLAP_ALLOW && task_live(s, j->last_id)) {
-		if (j->def.overlap == JOB_OVERLAP_FORBID) {
-			log_info("job %s: fire %s skipped: %s still pending or "
-			    "running (overlap forbid)", j->def.code, id,
-			    j->last_id);
-			return 0;
-		}
-		log_info("job %s: fire %s replaces %s (overlap replace): "
-		    "cancelling it", j->def.code, id, j->last_id);
-		if (s->sp->cancel >= 0 && spool_publish(s->sp, s->sp->cancel,
-		    j->last_id, "", 0, -1, 0) != 0)
-			log_warn("job %s: cancel %s", j->def.code, j->last_id);
+	if (t <= j->replay_until && fired_before(s, st->id)) {
+		log_debug("job %s: %s already fired", j->def.code, st->id);
+		snprintf(j->last_id, sizeof(j->last_id), "%s", st->id);
+		free(st);
+		return 0;
 	}
-	/* The fence: one fire per (job, instant), whoever is leader. */
-	fd = openat(s->firedfd, id, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-	    O_NOFOLLOW, 0640);
-	if (fd < 0) {
-		enum spool_dir where;
-		struct stat st;
-		char rname[JOB_TASK_ID_MAX + 8];
-
-		if (errno != EEXIST) {
-			log_warn("job %s: fence state/fired/%s", j->def.code,
-			    id);
-			return -1;
-		}
-		snprintf(rname, sizeof(rname), "%s.json", id);
-		if (spool_locate(s->sp, id, &where, NULL) == 0 ||
-		    fstatat(s->sp->dir[SPOOL_RESULTS], rname, &st, 0) == 0) {
-			log_debug("job %s: %s already fired", j->def.code, id);
-			snprintf(j->last_id, sizeof(j->last_id), "%s", id);
-			return 0;
-		}
-		/* Fenced but the task is nowhere: the previous leader died
-		 * between the fence and the publication.  Publish it now
-		 * (exclusively: still at most one task per instant). */
-		log_warnx("job %s: fence for %s without its task; publishing "
-		    "it", j->def.code, id);
-	} else
-		close(fd);
-	if (spool_sync_dir(s->sp, s->firedfd) != 0)
-		log_warn("fsync state/fired/");
 	task_init(&task);
 	buf_init(&enc, 0);
 	if (job_make_task(&j->def, t, &task) != 0) {
-		log_warnx("job %s: cannot build task %s", j->def.code, id);
-		(void)unlinkat(s->firedfd, id, 0);
+		log_warnx("job %s: cannot build task %s", j->def.code, st->id);
 		goto out;
 	}
 	task.created_ms = now;
-	due = -1;
 	if (j->def.jitter_ms > 0) {
 		uint32_t r = 0;
 
@@ -270,30 +283,100 @@ fire(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 		else
 			due = -1;
 	}
-	snprintf(file, sizeof(file), "%s.json", id);
-	if (task_encode(&task, &enc) != 0 || spool_publish(s->sp,
-	    s->sp->dir[due > now ? SPOOL_DELAYED : SPOOL_INCOMING], file,
-	    enc.data, enc.len, due > now ? due : -1, SPOOL_PUBLISH_EXCL) != 0) {
-		if (errno == EEXIST)
-			rc = 0;
-		else {
-			/* Unfence, so the next pass tries this fire again. */
-			log_warn("job %s: publish task %s", j->def.code, id);
-			(void)unlinkat(s->firedfd, id, 0);
-		}
+	if (task_encode(&task, &enc) != 0)
+		goto out;
+	snprintf(st->tmp, sizeof(st->tmp), "fire.%d.%u", (int)getpid(),
+	    counter++);
+	fd = openat(s->sp->dir[SPOOL_TMP], st->tmp, O_WRONLY | O_CREAT |
+	    O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0) {
+		log_warn("job %s: tmp/%s", j->def.code, st->tmp);
 		goto out;
 	}
-	snprintf(j->last_id, sizeof(j->last_id), "%s", id);
-	if (now - t > 500)
-		log_warnx("job %s: fired %s %lld ms late", j->def.code, id,
-		    (long long)(now - t));
-	else
-		log_debug("job %s: fired %s", j->def.code, id);
+	while (off < enc.len) {
+		ssize_t w = write(fd, enc.data + off, enc.len - off);
+
+		if (w < 0) {
+			log_warn("job %s: write tmp/%s", j->def.code, st->tmp);
+			close(fd);
+			(void)unlinkat(s->sp->dir[SPOOL_TMP], st->tmp, 0);
+			goto out;
+		}
+		off += (size_t)w;
+	}
+	if (due > now) {
+		struct timespec ts[2];
+
+		ts[0].tv_sec = ts[1].tv_sec = (time_t)(due / 1000);
+		ts[0].tv_nsec = ts[1].tv_nsec = (long)(due % 1000) * 1000000L;
+		(void)futimens(fd, ts);
+	}
+	close(fd);
+	st->j = j;
+	st->dest = due > now ? SPOOL_DELAYED : SPOOL_INCOMING;
+	st->next = s->staged;
+	s->staged = st;
+	s->nstaged++;
+	if (now - t > 500) {
+		s->late_n++;
+		if (now - t > s->late_max)
+			s->late_max = now - t;
+	}
+	st = NULL;
 	rc = 1;
 out:
+	free(st);
 	task_fini(&task);
 	buf_fini(&enc);
 	return rc;
+}
+
+/*
+ * Publish every staged fire: one syncfs(2) makes all the tick's task
+ * files durable at once (instead of one fsync each), then each is moved
+ * exclusively into incoming/ or delayed/, then each of those directories
+ * is fsynced once.  A name that exists already (EEXIST) was fired before.
+ */
+static void
+publish_staged(struct sched *s)
+{
+	struct staged *st, *next;
+	int dirty[2] = { 0, 0 };
+
+	if (s->staged == NULL)
+		return;
+	if (s->sp->do_fsync && syncfs(s->sp->dir[SPOOL_TMP]) != 0)
+		log_warn("syncfs before publishing %zu fire(s)", s->nstaged);
+	for (st = s->staged; st != NULL; st = next) {
+		char file[JOB_TASK_ID_MAX + 8];
+
+		next = st->next;
+		snprintf(file, sizeof(file), "%s.json", st->id);
+		if (spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
+		    s->sp->dir[st->dest], file) == 0) {
+			dirty[st->dest == SPOOL_DELAYED] = 1;
+			snprintf(st->j->last_id, sizeof(st->j->last_id), "%s",
+			    st->id);
+			log_debug("job %s: fired %s", st->j->def.code, st->id);
+		} else {
+			if (errno != EEXIST)
+				log_warn("job %s: publish %s", st->j->def.code,
+				    st->id);
+			(void)unlinkat(s->sp->dir[SPOOL_TMP], st->tmp, 0);
+		}
+		free(st);
+	}
+	s->staged = NULL;
+	s->nstaged = 0;
+	if (dirty[0])
+		(void)spool_sync_dir(s->sp, s->sp->dir[SPOOL_INCOMING]);
+	if (dirty[1])
+		(void)spool_sync_dir(s->sp, s->sp->dir[SPOOL_DELAYED]);
+	if (s->late_n > 0)
+		log_warnx("%zu fire(s) more than 500 ms late, the latest by "
+		    "%lld ms", s->late_n, (long long)s->late_max);
+	s->late_n = 0;
+	s->late_max = 0;
 }
 
 static void
@@ -357,8 +440,39 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		    "policy %s fires %zu of the missed instant(s)%s",
 		    j->def.code, job_misfire_name(j->def.misfire), n,
 		    plan.dropped ? ", the others are dropped" : "");
+	/* Overlap, decided once per pass: with forbid, a live previous task
+	 * skips the whole pass, and a catch-up of several instants fires
+	 * only the first; with replace, only the last instant fires and the
+	 * live previous task is cancelled.  A replayed instant whose task
+	 * is the live one is that task, not a new fire. */
+	if (n > 0 && j->def.overlap != JOB_OVERLAP_ALLOW) {
+		char lid[JOB_TASK_ID_MAX + 1];
+		int live = task_live(s, j->last_id);
+
+		if (j->def.overlap == JOB_OVERLAP_REPLACE) {
+			out[0] = out[n - 1];
+			n = 1;
+		} else if (live)
+			n = 0;
+		else
+			n = 1;
+		if (n == 0)
+			log_info("job %s: fire skipped: %s still pending or "
+			    "running (overlap forbid)", j->def.code,
+			    j->last_id);
+		else if (live && (job_task_id(j->def.code, out[0], lid,
+		    sizeof(lid)) != 0 || strcmp(lid, j->last_id) != 0)) {
+			log_info("job %s: new fire replaces %s (overlap "
+			    "replace): cancelling it", j->def.code,
+			    j->last_id);
+			if (s->sp->cancel >= 0 && spool_publish(s->sp,
+			    s->sp->cancel, j->last_id, "", 0, -1, 0) != 0)
+				log_warn("job %s: cancel %s", j->def.code,
+				    j->last_id);
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
-		int r = fire(s, j, out[i], now);
+		int r = fire_stage(s, j, out[i], now);
 
 		if (r < 0) {
 			/* Not settled: this instant is tried again in 1 s. */
@@ -373,7 +487,11 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 	if (plan.settled_ms > j->last_fire || fired > 0) {
 		if (plan.settled_ms > j->last_fire)
 			j->last_fire = plan.settled_ms;
-		state_save(s, j);
+		/* Written at most every SCHED_SAVE_MS: after a crash the
+		 * replay horizon and the task names make re-fires no-ops. */
+		j->state_dirty = 1;
+		if (plan.misfired || now - j->saved_at >= SCHED_SAVE_MS)
+			state_save(s, j);
 	}
 	if (plan.next_ms == JOB_NEXT_AFTER_END) {
 		j->waiting_end = 1;
@@ -468,7 +586,7 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 		snprintf(why, sizeof(why), "%.500s", msg);
 		goto reject;
 	}
-	snprintf(j->file, sizeof(j->file), "%s", file);
+	memcpy(j->file, file, fl + 1);	/* fl < SPOOL_NAME_MAX: see scan */
 	j->ino = st->st_ino;
 	j->mtime = st->st_mtim;
 	state_load(s, j);
@@ -479,6 +597,14 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 	if (j->def.enabled && j->was_disabled && now > j->last_fire)
 		/* Re-enabled: what was missed while disabled is not due. */
 		j->last_fire = now;
+	if (j->def.created_ms > j->last_fire)
+		/* Re-added under the same code: its past is not its own. */
+		j->last_fire = j->def.created_ms;
+	/* Up to now another leader (or this one before a restart) may have
+	 * fired this job without the state showing it: such instants are
+	 * looked up by task name before they are fired. */
+	j->replay_until = now;
+	j->saved_at = now;
 	buf_fini(&b);
 	return j;
 reject:
@@ -544,6 +670,7 @@ scheduler_scan(struct sched *s, int64_t now)
 		}
 	}
 	closedir(dp);
+	publish_staged(s);	/* fires of (re)loaded jobs */
 	for (j = s->jobs; j != NULL; j = next) {
 		next = j->next;
 		if (!j->seen) {
@@ -573,31 +700,6 @@ on_due(struct wheel_entry *e, void *arg)
 	dl->tail = &j->dnext;
 }
 
-/* Remove fence files older than a week (the idempotency window). */
-static void
-fired_gc(struct sched *s, int64_t now)
-{
-	int fd = dup(s->firedfd);
-	struct dirent *de;
-	DIR *dp;
-
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewinddir(dp);
-	while ((de = readdir(dp)) != NULL) {
-		struct stat st;
-
-		if (de->d_name[0] != '.' && fstatat(s->firedfd, de->d_name,
-		    &st, AT_SYMLINK_NOFOLLOW) == 0 && now / 1000 -
-		    st.st_mtim.tv_sec > 7 * 86400)
-			(void)unlinkat(s->firedfd, de->d_name, 0);
-	}
-	closedir(dp);
-}
-
 void
 scheduler_tick(struct sched *s, int64_t now, int64_t mono)
 {
@@ -606,21 +708,24 @@ scheduler_tick(struct sched *s, int64_t now, int64_t mono)
 
 	if (jump > SCHED_JUMP_MS || jump < -SCHED_JUMP_MS)
 		log_warnx("wall clock jumped %+lld ms (NTP step or manual "
-		    "change); fires already made are fenced, missed ones "
+		    "change); fires already made are not repeated, missed ones "
 		    "follow each job's misfire policy", (long long)jump);
 	s->last_wall = now;
 	s->last_mono = mono;
-	if (now >= s->next_gc) {
-		fired_gc(s, now);
-		s->next_gc = now + 3600 * 1000;
-	}
 	dl.head = NULL;
 	dl.tail = &dl.head;
 	wheel_advance(s->w, (uint64_t)(now > 0 ? now : 0), on_due, &dl);
 	for (struct sched_job *j = dl.head, *next; j != NULL; j = next) {
 		next = j->dnext;
+		if (s->nstaged >= SCHED_TICK_MAX) {
+			/* Bounded work per pass: the rest fire in the next
+			 * pass, so claims and signals are not starved. */
+			schedule(s, j, now);
+			continue;
+		}
 		run_job(s, j, now);
 	}
+	publish_staged(s);
 }
 
 int

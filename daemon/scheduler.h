@@ -5,20 +5,29 @@
  * Policy layer, leader only, one thread.  What it owns:
  *  - loading job definitions (invalid ones go to corrupt/ with a reason),
  *    re-reading a definition when its file changes;
- *  - the fire of job J at instant t: task J.<t UTC> published exclusively,
- *    after an exclusive fence file state/fired/J.<t> is created, so a fire
- *    repeated after a leader restart or failover is a no-op;
- *  - the last fire per job, persisted in state/jobs/<J>.json after the
- *    fire, so after downtime the job's misfire policy decides what happens
+ *  - the fire of job J at instant t: task J.<t UTC>, published
+ *    exclusively (no-replace rename); the task name is the fence.  A fire
+ *    at or before the job's replay horizon (the moment this leader loaded
+ *    the job: anything earlier may have been fired by a previous leader
+ *    whose state write was lost) is first looked up by name in every
+ *    state directory and results/, so a fire repeated after a restart or
+ *    failover is a no-op;
+ *  - the last fire per job, persisted in state/jobs/<J>.json at most every
+ *    10 s (and at once after a misfire, on disable, on shutdown), so after
+ *    downtime the job's misfire policy decides what happens
  *    (job_misfire_plan);
- *  - the overlap policy at fire time (forbid skips while the previous
- *    task of the job is pending or running, replace cancels it);
+ *  - the overlap policy, once per pass (forbid: a live previous task
+ *    skips the pass, a catch-up fires only its first instant; replace:
+ *    only the last instant fires and the live task is cancelled);
  *  - clock jumps: detected by comparing wall and monotonic clocks between
  *    ticks and logged; the wheel never moves back, so a step back fires
  *    nothing twice, and a step forward fires what became due under the
  *    misfire policy.
- * It never does slow work per fire beyond creating the fence and the
- * task file (both fsynced) and the small state file.
+ * Per pass it does no slow work per fire: each fire's task file is written
+ * into tmp/ unsynced; at the end of the pass one syncfs(2) makes them all
+ * durable, they are renamed into incoming/ (or delayed/ with jitter), and
+ * each target directory is fsynced once.  At most SCHED_TICK_MAX fires
+ * are staged per pass; the rest wait for the next pass.
  */
 #ifndef TASKSPOOL_SCHEDULER_H
 #define TASKSPOOL_SCHEDULER_H

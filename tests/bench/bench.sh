@@ -50,3 +50,4 @@ if [ -x "$BUILD/tools/wheelbench" ]; then
 	echo "timing wheel:"
 	"$BUILD/tools/wheelbench" | sed 's/^/  /'
 fi
+BUILD="$BUILD" sh "$(dirname "$0")/bench-triggers.sh"
