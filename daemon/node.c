@@ -2130,7 +2130,7 @@ next_wakeup(struct node *n)
 		    due_index_next(n->delayed, &due) &&
 		    now + ((int64_t)due - wall) < t)
 			t = now + ((int64_t)due - wall);
-		if (n->leader && n->sched != NULL &&
+		if (n->leader && n->sched != NULL && !n->draining &&
 		    scheduler_next(n->sched, &jd) && now + (jd - wall) < t)
 			t = now + (jd - wall);
 	}
@@ -2332,7 +2332,9 @@ node_run(struct config *cfg, const char *config_path,
 		now = tstime_mono_ms();
 		if (n->leader)
 			promote_delayed(n);
-		if (n->leader && n->sched != NULL) {
+		/* A draining leader fires no more jobs: its successor (or
+		 * its restart) picks up from the saved progress. */
+		if (n->leader && n->sched != NULL && !n->draining) {
 			if (n->jobs_dirty) {
 				n->jobs_dirty = 0;
 				scheduler_scan(n->sched, tstime_now_ms());

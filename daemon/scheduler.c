@@ -25,7 +25,9 @@
 #define SCHED_PLAN_MAX	64	/* fires planned per job per pass */
 #define SCHED_END_POLL_MS 200	/* fixedDelay: how often to look for the end */
 #define SCHED_JUMP_MS	1000	/* wall/mono disagreement called a jump */
-#define SCHED_TICK_MAX	20000	/* fires staged per pass; more wait a pass */
+#define SCHED_TICK_MAX	5000	/* fires staged per pass; more wait a pass */
+#define SCHED_SYNCFS_MIN 64	/* from this many fires one syncfs beats
+				 * an fsync each */
 #define SCHED_SAVE_MS	10000	/* state written at most this often */
 
 struct sched_job {
@@ -333,7 +335,8 @@ out:
 
 /*
  * Publish every staged fire: one syncfs(2) makes all the tick's task
- * files durable at once (instead of one fsync each), then each is moved
+ * files durable at once (instead of one fsync each; below
+ * SCHED_SYNCFS_MIN fires, one fsync each is cheaper), then each is moved
  * exclusively into incoming/ or delayed/, then each of those directories
  * is fsynced once.  A name that exists already (EEXIST) was fired before.
  */
@@ -345,8 +348,23 @@ publish_staged(struct sched *s)
 
 	if (s->staged == NULL)
 		return;
-	if (s->sp->do_fsync && syncfs(s->sp->dir[SPOOL_TMP]) != 0)
-		log_warn("syncfs before publishing %zu fire(s)", s->nstaged);
+	if (s->sp->do_fsync && s->nstaged >= SCHED_SYNCFS_MIN) {
+		if (syncfs(s->sp->dir[SPOOL_TMP]) != 0)
+			log_warn("syncfs before publishing %zu fire(s)",
+			    s->nstaged);
+	} else if (s->sp->do_fsync) {
+		/* A few fires: syncing them one by one is cheaper than
+		 * flushing everything else the file system holds. */
+		for (st = s->staged; st != NULL; st = st->next) {
+			int fd = openat(s->sp->dir[SPOOL_TMP], st->tmp,
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd < 0 || fsync(fd) != 0)
+				log_warn("fsync tmp/%s", st->tmp);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	for (st = s->staged; st != NULL; st = next) {
 		char file[JOB_TASK_ID_MAX + 8];
 

@@ -24,8 +24,8 @@
  *    nothing twice, and a step forward fires what became due under the
  *    misfire policy.
  * Per pass it does no slow work per fire: each fire's task file is written
- * into tmp/ unsynced; at the end of the pass one syncfs(2) makes them all
- * durable, they are renamed into incoming/ (or delayed/ with jitter), and
+ * into tmp/ unsynced; at the end of the pass one syncfs(2) (an fsync each
+ * when there are few) makes them all durable, they are renamed into incoming/ (or delayed/ with jitter), and
  * each target directory is fsynced once.  At most SCHED_TICK_MAX fires
  * are staged per pass; the rest wait for the next pass.
  */

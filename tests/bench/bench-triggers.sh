@@ -100,7 +100,8 @@ run_a() {
 	"$TB" stamps "$sp/stamps.log" "$from" "$to" "$expect" | awk '{
 		printf "    hook start - due:      p50 %s ms, p99 %s ms, max %s ms   (target p99 < 20 ms)\n", $4, $6, $8
 		printf "      %d started before the daemon was stopped; started twice: %s\n", $2, $10 }'
-	nf=$(ls "$sp/state/fired" | wc -l)
+	nf=$(find "$sp/incoming" "$sp/delayed" "$sp/active" "$sp/done" \
+	    "$sp/failed" "$sp/cancelled" -name '*Z.json' 2>/dev/null | wc -l)
 	nh=$(cat "$sp/stamps.log" 2>/dev/null | wc -l)
 	echo "$nf $nh $ran" | awk '{ printf "      in the %.1f s the daemon ran: %d fires (%.0f/s), %d hooks (%.0f/s)\n", $3 / 1000, $1, $1 * 1000 / $3, $2, $2 * 1000 / $3 }'
 	echo "      daemon warnings about late fires or misfires: $(grep -c "late\|misfire" "$work/a.log" || true)"
