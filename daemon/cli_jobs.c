@@ -635,7 +635,19 @@ cmd_add(struct jobs_cli *c, int ac, char **av)
 	if ((rc = check_hook(c, "add", &j)) != 0 ||
 	    (rc = open_spool(c)) != 0)
 		goto out;
-	/* The anchor of a fixed-rate job without startAt (job.h). */
+	/* The anchor of a fixed-rate job without startAt (job.h).  With
+	 * --replace an existing job keeps its createdAt: an edit is the
+	 * same job, and keeps its history. */
+	if (j.created_ms < 0 && replace) {
+		struct job old;
+
+		job_init(&old);
+		char why[JOBS_WHY_MAX];
+
+		if (load_job(c, j.code, &old, why, sizeof(why)) == 0)
+			j.created_ms = old.created_ms;
+		job_fini(&old);
+	}
 	if (j.created_ms < 0)
 		j.created_ms = tstime_now_ms();
 	if ((rc = store_job(c, "add", &j,

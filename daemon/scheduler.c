@@ -70,6 +70,7 @@ struct sched {
 struct staged {
 	struct staged *next;
 	struct sched_job *j;
+	int64_t t;			/* the instant, epoch ms */
 	enum spool_dir dest;		/* SPOOL_INCOMING or SPOOL_DELAYED */
 	char tmp[64];			/* name in tmp/ */
 	char id[JOB_TASK_ID_MAX + 1];
@@ -109,6 +110,7 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 
 static void state_save(struct sched *s, struct sched_job *j);
 static void publish_staged(struct sched *s);
+static void schedule(struct sched *s, struct sched_job *j, int64_t when);
 
 static void
 job_free(struct sched_job *j)
@@ -315,6 +317,7 @@ fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 	}
 	close(fd);
 	st->j = j;
+	st->t = t;
 	st->dest = due > now ? SPOOL_DELAYED : SPOOL_INCOMING;
 	st->next = s->staged;
 	s->staged = st;
@@ -377,9 +380,16 @@ publish_staged(struct sched *s)
 			    st->id);
 			log_debug("job %s: fired %s", st->j->def.code, st->id);
 		} else {
-			if (errno != EEXIST)
-				log_warn("job %s: publish %s", st->j->def.code,
-				    st->id);
+			if (errno != EEXIST) {
+				/* Not fired: rewind, so this instant is
+				 * planned again in a second. */
+				log_warn("job %s: publish %s (tried again in "
+				    "1 s)", st->j->def.code, st->id);
+				if (st->t - 1 < st->j->last_fire)
+					st->j->last_fire = st->t - 1;
+				st->j->state_dirty = 1;
+				schedule(s, st->j, tstime_now_ms() + 1000);
+			}
 			(void)unlinkat(s->sp->dir[SPOOL_TMP], st->tmp, 0);
 		}
 		free(st);
@@ -458,6 +468,27 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		    "policy %s fires %zu of the missed instant(s)%s",
 		    j->def.code, job_misfire_name(j->def.misfire), n,
 		    plan.dropped ? ", the others are dropped" : "");
+	/* Instants a previous leader (or this one before a reload or a
+	 * restart) may have fired are looked up by name: those that exist
+	 * are not fired again, and the latest of them is the job's previous
+	 * task for the overlap decision below. */
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			char rid[JOB_TASK_ID_MAX + 1];
+
+			if (out[i] <= j->replay_until &&
+			    job_task_id(j->def.code, out[i], rid,
+			    sizeof(rid)) == 0 && fired_before(s, rid)) {
+				snprintf(j->last_id, sizeof(j->last_id), "%s",
+				    rid);
+				continue;
+			}
+			out[k++] = out[i];
+		}
+		n = k;
+	}
 	/* Overlap, decided once per pass: with forbid, a live previous task
 	 * skips the whole pass, and a catch-up of several instants fires
 	 * only the first; with replace, only the last instant fires and the
@@ -675,6 +706,22 @@ scheduler_scan(struct sched *s, int64_t now)
 			struct sched_job *nj = load_job(s, de->d_name, &st,
 			    now);
 
+			if (j != NULL && nj != NULL &&
+			    strcmp(j->def.code, nj->def.code) == 0) {
+				/* A changed definition keeps the history
+				 * this leader has, newer than the state
+				 * file may be. */
+				if (j->last_fire > nj->last_fire &&
+				    nj->def.created_ms <= j->last_fire)
+					nj->last_fire = j->last_fire;
+				if (j->last_end > nj->last_end)
+					nj->last_end = j->last_end;
+				if (j->last_id[0] != '\0')
+					snprintf(nj->last_id,
+					    sizeof(nj->last_id), "%s",
+					    j->last_id);
+				nj->waiting_end = j->waiting_end;
+			}
 			if (j != NULL)
 				drop_job(s, j);
 			if (nj == NULL)

@@ -41,7 +41,7 @@ struct sched;
 
 /*
  * New scheduler over spool sp (borrowed; must outlive it) with cfg
- * (borrowed).  Creates state/jobs/ and state/fired/ when missing.
+ * (borrowed).  Creates state/jobs/ when missing.
  * Returns new, or NULL with errno (logged by the caller).
  */
 struct sched *scheduler_new(struct spool *sp, const struct config *cfg,
