@@ -688,16 +688,12 @@ static int
 list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
     const char *code, json_t *arr)
 {
-	int fd = dup(dfd);
 	DIR *dp;
 	struct dirent *de;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(dfd)) == NULL) {
 		return -1;
 	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
 		size_t len, n = strlen(de->d_name);
 		char *data, id[TASK_ID_MAX + 1];
@@ -799,8 +795,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 	if (c->json)
 		arr = json_array();
 	if (state != NULL && strcmp(state, "CORRUPT") == 0) {
-		int fd = dup(c->sp.dir[SPOOL_CORRUPT]);
-		DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+		DIR *dp = spool_opendir(c->sp.dir[SPOOL_CORRUPT]);
 		struct dirent *de;
 
 		while (dp != NULL && (de = readdir(dp)) != NULL) {
@@ -838,8 +833,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 			if (state != NULL && strcmp(state, state_name(d)) != 0)
 				continue;
 			if (d == SPOOL_ACTIVE || d == SPOOL_QUEUE) {
-				int fd = dup(c->sp.dir[d]);
-				DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+				DIR *dp = spool_opendir(c->sp.dir[d]);
 				struct dirent *de;
 
 				while (dp != NULL &&

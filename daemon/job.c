@@ -89,113 +89,6 @@ fail(struct task_error *err, const char *field, const char *fmt, ...)
 	return -1;
 }
 
-/* --- raw member finder (the input was already accepted by jansson) --- */
-
-static int
-is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Index just past the string whose opening quote is d[i]. */
-static size_t
-string_end(const char *d, size_t i, size_t n)
-{
-	for (i++; i < n; i++) {
-		if (d[i] == '\\')
-			i++;
-		else if (d[i] == '"')
-			return i + 1;
-	}
-	return n;
-}
-
-/* Index just past the value that starts at d[i]. */
-static size_t
-value_end(const char *d, size_t i, size_t n)
-{
-	size_t depth = 0;
-
-	if (d[i] == '"')
-		return string_end(d, i, n);
-	if (d[i] != '{' && d[i] != '[') {
-		while (i < n && !is_ws(d[i]) && d[i] != ',' && d[i] != '}' &&
-		    d[i] != ']')
-			i++;
-		return i;
-	}
-	for (; i < n; i++) {
-		if (d[i] == '"')
-			i = string_end(d, i, n) - 1;
-		else if (d[i] == '{' || d[i] == '[')
-			depth++;
-		else if ((d[i] == '}' || d[i] == ']') && --depth == 0)
-			return i + 1;
-	}
-	return n;
-}
-
-/* Whether the JSON string d[ks..ke) (quotes included) spells name. */
-static int
-key_is(const char *d, size_t ks, size_t ke, const char *name)
-{
-	json_t *k;
-	int same;
-
-	if (memchr(d + ks, '\\', ke - ks) == NULL)
-		return ke - ks - 2 == strlen(name) &&
-		    memcmp(d + ks + 1, name, ke - ks - 2) == 0;
-	/* An escaped key ("execute\u0050arams"): let jansson read it. */
-	k = json_loadb(d + ks, ke - ks, JSON_DECODE_ANY, NULL);
-	same = json_is_string(k) && strcmp(json_string_value(k), name) == 0;
-	json_decref(k);
-	return same;
-}
-
-/*
- * Find the bytes of the value of top-level member `name` in the object
- * d[0..n).  Returns 0 with [*start, *end), or -1 when absent.
- */
-static int
-raw_member(const char *d, size_t n, const char *name, size_t *start,
-    size_t *end)
-{
-	size_t i = 0, ks, ke, vs;
-
-	while (i < n && is_ws(d[i]))
-		i++;
-	if (i >= n || d[i] != '{')
-		return -1;
-	for (i++;;) {
-		while (i < n && is_ws(d[i]))
-			i++;
-		if (i >= n || d[i] != '"')
-			return -1;
-		ks = i;
-		ke = string_end(d, i, n);
-		for (i = ke; i < n && is_ws(d[i]); i++)
-			;
-		if (i >= n || d[i] != ':')
-			return -1;
-		for (i++; i < n && is_ws(d[i]); i++)
-			;
-		if (i >= n)
-			return -1;
-		vs = i;
-		i = value_end(d, vs, n);
-		if (key_is(d, ks, ke, name)) {
-			*start = vs;
-			*end = i;
-			return 0;
-		}
-		while (i < n && is_ws(d[i]))
-			i++;
-		if (i >= n || d[i] != ',')
-			return -1;
-		i++;
-	}
-}
-
 /* --- member decoders --- */
 
 static int
@@ -511,7 +404,7 @@ job_decode(const char *data, size_t len, struct job *j,
 	if (decode_finish(j, &seen, err) != 0)
 		goto bad;
 	if (json_object_get(root, "executeParams") != NULL) {
-		if (raw_member(data, len, "executeParams", &ps, &pe) != 0) {
+		if (task_raw_member(data, len, "executeParams", &ps, &pe)) {
 			fail(err, "executeParams", "could not locate value");
 			goto bad;
 		}

@@ -280,17 +280,13 @@ cand_add(struct node *n, const char *name, int announced)
 static void
 scan_incoming(struct node *n)
 {
-	int fd = dup(n->sp.dir[SPOOL_INCOMING]);
 	DIR *dp;
 	struct dirent *de;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
+	if ((dp = spool_opendir(n->sp.dir[SPOOL_INCOMING])) == NULL) {
 		log_warn("scan incoming/");
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL)
 		cand_add(n, de->d_name, 0);
 	closedir(dp);
@@ -323,16 +319,11 @@ delayed_note(struct node *n, const char *name)
 static void
 scan_delayed(struct node *n)
 {
-	int fd = dup(n->sp.dir[SPOOL_DELAYED]);
 	DIR *dp;
 	struct dirent *de;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(n->sp.dir[SPOOL_DELAYED])) == NULL)
 		return;
-	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL)
 		delayed_note(n, de->d_name);
 	closedir(dp);
@@ -523,16 +514,11 @@ env_put(char **envp, int *ne, char *buf, size_t *off, const char *k,
 static void
 clean_dir(int dfd, int depth)
 {
-	int fd = dup(dfd);
 	DIR *dp;
 	struct dirent *de;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(dfd)) == NULL)
 		return;
-	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
 		int sub;
 
@@ -1795,16 +1781,11 @@ out:
 static void
 recover_dir(struct node *n, int dirfd, const char *owner)
 {
-	int fd = dup(dirfd);
 	DIR *dp;
 	struct dirent *de;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(dirfd)) == NULL)
 		return;
-	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
 		int tf;
 
@@ -1844,16 +1825,11 @@ recover_dir(struct node *n, int dirfd, const char *owner)
 static void
 reap_others(struct node *n)
 {
-	int fd = dup(n->sp.dir[SPOOL_ACTIVE]);
 	DIR *dp;
 	struct dirent *de;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(n->sp.dir[SPOOL_ACTIVE])) == NULL)
 		return;
-	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
 		int nd;
 
@@ -1877,17 +1853,12 @@ reap_others(struct node *n)
 static void
 clean_tmp(struct node *n)
 {
-	int fd = dup(n->sp.dir[SPOOL_TMP]);
 	int64_t now = tstime_now_ms();
 	struct dirent *de;
 	DIR *dp;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(n->sp.dir[SPOOL_TMP])) == NULL)
 		return;
-	}
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
 		struct stat st;
 

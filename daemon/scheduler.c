@@ -670,19 +670,14 @@ fail:
 void
 scheduler_scan(struct sched *s, int64_t now)
 {
-	int fd = dup(s->sp->dir[SPOOL_JOBS]);
 	struct sched_job *j, *next;
 	struct dirent *de;
 	DIR *dp;
 
-	if (fd < 0 || (dp = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((dp = spool_opendir(s->sp->dir[SPOOL_JOBS])) == NULL)
 		return;
-	}
 	for (j = s->jobs; j != NULL; j = j->next)
 		j->seen = 0;
-	rewinddir(dp);
 	while ((de = readdir(dp)) != NULL) {
 		size_t l = strlen(de->d_name);
 		struct stat st;

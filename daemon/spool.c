@@ -465,6 +465,25 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 	return spool_sync_dir(s, srcfd);
 }
 
+DIR *
+spool_opendir(int dirfd)
+{
+	int fd = dup(dirfd), e;
+	DIR *dp;
+
+	if (fd < 0)
+		return NULL;
+	dp = fdopendir(fd);
+	if (dp == NULL) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	rewinddir(dp);
+	return dp;
+}
+
 static int find_in_nodes_except(const struct spool *, enum spool_dir,
     const char *, const char *, char *);
 
@@ -488,16 +507,10 @@ find_in_nodes_except(const struct spool *s, enum spool_dir d,
 {
 	DIR *dp;
 	struct dirent *de;
-	int fd = dup(s->dir[d]), found = 0;
+	int found = 0;
 
-	if (fd < 0)
+	if ((dp = spool_opendir(s->dir[d])) == NULL)
 		return 0;
-	dp = fdopendir(fd);
-	if (dp == NULL) {
-		close(fd);
-		return 0;
-	}
-	rewinddir(dp);
 	while (!found && (de = readdir(dp)) != NULL) {
 		int nfd;
 		struct stat st;

@@ -13,6 +13,7 @@
 #ifndef TASKSPOOL_SPOOL_H
 #define TASKSPOOL_SPOOL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -133,6 +134,12 @@ int spool_node_dir(const struct spool *s, enum spool_dir d,
  * gone, e.g. another node moved it first).
  */
 int spool_move_excl(int fromfd, const char *from, int tofd, const char *to);
+
+/*
+ * A directory stream over dirfd (borrowed: a dup is read, from the start,
+ * so dirfd stays usable).  Returns new (closedir), or NULL with errno.
+ */
+DIR *spool_opendir(int dirfd);
 
 /* Read a whole small file at dirfd/name into a new NUL-terminated string
  * (caller frees), at most max bytes.  Returns NULL with errno on failure. */

@@ -232,6 +232,13 @@ member_span(const char *d, size_t n, const char *name, size_t *start,
 	}
 }
 
+int
+task_raw_member(const char *data, size_t len, const char *name,
+    size_t *start, size_t *end)
+{
+	return member_span(data, len, name, start, end);
+}
+
 /* --- member decoders --- */
 
 static int

@@ -115,6 +115,16 @@ int task_add_attempt(struct task *t, const struct task_attempt *a);
 /* Name of an outcome ("SUCCESS", "TIMEOUT", ...). */
 const char *task_outcome_name(enum task_outcome o);
 
+/*
+ * Find the raw bytes of the value of top-level member `name` (escaped
+ * keys are decoded) in the JSON object data[0..len), which jansson has
+ * already accepted.  Returns 0 with the value in [*start, *end), or -1
+ * when absent.  Used to keep executeParams byte for byte (task and job
+ * files).
+ */
+int task_raw_member(const char *data, size_t len, const char *name,
+    size_t *start, size_t *end);
+
 /* Whether s matches [A-Za-z0-9][A-Za-z0-9_.-]{0,max-1}. */
 int task_name_ok(const char *s, size_t max);
 
