@@ -132,6 +132,7 @@ struct node {
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
+	int64_t claim_pause;		/* mono ms: no claims before this */
 	unsigned long long claimed, finished, scans;
 };
 
@@ -739,6 +740,25 @@ fail:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
+	if (e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN) {
+		/* The node's trouble, not the task's: no attempt is used.
+		 * Hand the task back to incoming/ and claim nothing more for
+		 * a second (fewer hooks run until resources come back). */
+		char nm[SPOOL_NAME_MAX];
+
+		log_warnx("%s: cannot start hook now (%s); back to incoming/, "
+		    "claims paused for 1 s", id, strerror(e));
+		snprintf(nm, sizeof(nm), "%s", sl->name);
+		work_reset(&n->work[sl - n->slots]);
+		slot_free(n, sl);
+		if (spool_move_excl(n->sp.self, nm, n->sp.dir[SPOOL_INCOMING],
+		    nm) != 0)
+			log_warn("%s: move back to incoming/ (recovered as a "
+			    "lost attempt instead)", id);
+		close(lockfd);
+		n->claim_pause = tstime_mono_ms() + 1000;
+		return;
+	}
 	log_warnx("%s: cannot start hook %s: %s", id, path, strerror(e));
 	memset(&a, 0, sizeof(a));
 	a.attempt = sl->attempt;
@@ -759,11 +779,9 @@ fail:
 		snprintf(nm, sizeof(nm), "%s", sl->name);
 		work_reset(&n->work[sl - n->slots]);
 		slot_free(n, sl);
-		/* Out of descriptors/memory/processes is the node's trouble,
-		 * not the task's: retry.  Exec errors are the hook's: final. */
-		node_conclude(n, &tt, n->sp.self, nm, lockfd, &a,
-		    !(e == EMFILE || e == ENFILE || e == ENOMEM ||
-		    e == EAGAIN), NULL, 0, NULL);
+		/* An exec error is the hook's: final. */
+		node_conclude(n, &tt, n->sp.self, nm, lockfd, &a, 1, NULL, 0,
+		    NULL);
 		task_fini(&tt);
 	}
 }
@@ -826,8 +844,13 @@ claim(struct node *n, const char *name, int announced)
 		if (errno == EFBIG || errno == ELOOP || errno == EINVAL ||
 		    errno == EACCES || errno == EPERM)
 			quarantine(n, dfd, name, why);
-		else
+		else {
 			log_warn("open incoming/%s", name);
+			if (errno == EMFILE || errno == ENFILE) {
+				cand_add(n, name, announced);
+				n->claim_pause = tstime_mono_ms() + 1000;
+			}
+		}
 		return;
 	}
 	if (lock_verify(fd, dfd, name) != 0) {
@@ -2107,6 +2130,8 @@ next_wakeup(struct node *n)
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
+	if (n->claim_pause > now && n->cand.head != NULL && n->claim_pause < t)
+		t = n->claim_pause;
 	t -= now;
 	return t < 0 ? 0 : t > 60000 ? 60000 : t;
 }
@@ -2249,7 +2274,8 @@ node_run(struct config *cfg, const char *config_path,
 		int64_t now;
 
 		while (!n->draining && n->nrunning < n->nslots &&
-		    n->cand.head != NULL) {
+		    n->cand.head != NULL &&
+		    tstime_mono_ms() >= n->claim_pause) {
 			struct nameset_node *c = nameset_pop(&n->cand);
 
 			claim(n, c->name, c->flags & CAND_ANNOUNCED);
