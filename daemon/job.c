@@ -379,7 +379,6 @@ job_decode(const char *data, size_t len, struct job *j,
 	json_error_t jerr;
 	json_t *root, *v;
 	const char *k;
-	size_t ps, pe;
 
 	job_fini(j);
 	memset(&seen, 0, sizeof(seen));
@@ -403,21 +402,9 @@ job_decode(const char *data, size_t len, struct job *j,
 			goto bad;
 	if (decode_finish(j, &seen, err) != 0)
 		goto bad;
-	if (json_object_get(root, "executeParams") != NULL) {
-		if (task_raw_member(data, len, "executeParams", &ps, &pe)) {
-			fail(err, "executeParams", "could not locate value");
-			goto bad;
-		}
-		j->params = strndup(data + ps, pe - ps);
-		j->params_len = pe - ps;
-	} else {
-		j->params = strdup("{}");
-		j->params_len = 2;
-	}
-	if (j->params == NULL) {
-		fail(err, "executeParams", "out of memory");
+	if (task_copy_params(data, len, json_object_get(root,
+	    "executeParams") != NULL, &j->params, &j->params_len, err) != 0)
 		goto bad;
-	}
 	json_decref(root);
 	root = NULL;
 	if (check_task(j, err) != 0)

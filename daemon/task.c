@@ -233,10 +233,23 @@ member_span(const char *d, size_t n, const char *name, size_t *start,
 }
 
 int
-task_raw_member(const char *data, size_t len, const char *name,
-    size_t *start, size_t *end)
+task_copy_params(const char *data, size_t len, int present, char **params,
+    size_t *plen, struct task_error *err)
 {
-	return member_span(data, len, name, start, end);
+	size_t ps, pe;
+
+	if (!present) {
+		*params = strdup("{}");
+		*plen = 2;
+	} else if (member_span(data, len, "executeParams", &ps, &pe) != 0)
+		return fail(err, "executeParams", "could not locate value");
+	else {
+		*params = strndup(data + ps, pe - ps);
+		*plen = pe - ps;
+	}
+	if (*params == NULL)
+		return fail(err, "executeParams", "out of memory");
+	return 0;
 }
 
 /* --- member decoders --- */
@@ -595,7 +608,6 @@ task_decode(const char *data, size_t len, struct task *t,
 	json_error_t jerr;
 	json_t *root, *v;
 	const char *k;
-	size_t ps, pe;
 
 	task_fini(t);
 	if (len > TASK_FILE_MAX)
@@ -638,21 +650,9 @@ task_decode(const char *data, size_t len, struct task *t,
 		fail(err, "runAt", "only allowed with triggerType \"at\"");
 		goto bad;
 	}
-	if (json_object_get(root, "executeParams") != NULL) {
-		if (member_span(data, len, "executeParams", &ps, &pe) != 0) {
-			fail(err, "executeParams", "could not locate value");
-			goto bad;
-		}
-		t->params = strndup(data + ps, pe - ps);
-		t->params_len = pe - ps;
-	} else {
-		t->params = strdup("{}");
-		t->params_len = 2;
-	}
-	if (t->params == NULL) {
-		fail(err, "executeParams", "out of memory");
+	if (task_copy_params(data, len, json_object_get(root,
+	    "executeParams") != NULL, &t->params, &t->params_len, err) != 0)
 		goto bad;
-	}
 	json_decref(root);
 	return 0;
 bad:

@@ -116,14 +116,14 @@ int task_add_attempt(struct task *t, const struct task_attempt *a);
 const char *task_outcome_name(enum task_outcome o);
 
 /*
- * Find the raw bytes of the value of top-level member `name` (escaped
- * keys are decoded) in the JSON object data[0..len), which jansson has
- * already accepted.  Returns 0 with the value in [*start, *end), or -1
- * when absent.  Used to keep executeParams byte for byte (task and job
- * files).
+ * Copy the raw bytes of executeParams out of the JSON object data[0..len)
+ * (already accepted by jansson; present: whether the parsed object has
+ * the member), or "{}" when absent, into *params (new, NUL-terminated)
+ * and *plen.  Returns 0, or -1 with err filled (field executeParams).
+ * Shared by task and job files, so both keep the bytes as written.
  */
-int task_raw_member(const char *data, size_t len, const char *name,
-    size_t *start, size_t *end);
+int task_copy_params(const char *data, size_t len, int present,
+    char **params, size_t *plen, struct task_error *err);
 
 /* Whether s matches [A-Za-z0-9][A-Za-z0-9_.-]{0,max-1}. */
 int task_name_ok(const char *s, size_t max);
