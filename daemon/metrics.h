@@ -63,7 +63,8 @@ int metrics_init(const char *node);
 void metrics_fini(void);
 
 /*
- * An attempt of a task with task_code started; due_ms is the instant it
+ * An attempt of a task with task_code (not a label of this histogram
+ * today, kept so the call names its task) started; due_ms is the instant it
  * was due (notBefore, else triggerTime, else createdAt; epoch ms, < 0
  * when unknown), start_ms when it started (epoch ms).  Observes
  * taskspool_trigger_delay_seconds (negative delays count as 0).
