@@ -754,8 +754,9 @@ fail:
 		 * a second (fewer hooks run until resources come back). */
 		char nm[SPOOL_NAME_MAX];
 
-		log_warnx("%s: cannot start hook now (%s); back to incoming/, "
-		    "claims paused for 1 s", id, strerror(e));
+		log_task(LOG_LEVEL_WARN, "task.requeued", id, sl->t.task_code,
+		    sl->attempt, "%s: cannot start hook now (%s); back to "
+		    "incoming/, claims paused for 1 s", id, strerror(e));
 		snprintf(nm, sizeof(nm), "%s", sl->name);
 		work_reset(&n->work[sl - n->slots]);
 		slot_free(n, sl);
