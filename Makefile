@@ -6,6 +6,8 @@
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
+#   make install    programs, manual pages, examples, systemd units into
+#                   $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
 
 BUILD    ?= build
 CC       ?= cc
@@ -36,7 +38,8 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS = $(wildcard tests/tools/*.c)
 TOOL_BINS = $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 
-.PHONY: all deps check unit scenario asan demo bench clean stress
+.PHONY: all deps check unit scenario asan demo bench clean stress install \
+	uninstall
 all: $(PROGS) $(TOOL_BINS)
 
 $(BUILD)/obj/%.o: daemon/%.c $(wildcard daemon/*.h)
@@ -99,6 +102,45 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench.sh
+
+# Installation.  DESTDIR is prepended to every path (for packaging);
+# the systemd units get $(PREFIX)/sbin in their ExecStart= lines.
+PREFIX  ?= /usr/local
+BINDIR   = $(PREFIX)/bin
+SBINDIR  = $(PREFIX)/sbin
+MANDIR   = $(PREFIX)/share/man
+DOCDIR   = $(PREFIX)/share/doc/taskspool
+UNITDIR  = $(PREFIX)/lib/systemd/system
+MANPAGES = daemon/taskspool.1 daemon/taskspool.conf.5 \
+	   daemon/taskspool-hooks.7 daemon/taskspoold.8
+EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
+	   contrib/prometheus/alerts.yml contrib/logrotate/taskspool
+UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service
+
+install: $(PROGS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
+	    $(DESTDIR)$(DOCDIR)/examples/hooks $(DESTDIR)$(UNITDIR)
+	install -m 755 $(BUILD)/taskspool $(DESTDIR)$(BINDIR)/taskspool
+	install -m 755 $(BUILD)/taskspoold $(DESTDIR)$(SBINDIR)/taskspoold
+	for m in $(MANPAGES); do \
+	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
+	install -m 644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	install -m 755 hooks/hello hooks/report hooks/flaky hooks/slow \
+	    $(DESTDIR)$(DOCDIR)/examples/hooks/
+	install -m 644 hooks/README.md $(DESTDIR)$(DOCDIR)/examples/hooks/
+	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
+	for u in $(UNITS); do \
+	    sed 's|/usr/local/sbin/|$(SBINDIR)/|g' $$u \
+	        >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
+	    chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/taskspool $(DESTDIR)$(SBINDIR)/taskspoold
+	for m in $(MANPAGES); do s=$${m##*.}; \
+	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
+	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$${u##*/}; done
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
 	rm -rf build build-asan var

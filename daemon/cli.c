@@ -26,6 +26,7 @@
 #include "buf.h"
 #include "cli_cron.h"
 #include "cli_jobs.h"
+#include "cli_top.h"
 #include "config.h"
 #include "result.h"
 #include "spool.h"
@@ -52,6 +53,8 @@ static const char *const top_usage =
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
+"  status                     one-screen summary: nodes, queue, lag, failures\n"
+"  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
 "  result ID                  the result envelope (results/ID.json)\n"
 "  logs ID [-f] [-a N] [--stderr|--stdout]   hook output of an attempt\n"
 "  list [--state S] [--code C]   tasks, one per line\n"
@@ -475,8 +478,14 @@ cmd_status(struct cli *c, int argc, char **argv)
 	char when[TSTIME_BUF];
 	int rc;
 
+	if (argc == 1) {
+		if ((rc = cli_open(c)) != 0)
+			return rc;
+		spool_close(&c->sp);
+		return cli_top_summary(&c->cfg);
+	}
 	if (argc != 2 || argv[1][0] == '-') {
-		fputs("usage: taskspool status ID\n", argc == 2 &&
+		fputs("usage: taskspool status [ID]\n", argc == 2 &&
 		    strcmp(argv[1], "-h") == 0 ? stdout : stderr);
 		return argc == 2 && strcmp(argv[1], "-h") == 0 ? 0 : EX_USAGE;
 	}
@@ -1159,6 +1168,14 @@ cli_main(int argc, char **argv)
 		return cmd_retry(&c, argc, argv);
 	if (strcmp(cmd, "cron") == 0)
 		return cli_cron_main(argc, argv);
+	if (strcmp(cmd, "top") == 0) {
+		int rc = cli_open(&c);
+
+		if (rc != 0)
+			return rc;
+		spool_close(&c.sp);
+		return cli_top_main(argc, argv, &c.cfg);
+	}
 	if (strcmp(cmd, "jobs") == 0) {
 		char why[1024];
 

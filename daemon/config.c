@@ -66,6 +66,12 @@ static const struct key_def keys[] = {
 	    "($TASKSPOOL_RESULT_FILE) accepted, bytes"),
 	L(fsync, 0, 1, "1", "1 = every state change is durable (fsync); 0 "
 	    "= no fsync, for throw-away test spools only"),
+	L(metrics_interval_ms, 0, 3600000, "5000", "ms between rewrites of "
+	    "metrics/<node>.prom (Prometheus text format); 0 = no metrics"),
+	S(log_format, "logfmt", "logfmt (one key=value line per event) | "
+	    "text"),
+	S(log_target, "", "stderr | syslog; empty = stderr with -d, else "
+	    "syslog"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -303,6 +309,17 @@ config_finish(struct config *c, char *why, size_t whylen)
 	if (log_level_parse(c->log_level) < 0) {
 		snprintf(why, whylen, "log_level: \"%s\" is not one of error, "
 		    "warning, info, debug", c->log_level);
+		return -1;
+	}
+	if (log_format_parse(c->log_format) < 0) {
+		snprintf(why, whylen, "log_format: \"%s\" is not one of logfmt, "
+		    "text", c->log_format);
+		return -1;
+	}
+	if (c->log_target[0] != '\0' && strcmp(c->log_target, "stderr") != 0
+	    && strcmp(c->log_target, "syslog") != 0) {
+		snprintf(why, whylen, "log_target: \"%s\" is not one of stderr, "
+		    "syslog", c->log_target);
 		return -1;
 	}
 	if (c->slots == 0) {

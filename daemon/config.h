@@ -43,6 +43,9 @@ struct config {
 	long tail_bytes;	/* stdout/stderr tail kept in the result */
 	long result_max_bytes;	/* largest hook result file accepted */
 	long fsync;		/* 1 = durable writes (default), 0 = tests only */
+	long metrics_interval_ms; /* metrics/<node>.prom rewrite; 0 = off */
+	char log_format[16];	/* "logfmt" (default) or "text" */
+	char log_target[16];	/* "" = stderr with -d else syslog */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 

@@ -14,6 +14,8 @@
 static const char *log_prog = "taskspool";
 static int log_syslog;
 static enum log_level log_max = LOG_LEVEL_INFO;
+static enum log_format log_fmt = LOG_FORMAT_TEXT;
+static char log_node[65];
 
 static const char *const level_names[] = { "error", "warning", "info",
 	"debug" };
@@ -48,6 +50,117 @@ log_set_level(enum log_level level)
 	log_max = level;
 }
 
+int
+log_format_parse(const char *s)
+{
+	if (strcmp(s, "text") == 0)
+		return LOG_FORMAT_TEXT;
+	if (strcmp(s, "logfmt") == 0)
+		return LOG_FORMAT_LOGFMT;
+	return -1;
+}
+
+void
+log_set_format(enum log_format f)
+{
+	log_fmt = f;
+}
+
+void
+log_set_node(const char *node)
+{
+	snprintf(log_node, sizeof(log_node), "%s", node != NULL ? node : "");
+}
+
+/*
+ * Append " key=value" to out (at o of len), quoting the value when it is
+ * empty or holds a space, '=', '"', '\\' or a byte < 0x20 or 0x7f.
+ * Returns the new offset (never past len - 1; truncates).
+ */
+static size_t
+kv_put(char *out, size_t len, size_t o, const char *key, const char *v)
+{
+	int quote = v[0] == '\0', w;
+
+	for (const char *p = v; *p != '\0' && !quote; p++)
+		quote = (unsigned char)*p <= ' ' || *p == '=' || *p == '"' ||
+		    *p == '\\' || *p == 0x7f;
+	if (o + 1 >= len)
+		return o;
+	w = snprintf(out + o, len - o, "%s%s=%s", o > 0 ? " " : "", key,
+	    quote ? "\"" : "");
+	if (w < 0 || (size_t)w >= len - o) {
+		out[o] = '\0';
+		return o;
+	}
+	o += (size_t)w;
+	for (const char *p = v; *p != '\0' && o + 6 < len; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '"' || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)c;
+		} else if (c == '\n') {
+			out[o++] = '\\';
+			out[o++] = 'n';
+		} else if (c == '\t') {
+			out[o++] = '\\';
+			out[o++] = 't';
+		} else if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	if (quote && o + 1 < len)
+		out[o++] = '"';
+	out[o < len ? o : len - 1] = '\0';
+	return o < len ? o : len - 1;
+}
+
+static void
+log_write(enum log_level lv, const char *event, const char *rid,
+    const char *code, int attempt, const char *msg)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
+		LOG_DEBUG };
+	struct timespec ts;
+	struct tm tm;
+	char when[40], sec[24], line[4096], num[16];
+	size_t o = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when, sizeof(when), "%s.%03dZ", sec,
+	    (int)(ts.tv_nsec / 1000000));
+	if (log_fmt == LOG_FORMAT_TEXT) {
+		if (log_syslog)
+			syslog(prio[lv], "%s", msg);
+		else
+			fprintf(stderr, "%s %s: %s: %s\n", when, log_prog,
+			    level_names[lv], msg);
+		return;
+	}
+	o = kv_put(line, sizeof(line), o, "ts", when);
+	o = kv_put(line, sizeof(line), o, "level", level_names[lv]);
+	if (log_node[0] != '\0')
+		o = kv_put(line, sizeof(line), o, "node", log_node);
+	o = kv_put(line, sizeof(line), o, "event", event);
+	if (rid != NULL && rid[0] != '\0')
+		o = kv_put(line, sizeof(line), o, "requestId", rid);
+	if (code != NULL && code[0] != '\0')
+		o = kv_put(line, sizeof(line), o, "taskCode", code);
+	if (attempt > 0) {
+		snprintf(num, sizeof(num), "%d", attempt);
+		o = kv_put(line, sizeof(line), o, "attempt", num);
+	}
+	(void)kv_put(line, sizeof(line), o, "msg", msg);
+	if (log_syslog)
+		syslog(prio[lv], "%s", line);
+	else
+		fprintf(stderr, "%s\n", line);
+}
+
 static void
 log_vemit(enum log_level lv, int with_errno, int saved, const char *fmt,
     va_list ap)
@@ -63,21 +176,25 @@ log_vemit(enum log_level lv, int with_errno, int saved, const char *fmt,
 	if (with_errno && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
 		    strerror(saved));
-	if (log_syslog) {
-		static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
-			LOG_DEBUG };
-		syslog(prio[lv], "%s", msg);
-	} else {
-		struct timespec ts;
-		struct tm tm;
-		char when[32];
+	log_write(lv, "log", NULL, NULL, 0, msg);
+}
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		gmtime_r(&ts.tv_sec, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-		fprintf(stderr, "%s.%03ldZ %s: %s: %s\n", when,
-		    ts.tv_nsec / 1000000, log_prog, level_names[lv], msg);
+void
+log_task(enum log_level lv, const char *event, const char *request_id,
+    const char *task_code, int attempt, const char *fmt, ...)
+{
+	int saved = errno;
+	char msg[2048];
+	va_list ap;
+
+	if (lv <= log_max) {
+		va_start(ap, fmt);
+		if (vsnprintf(msg, sizeof(msg), fmt, ap) >= 0)
+			log_write(lv, event, request_id, task_code, attempt,
+			    msg);
+		va_end(ap);
 	}
+	errno = saved;
 }
 
 #define LOG_BODY(lv, e)                                                     \

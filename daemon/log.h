@@ -9,6 +9,17 @@
  * code; they are for start-up errors only, never for the daemon's main loop.
  * Names that come from input are escaped (control bytes as \xNN) by
  * log_safe() before they reach a log line.
+ *
+ * Two line formats (log_set_format): "text", the historical
+ *   2024-06-01T12:00:00.000Z taskspoold: info: <message>
+ * and "logfmt", one event per line as space-separated key=value pairs
+ * (values with spaces, quotes, '=' or control bytes are double-quoted
+ * with \" \\ \n \t \xNN escapes, as the logfmt readers of Grafana
+ * Loki and Heroku's log parsers expect):
+ *   ts=2024-06-01T12:00:00.000Z level=info node=n1 event=task.running
+ *   requestId=r1 taskCode=report attempt=1 msg="r1: attempt 1 started"
+ * A plain log_info() is event=log with no requestId; log_task() names the
+ * event and the task, so `grep requestId=r1` follows a task across nodes.
  */
 #ifndef TASKSPOOL_LOG_H
 #define TASKSPOOL_LOG_H
@@ -27,6 +38,31 @@ void log_init(const char *progname, int use_syslog, enum log_level level);
 int log_level_parse(const char *s);
 
 void log_set_level(enum log_level level);
+
+enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_LOGFMT };
+
+/* Parse "text" or "logfmt"; -1 if unknown. */
+int log_format_parse(const char *s);
+
+/* Choose the line format (default LOG_FORMAT_TEXT). */
+void log_set_format(enum log_format f);
+
+/*
+ * Set the node id written as node= in logfmt lines (copied, at most 64
+ * bytes; NULL or "" omits the field).
+ */
+void log_set_node(const char *node);
+
+/*
+ * Log one event about a task: event is a short dotted name
+ * ("task.running", "task.retry", "task.success", ...), request_id and
+ * task_code (either may be NULL) and attempt (<= 0 omitted) become
+ * fields in logfmt; the formatted message is msg= (logfmt) or the whole
+ * line body (text), so text output is what log_info() would print.
+ */
+void log_task(enum log_level lv, const char *event, const char *request_id,
+    const char *task_code, int attempt, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -51,6 +51,7 @@
 #include "dueindex.h"
 #include "hook.h"
 #include "log.h"
+#include "metrics.h"
 #include "nameset.h"
 #include "result.h"
 #include "scheduler.h"
@@ -132,6 +133,7 @@ struct node {
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
+	int64_t next_metrics;		/* mono ms: metrics/<node>.prom */
 	int64_t claim_pause;		/* mono ms: no claims before this */
 	unsigned long long claimed, finished, scans;
 };
@@ -262,6 +264,7 @@ quarantine(struct node *n, int dirfd, const char *name, const char *reason)
 		return;
 	}
 	log_warnx("rejected %s → corrupt/: %s", safe, reason);
+	metrics_corrupt();
 }
 
 /* --- candidates from incoming/ --- */
@@ -728,7 +731,12 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->out.fd, &ev);
 	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 2;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->err.fd, &ev);
-	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
+	log_task(LOG_LEVEL_INFO, "task.running", id, sl->t.task_code,
+	    sl->attempt, "%s: attempt %d started, pid %d", id, sl->attempt,
+	    (int)pid);
+	metrics_attempt_started(sl->t.task_code, sl->t.not_before_ms >= 0 ?
+	    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ? sl->t.trigger_ms :
+	    sl->t.created_ms, sl->start_ms);
 	return;
 fail:
 	e = errno;
@@ -746,8 +754,9 @@ fail:
 		 * a second (fewer hooks run until resources come back). */
 		char nm[SPOOL_NAME_MAX];
 
-		log_warnx("%s: cannot start hook now (%s); back to incoming/, "
-		    "claims paused for 1 s", id, strerror(e));
+		log_task(LOG_LEVEL_WARN, "task.requeued", id, sl->t.task_code,
+		    sl->attempt, "%s: cannot start hook now (%s); back to "
+		    "incoming/, claims paused for 1 s", id, strerror(e));
 		snprintf(nm, sizeof(nm), "%s", sl->name);
 		work_reset(&n->work[sl - n->slots]);
 		slot_free(n, sl);
@@ -1154,6 +1163,9 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		return;
 	}
 	n->finished++;
+	metrics_attempt_ended(t->task_code, task_outcome_name(a->outcome),
+	    a->start_ms >= 0 && a->outcome != TASK_OUTCOME_LOST ?
+	    (double)(a->end_ms - a->start_ms) / 1000.0 : -1);
 	if (a->outcome != TASK_OUTCOME_SUCCESS &&
 	    a->outcome != TASK_OUTCOME_CANCELLED && !permanent &&
 	    (int)t->nattempts + 1 <= retries) {
@@ -1188,8 +1200,11 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 			close(lockfd);
 		if (n->leader)
 			delayed_note(n, name);
-		log_info("%s: attempt %d %s (%s); retry %d of %d in %lld ms",
-		    t->request_id, a->attempt, task_outcome_name(a->outcome),
+		metrics_retry();
+		log_task(LOG_LEVEL_INFO, "task.retry", t->request_id,
+		    t->task_code, a->attempt, "%s: attempt %d %s (%s); retry "
+		    "%d of %d in %lld ms", t->request_id, a->attempt,
+		    task_outcome_name(a->outcome),
 		    a->reason, a->attempt, retries, (long long)delay);
 		return;
 	}
@@ -1258,12 +1273,15 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	}
 	free(otail);
 	free(etail);
+	metrics_task_finished(t->task_code, status);
 	if (code != NULL)
-		log_info("%s: %s after %zu attempt(s): %s", t->request_id,
-		    status, t->nattempts, a->reason);
+		log_task(LOG_LEVEL_INFO, "task.failed", t->request_id,
+		    t->task_code, a->attempt, "%s: %s after %zu attempt(s): %s",
+		    t->request_id, status, t->nattempts, a->reason);
 	else
-		log_info("%s: %s (attempt %d)", t->request_id, status,
-		    a->attempt);
+		log_task(LOG_LEVEL_INFO, dest == SPOOL_DONE ? "task.success" :
+		    "task.cancelled", t->request_id, t->task_code, a->attempt,
+		    "%s: %s (attempt %d)", t->request_id, status, a->attempt);
 	c->cancel_marker = a->outcome == TASK_OUTCOME_CANCELLED ||
 	    (sl != NULL && sl->cancelled);
 	/* Queue at the tail: commits_flush() runs once per loop pass. */
@@ -1767,8 +1785,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 	a.outcome = TASK_OUTCOME_LOST;
 	snprintf(a.reason, sizeof(a.reason), "attempt lost: node %s died or "
 	    "lost its lease (found by %s)", owner, n->sp.node);
-	log_warnx("%s: attempt %d on node %s lost; recovering", id,
-	    a.attempt, owner);
+	log_task(LOG_LEVEL_WARN, "task.lost", id, t.task_code, a.attempt,
+	    "%s: attempt %d on node %s lost; recovering", id, a.attempt, owner);
 	/* Whatever of that attempt still runs on this host (grandchildren
 	 * outlive the hook's PDEATHSIG) dies before the task runs again. */
 	{
@@ -1947,6 +1965,18 @@ heartbeat(struct node *n)
 	buf_fini(&b);
 }
 
+/* metrics/<node>.prom; stopped: a final write without spool gauges. */
+static void
+write_metrics(struct node *n, int stopped)
+{
+	struct metrics_node self = { n->nslots, n->nrunning, n->leader,
+		stopped };
+
+	if (n->cfg->metrics_interval_ms > 0 && metrics_write(&n->sp,
+	    tstime_now_ms(), &self) != 0)
+		log_warn("metrics/%s.prom", n->sp.node);
+}
+
 /* --- events --- */
 
 static void
@@ -2091,6 +2121,7 @@ reload_config(struct node *n)
 	}
 	*n->cfg = c;
 	log_set_level((enum log_level)log_level_parse(c.log_level));
+	log_set_format((enum log_format)log_format_parse(c.log_format));
 	log_info("configuration reloaded (%s)", c.source[0] ? c.source :
 	    "defaults");
 }
@@ -2105,6 +2136,8 @@ next_wakeup(struct node *n)
 		t = n->next_reap;
 	if (n->next_hb < t)
 		t = n->next_hb;
+	if (n->cfg->metrics_interval_ms > 0 && n->next_metrics < t)
+		t = n->next_metrics;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
@@ -2258,6 +2291,8 @@ node_run(struct config *cfg, const char *config_path,
 	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->leaderfd = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
+	if (metrics_init(n->sp.node) != 0)
+		log_warn("metrics");
 	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
 	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
 	/* Our own active/ first: everything there is from a previous life. */
@@ -2268,6 +2303,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->next_scan = tstime_mono_ms() + cfg->scan_interval_ms;
 	n->next_reap = tstime_mono_ms() + cfg->reap_interval_ms;
 	n->next_hb = tstime_mono_ms() + cfg->heartbeat_ms;
+	n->next_metrics = tstime_mono_ms();
 
 	for (;;) {
 		int nev, sigchld = 0;
@@ -2360,8 +2396,15 @@ node_run(struct config *cfg, const char *config_path,
 			heartbeat(n);
 			n->next_hb = now + cfg->heartbeat_ms;
 		}
+		if (now >= n->next_metrics) {
+			write_metrics(n, 0);
+			n->next_metrics = now + cfg->metrics_interval_ms;
+		}
 	}
 	flush_dirty(n);
+	n->leader = 0;		/* released at exit */
+	write_metrics(n, 1);
+	metrics_fini();
 	log_info("node %s stopped: %llu claimed, %llu attempts concluded",
 	    n->sp.node, n->claimed, n->finished);
 	{

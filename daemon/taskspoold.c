@@ -31,7 +31,8 @@ usage(FILE *fp)
 "  -i node       node id of this daemon (overrides node_id =)\n"
 "  -j slots      hooks run at once (overrides slots =)\n"
 "  -o key=value  set any configuration key (see taskspool config)\n"
-"  -d            stay in the foreground and log to stderr\n"
+"  -d            stay in the foreground; log to stderr (unless\n"
+"                log_target = syslog)\n"
 "  -n            check the configuration and the spool, print it, exit\n"
 "  -v            verbose (log_level = debug)\n"
 "  -h, --help    this help\n"
@@ -53,7 +54,7 @@ main(int argc, char **argv)
 	const char *cfile = NULL, *spool = NULL;
 	char *sets[64];
 	int owned[64];
-	int nsets = 0, fg = 0, check = 0, verbose = 0, ch, rc;
+	int nsets = 0, fg = 0, check = 0, verbose = 0, ch, rc, use_syslog;
 	struct config cfg;
 	char why[1024];
 
@@ -152,6 +153,11 @@ main(int argc, char **argv)
 		if (realpath(cfile, abs_cfile) != NULL)
 			cfile = abs_cfile;
 	}
+	/* log_target: empty = stderr with -d, syslog when detached. */
+	use_syslog = strcmp(cfg.log_target, "syslog") == 0 ||
+	    (cfg.log_target[0] == '\0' && !fg);
+	log_set_format((enum log_format)log_format_parse(cfg.log_format));
+	log_set_node(cfg.node_id);
 	if (!fg) {
 		int fd;
 
@@ -161,11 +167,12 @@ main(int argc, char **argv)
 		if (fd >= 0) {
 			dup2(fd, 0);
 			dup2(fd, 1);
-			dup2(fd, 2);
+			if (use_syslog)
+				dup2(fd, 2);
 			if (fd > 2)
 				close(fd);
 		}
-		log_init("taskspoold", 1, LOG_LEVEL_INFO);
+		log_init("taskspoold", use_syslog, LOG_LEVEL_INFO);
 	} else {
 		/* Make sure 0-2 are open so no task file lands on them. */
 		int fd;
@@ -174,6 +181,8 @@ main(int argc, char **argv)
 			;
 		if (fd > 2)
 			close(fd);
+		if (use_syslog)
+			log_init("taskspoold", 1, LOG_LEVEL_INFO);
 	}
 	log_set_level((enum log_level)log_level_parse(cfg.log_level));
 	rc = node_run(&cfg, cfile, (const char *const *)sets, nsets);

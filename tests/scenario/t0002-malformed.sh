@@ -236,6 +236,8 @@ test_expect_success 'B47: a file name with a newline is quarantined under a safe
 	test -f "$SPOOL/corrupt/nl_name.json" &&
 	grep -Eq "^json: " "$SPOOL/corrupt/nl_name.json.reason" &&
 	test -z "$(ls -A "$SPOOL/incoming")" &&
+	# The log line follows the .reason file: wait for it under load.
+	wait_for "grep -q -F \"rejected nl\\x0aname.json\" \"$TRASH/log.n1\"" 10 &&
 	test "$(grep -c -F "rejected nl\x0aname.json → corrupt/" "$TRASH/log.n1")" = 1 &&
 	! grep -q "^name\.json" "$TRASH/log.n1" &&
 	expect nl_name.json "json" "invalid JSON"

@@ -45,6 +45,7 @@ scan_interval_ms = 1000
 reap_interval_ms = 300
 heartbeat_ms = 500
 settle_ms = 1000
+log_format = text
 CONF
 export TASKSPOOL_SPOOL="$SPOOL"
 

@@ -1,0 +1,568 @@
+/*
+ * cli_top — `taskspool top` and `taskspool status`; see cli_top.h.
+ */
+#include "cli_top.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "metrics.h"
+#include "spool.h"
+#include "task.h"
+#include "tstime.h"
+
+#define TOP_ROWS	24	/* the frame fits a classic terminal */
+#define TOP_COLS	80
+#define TOP_NODES_MAX	64	/* heartbeat files read */
+#define TOP_LE_MAX	32	/* histogram buckets */
+#define TOP_FAIL_MAX	5	/* recent failures kept */
+#define TOP_PROM_MAX	(4 << 20) /* largest metrics file read */
+
+struct top_node {
+	char id[65];
+	long pid, slots, running, leader;
+	unsigned long long claimed, finished;
+	int64_t at_ms;
+};
+
+/* A histogram summed over files: cumulative counts per upper bound. */
+struct top_hist {
+	double le[TOP_LE_MAX];	/* ascending; +Inf kept as count */
+	double cum[TOP_LE_MAX];
+	size_t n;
+	double count;
+};
+
+struct top_fail {
+	char id[TASK_ID_MAX + 1];
+	int64_t mtime_ms;
+};
+
+struct top_data {
+	struct top_node nodes[TOP_NODES_MAX];
+	size_t nnodes;
+	struct metrics_spool q;
+	int q_ok;
+	struct top_hist lag, dur;
+	double success, failed, cancelled, retries, corrupt, lost;
+	struct top_fail fails[TOP_FAIL_MAX];
+	size_t nfails;
+};
+
+static volatile sig_atomic_t top_stop;
+
+static void
+top_on_signal(int sig)
+{
+	(void)sig;
+	top_stop = 1;
+}
+
+/* --- reading --- */
+
+static void
+read_nodes(const struct spool *sp, struct top_data *d)
+{
+	DIR *dp = spool_opendir(sp->dir[SPOOL_STATE]);
+	struct dirent *de;
+
+	if (dp == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL && d->nnodes < TOP_NODES_MAX) {
+		struct top_node *nd = &d->nodes[d->nnodes];
+		char *txt, *line, *save;
+
+		if (strncmp(de->d_name, "heartbeat.", 10) != 0 ||
+		    !spool_code_ok(de->d_name + 10))
+			continue;
+		txt = spool_read_file(sp->dir[SPOOL_STATE], de->d_name, 4096,
+		    NULL);
+		if (txt == NULL)
+			continue;
+		memset(nd, 0, sizeof(*nd));
+		snprintf(nd->id, sizeof(nd->id), "%s", de->d_name + 10);
+		for (line = strtok_r(txt, "\n", &save); line != NULL;
+		    line = strtok_r(NULL, "\n", &save)) {
+			char *eq = strchr(line, '=');
+
+			if (eq == NULL)
+				continue;
+			*eq++ = '\0';
+			if (strcmp(line, "pid") == 0)
+				nd->pid = strtol(eq, NULL, 10);
+			else if (strcmp(line, "slots") == 0)
+				nd->slots = strtol(eq, NULL, 10);
+			else if (strcmp(line, "running") == 0)
+				nd->running = strtol(eq, NULL, 10);
+			else if (strcmp(line, "claimed") == 0)
+				nd->claimed = strtoull(eq, NULL, 10);
+			else if (strcmp(line, "finished") == 0)
+				nd->finished = strtoull(eq, NULL, 10);
+			else if (strcmp(line, "leader") == 0)
+				nd->leader = strtol(eq, NULL, 10);
+			else if (strcmp(line, "at_ms") == 0)
+				nd->at_ms = strtoll(eq, NULL, 10);
+		}
+		free(txt);
+		d->nnodes++;
+	}
+	closedir(dp);
+	/* Sorted by id, so the view does not jump between refreshes. */
+	for (size_t i = 1; i < d->nnodes; i++)
+		for (size_t j = i; j > 0 && strcmp(d->nodes[j - 1].id,
+		    d->nodes[j].id) > 0; j--) {
+			struct top_node t = d->nodes[j];
+
+			d->nodes[j] = d->nodes[j - 1];
+			d->nodes[j - 1] = t;
+		}
+}
+
+static void
+hist_add(struct top_hist *h, const char *le, double v)
+{
+	double b;
+	size_t i;
+
+	if (strcmp(le, "+Inf") == 0) {
+		h->count += v;
+		return;
+	}
+	b = strtod(le, NULL);
+	for (i = 0; i < h->n; i++)
+		if (h->le[i] == b) {
+			h->cum[i] += v;
+			return;
+		}
+	if (h->n == TOP_LE_MAX)
+		return;
+	/* Insert keeping the bounds ascending. */
+	for (i = h->n; i > 0 && h->le[i - 1] > b; i--) {
+		h->le[i] = h->le[i - 1];
+		h->cum[i] = h->cum[i - 1];
+	}
+	h->le[i] = b;
+	h->cum[i] = v;
+	h->n++;
+}
+
+/* The value of label name in a "{a=\"x\",b=\"y\"}" label set, or "". */
+static void
+label_of(const char *labels, const char *name, char *out, size_t len)
+{
+	char pat[48];
+	const char *p, *e;
+
+	out[0] = '\0';
+	snprintf(pat, sizeof(pat), "%s=\"", name);
+	for (p = labels; (p = strstr(p, pat)) != NULL; p++)
+		if (p == labels || p[-1] == '{' || p[-1] == ',')
+			break;
+	if (p == NULL)
+		return;
+	p += strlen(pat);
+	if ((e = strchr(p, '"')) == NULL || (size_t)(e - p) >= len)
+		return;
+	memcpy(out, p, (size_t)(e - p));
+	out[e - p] = '\0';
+}
+
+/* Add one metrics file's samples to d. */
+static void
+read_prom(char *txt, struct top_data *d)
+{
+	char *line, *save;
+
+	for (line = strtok_r(txt, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' '), lab[64];
+		double v;
+
+		if (line[0] == '#' || sp == NULL)
+			continue;
+		v = strtod(sp + 1, NULL);
+		*sp = '\0';
+		if (strncmp(line, "taskspool_trigger_delay_seconds_bucket{",
+		    39) == 0) {
+			label_of(line, "le", lab, sizeof(lab));
+			hist_add(&d->lag, lab, v);
+		} else if (strncmp(line, "taskspool_execution_duration_seconds"
+		    "_bucket{", 44) == 0) {
+			label_of(line, "le", lab, sizeof(lab));
+			hist_add(&d->dur, lab, v);
+		} else if (strncmp(line, "taskspool_tasks_total{", 22) == 0) {
+			label_of(line, "status", lab, sizeof(lab));
+			if (strcmp(lab, "SUCCESS") == 0)
+				d->success += v;
+			else if (strcmp(lab, "FAILED") == 0)
+				d->failed += v;
+			else if (strcmp(lab, "CANCELLED") == 0)
+				d->cancelled += v;
+		} else if (strncmp(line, "taskspool_retries_total{", 24) == 0)
+			d->retries += v;
+		else if (strncmp(line, "taskspool_corrupt_total{", 24) == 0)
+			d->corrupt += v;
+		else if (strncmp(line, "taskspool_lease_lost_total{", 27) == 0)
+			d->lost += v;
+	}
+}
+
+static void
+read_metrics(const struct spool *sp, struct top_data *d)
+{
+	DIR *dp = spool_opendir(sp->dir[SPOOL_METRICS]);
+	struct dirent *de;
+	int files = 0;
+
+	if (dp == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL && files < TOP_NODES_MAX) {
+		size_t l = strlen(de->d_name);
+		char *txt;
+
+		if (de->d_name[0] == '.' || l < 6 ||
+		    strcmp(de->d_name + l - 5, ".prom") != 0)
+			continue;
+		txt = spool_read_file(sp->dir[SPOOL_METRICS], de->d_name,
+		    TOP_PROM_MAX, NULL);
+		if (txt == NULL)
+			continue;
+		read_prom(txt, d);
+		free(txt);
+		files++;
+	}
+	closedir(dp);
+}
+
+/* The TOP_FAIL_MAX newest files of failed/ (at most METRICS_SCAN_MAX). */
+static void
+read_failures(const struct spool *sp, struct top_data *d)
+{
+	DIR *dp = spool_opendir(sp->dir[SPOOL_FAILED]);
+	struct dirent *de;
+	long seen = 0;
+
+	if (dp == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL && seen++ < METRICS_SCAN_MAX) {
+		size_t l = strlen(de->d_name), i;
+		struct stat st;
+		int64_t m;
+
+		if (de->d_name[0] == '.' || l <= 5 || l - 5 > TASK_ID_MAX ||
+		    strcmp(de->d_name + l - 5, ".json") != 0 ||
+		    fstatat(sp->dir[SPOOL_FAILED], de->d_name, &st,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		m = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec /
+		    1000000;
+		/* Insertion into the newest-first list. */
+		for (i = d->nfails; i > 0 && d->fails[i - 1].mtime_ms < m; i--)
+			if (i < TOP_FAIL_MAX)
+				d->fails[i] = d->fails[i - 1];
+		if (i >= TOP_FAIL_MAX)
+			continue;
+		memcpy(d->fails[i].id, de->d_name, l - 5);
+		d->fails[i].id[l - 5] = '\0';
+		d->fails[i].mtime_ms = m;
+		if (d->nfails < TOP_FAIL_MAX)
+			d->nfails++;
+	}
+	closedir(dp);
+}
+
+/*
+ * The q-quantile of h, interpolated linearly inside its bucket (the
+ * lower bound of the first bucket is 0); the highest finite bound when
+ * it falls in +Inf; -1 when h is empty.
+ */
+static double
+hist_quantile(const struct top_hist *h, double q)
+{
+	double rank = q * h->count, lo = 0, prev = 0;
+
+	if (h->count <= 0 || h->n == 0)
+		return -1;
+	for (size_t i = 0; i < h->n; i++) {
+		if (h->cum[i] >= rank) {
+			double in = h->cum[i] - prev;
+
+			return in > 0 ? lo + (h->le[i] - lo) * (rank - prev) /
+			    in : h->le[i];
+		}
+		lo = h->le[i];
+		prev = h->cum[i];
+	}
+	return h->le[h->n - 1];
+}
+
+/* --- rendering --- */
+
+/* Append s to b cut at TOP_COLS columns (the text is ASCII) and a LF. */
+static void
+put_line(struct buf *b, int *rows, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+put_line(struct buf *b, int *rows, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (*rows >= TOP_ROWS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	line[TOP_COLS] = '\0';
+	(void)buf_printf(b, "%s\n", line);
+	(*rows)++;
+}
+
+static const char *
+secs(char *out, size_t len, double s)
+{
+	if (s < 0)
+		snprintf(out, len, "-");
+	else if (s < 10)
+		snprintf(out, len, "%.3fs", s);
+	else if (s < 3600)
+		snprintf(out, len, "%.0fs", s);
+	else
+		snprintf(out, len, "%.1fh", s / 3600);
+	return out;
+}
+
+static void
+render(struct buf *b, const struct config *cfg, const struct spool *sp,
+    const struct top_data *d, int64_t now)
+{
+	char when[TSTIME_BUF], a[16], c[16], e[16];
+	const char *leader = "none";
+	size_t live = 0, shown;
+	int rows = 0;
+
+	for (size_t i = 0; i < d->nnodes; i++) {
+		if (now - d->nodes[i].at_ms <= 3 * cfg->heartbeat_ms)
+			live++;
+		if (d->nodes[i].leader)
+			leader = d->nodes[i].id;
+	}
+	put_line(b, &rows, "taskspool %.40s  %s", cfg->spool,
+	    tstime_format_ms(when, sizeof(when), now));
+	put_line(b, &rows, "NODES %zu live of %zu, leader %s", live, d->nnodes,
+	    leader);
+	put_line(b, &rows, "  %-20s %8s %6s %5s %10s %9s %9s", "node", "pid",
+	    "slots", "busy", "heartbeat", "claimed", "finished");
+	shown = 0;
+	for (size_t i = 0; i < d->nnodes && shown < 6; i++, shown++) {
+		const struct top_node *nd = &d->nodes[i];
+		double age = (double)(now - nd->at_ms) / 1000.0;
+		char name[80];
+
+		snprintf(name, sizeof(name), "%.19s%s", nd->id, nd->leader ?
+		    "*" : "");
+		put_line(b, &rows, "  %-20s %8ld %6ld %5ld %10s %9llu %9llu",
+		    name, nd->pid, nd->slots,
+		    nd->running, secs(a, sizeof(a), age < 0 ? 0 : age),
+		    nd->claimed, nd->finished);
+	}
+	if (d->nnodes > shown)
+		put_line(b, &rows, "  ... and %zu more", d->nnodes - shown);
+	if (d->q_ok)
+		put_line(b, &rows, "QUEUE pending %ld  waiting %ld  delayed %ld  "
+		    "dispatched %ld  running %ld%s", d->q.pending, d->q.waiting,
+		    d->q.delayed, d->q.dispatched, d->q.running,
+		    d->q.truncated ? " (capped)" : "");
+	else
+		put_line(b, &rows, "QUEUE unreadable: %s", strerror(errno));
+	put_line(b, &rows, "  oldest pending %s", d->q.pending > 0 ?
+	    secs(a, sizeof(a), d->q.oldest_pending_s) : "-");
+	put_line(b, &rows, "FIRE LAG  p50 %s  p95 %s  p99 %s  (%.0f starts)",
+	    secs(a, sizeof(a), hist_quantile(&d->lag, 0.5)),
+	    secs(c, sizeof(c), hist_quantile(&d->lag, 0.95)),
+	    secs(e, sizeof(e), hist_quantile(&d->lag, 0.99)), d->lag.count);
+	put_line(b, &rows, "RUN TIME  p50 %s  p95 %s  p99 %s  (%.0f attempts)",
+	    secs(a, sizeof(a), hist_quantile(&d->dur, 0.5)),
+	    secs(c, sizeof(c), hist_quantile(&d->dur, 0.95)),
+	    secs(e, sizeof(e), hist_quantile(&d->dur, 0.99)), d->dur.count);
+	put_line(b, &rows, "TASKS success %.0f  failed %.0f  cancelled %.0f  "
+	    "retries %.0f  lost %.0f  corrupt %.0f", d->success, d->failed,
+	    d->cancelled, d->retries, d->lost, d->corrupt);
+	put_line(b, &rows, "RECENT FAILURES%s", d->nfails == 0 ? " none" : "");
+	for (size_t i = 0; i < d->nfails; i++) {
+		char rname[TASK_ID_MAX + 8], code[65] = "?", why[256] = "";
+		char *res;
+		size_t rlen;
+
+		snprintf(rname, sizeof(rname), "%s.json", d->fails[i].id);
+		res = spool_read_file(sp->dir[SPOOL_RESULTS], rname, 1 << 24,
+		    &rlen);
+		if (res != NULL) {
+			json_t *o = json_loadb(res, rlen, 0, NULL);
+			const char *s;
+
+			if ((s = json_string_value(json_object_get(o,
+			    "taskCode"))) != NULL)
+				snprintf(code, sizeof(code), "%s", s);
+			if ((s = json_string_value(json_object_get(
+			    json_object_get(o, "failureReason"), "message"))) !=
+			    NULL)
+				snprintf(why, sizeof(why), "%s", s);
+			for (char *p = why; *p != '\0'; p++)
+				if ((unsigned char)*p < 0x20)
+					*p = ' ';
+			json_decref(o);
+			free(res);
+		}
+		put_line(b, &rows, "  %s %s %s: %s", tstime_format_ms(when,
+		    sizeof(when), d->fails[i].mtime_ms) + 11, d->fails[i].id,
+		    code, why);
+	}
+}
+
+/* Collect and render one frame into b.  Returns 0 or EX_CONFIG. */
+static int
+frame(const struct config *cfg, struct buf *b)
+{
+	struct spool sp;
+	struct top_data *d;
+	char why[1024];
+	int64_t now = tstime_now_ms();
+
+	if (spool_open(&sp, cfg->spool, NULL, 0, why, sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return EX_CONFIG;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		spool_close(&sp);
+		return EX_OSERR;
+	}
+	read_nodes(&sp, d);
+	d->q_ok = metrics_scan_spool(&sp, now, &d->q) == 0;
+	read_metrics(&sp, d);
+	read_failures(&sp, d);
+	render(b, cfg, &sp, d, now);
+	free(d);
+	spool_close(&sp);
+	return 0;
+}
+
+int
+cli_top_summary(const struct config *cfg)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b, 0);
+	if ((rc = frame(cfg, &b)) == 0)
+		fwrite(b.data, 1, b.len, stdout);
+	buf_fini(&b);
+	return rc;
+}
+
+int
+cli_top_main(int argc, char **argv, const struct config *cfg)
+{
+	static const struct option lo[] = {
+		{ "once", no_argument, NULL, '1' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const char usage[] = "usage: taskspool top [--once] "
+	    "[-i MS]\n";
+	struct termios saved, raw;
+	struct sigaction sa;
+	int once = 0, ch, rc = 0, tty_in;
+	long interval = 1000;
+	char *end;
+
+	while ((ch = getopt_long(argc, argv, "i:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case '1':
+			once = 1;
+			break;
+		case 'i':
+			interval = strtol(optarg, &end, 10);
+			if (*end != '\0' || interval < 100 || interval > 60000) {
+				fprintf(stderr, "taskspool top: -i: 100..60000 "
+				    "ms\n");
+				return EX_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind != argc) {
+		fputs(usage, stderr);
+		return EX_USAGE;
+	}
+	if (once || !isatty(STDOUT_FILENO))
+		return cli_top_summary(cfg);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = top_on_signal;	/* no SA_RESTART: poll returns */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	tty_in = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+	if (tty_in) {
+		raw = saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	fputs("\033[?25l", stdout);	/* hide the cursor */
+	while (!top_stop) {
+		struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+		struct buf b;
+		char c;
+
+		buf_init(&b, 0);
+		rc = frame(cfg, &b);
+		if (rc == 0) {
+			/* Home, the frame with each line's rest cleared,
+			 * then everything below it cleared. */
+			fputs("\033[H", stdout);
+			for (char *p = b.data, *nl; p != NULL && *p != '\0';
+			    p = nl + 1) {
+				nl = strchr(p, '\n');
+				fwrite(p, 1, (size_t)(nl - p), stdout);
+				fputs("\033[K\r\n", stdout);
+			}
+			fputs("\033[J", stdout);
+			fflush(stdout);
+		}
+		buf_fini(&b);
+		if (rc != 0)
+			break;
+		if (poll(&pfd, tty_in ? 1 : 0, (int)interval) > 0 &&
+		    read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+			break;
+	}
+	fputs("\033[?25h", stdout);
+	fflush(stdout);
+	if (tty_in)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	return rc;
+}
