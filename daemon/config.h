@@ -43,6 +43,7 @@ struct config {
 	long tail_bytes;	/* stdout/stderr tail kept in the result */
 	long result_max_bytes;	/* largest hook result file accepted */
 	long fsync;		/* 1 = durable writes (default), 0 = tests only */
+	char apps_file[CONFIG_PATH_MAX]; /* API apps; "" = <spool>/apps.conf */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 
