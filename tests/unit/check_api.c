@@ -108,6 +108,7 @@ by_id(const char *section, const char *id)
 }
 
 static char spool_dir[256];
+static int close_early;		/* close the body's write end before */
 
 /* A fresh spool with apps.conf and the report.generate hook. */
 static void
@@ -229,6 +230,10 @@ run(const struct config *cfg, json_t *base, json_t *v, int64_t now,
 	}
 	ck_assert_int_eq(pipe(p), 0);
 	ck_assert_int_eq((long)write(p[1], body, blen), (long)blen);
+	if (close_early) {
+		close(p[1]);
+		p[1] = -1;
+	}
 	memset(&rq, 0, sizeof(rq));
 	rq.getenv = env_get;
 	rq.ctx = &e;
@@ -238,7 +243,8 @@ run(const struct config *cfg, json_t *base, json_t *v, int64_t now,
 	buf_init(&out, 0);
 	a->status = api_handle(&rq, &out);
 	close(p[0]);
-	close(p[1]);
+	if (p[1] >= 0)
+		close(p[1]);
 	ck_assert_ptr_nonnull(out.data);
 	a->raw = out.data;
 	{
@@ -349,6 +355,51 @@ START_TEST(test_signing_vectors_accepted)
 }
 END_TEST
 
+/*
+ * Body rules of API.md §2.3 at the CGI level (a web server in front
+ * usually answers these itself): the S01 request with CONTENT_LENGTH
+ * changed.  Expected codes from the §5 table.
+ */
+START_TEST(test_body_rules)
+{
+	static const struct { const char *cl; int close; int status;
+	    const char *code; } t[] = {
+		{ NULL, 0, 411, "LENGTH_REQUIRED" },
+		{ "11a", 0, 400, "INVALID_CONTENT_LENGTH" },
+		{ "-1", 0, 400, "INVALID_CONTENT_LENGTH" },
+		{ "12345678901", 0, 400, "INVALID_CONTENT_LENGTH" },
+		{ "1048577", 0, 413, "PAYLOAD_TOO_LARGE" },
+		{ "112", 1, 400, "INCOMPLETE_BODY" },
+	};
+	json_t *s01 = by_id("request_signing", "S01");
+	struct config cfg;
+	struct answer a;
+
+	make_spool(&cfg, 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *v = json_object(), *o = json_object();
+
+		json_object_set_new(o, "CONTENT_LENGTH", t[i].cl != NULL ?
+		    json_string(t[i].cl) : json_null());
+		json_object_set_new(v, "cgi_env_override", o);
+		json_object_set_new(v, "change", json_string("body rules"));
+		close_early = t[i].close;
+		run(&cfg, s01, v, json_integer_value(json_object_get(s01,
+		    "timestamp")), &a);
+		close_early = 0;
+		ck_assert_msg(a.status == t[i].status, "CL %s: %s", t[i].cl,
+		    a.raw);
+		ck_assert_str_eq(json_string_value(json_object_get(a.body,
+		    "code")), t[i].code);
+		if (a.status == 413)
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    a.body, "limit")), 1048576);
+		answer_free(&a);
+		json_decref(v);
+	}
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -364,6 +415,7 @@ api_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_loop_test(tc, test_verification_vector, 0, n);
 	tcase_add_test(tc, test_signing_vectors_accepted);
+	tcase_add_test(tc, test_body_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
