@@ -1836,6 +1836,11 @@ api_handle(const struct api_request *rq, struct buf *out)
 	c.path = pi != NULL ? pi : "";
 	snprintf(c.instance, sizeof(c.instance), "%s%s", strcmp(c.path,
 	    "/metrics") == 0 ? "" : "/api", c.path);
+	/* The path is echoed in problem bodies: keep it printable ASCII,
+	 * so it is always a valid JSON string. */
+	for (char *p = c.instance; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			*p = '?';
 	rc = handle(&c, out);
 	if (c.sp_open)
 		spool_close(&c.sp);
