@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ struct ctx {
 	struct spool sp;
 	int sp_open;
 	char app_id[APPS_ID_MAX + 1];
+	struct app app;			/* the caller, once authenticated */
 	char body_hex[SIGN_HEX_LEN + 1];
 	const char *body;
 	size_t body_len;
@@ -445,7 +447,7 @@ nonce_record(struct ctx *c, const char *nonce, int64_t expires)
 	 * seconds may be accepted once more (its request is still bound
 	 * by the ±300 s window and by idempotency). */
 	rc = 1;
-	if (RAND_bytes(&r, 1) == 1 && r < 4)
+	if (getrandom(&r, 1, 0) == 1 && r < 4)
 		nonce_prune(dfd, c->rq->now);
 out:
 	if (fd >= 0)
@@ -697,11 +699,16 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 	return o;
 }
 
-/* The §4.1 202 body: a short summary of the task's current state. */
+/*
+ * The §4.1 202 body: a short summary of the task's current state; fresh
+ * (not NULL) for a task just published, whose state is known: PENDING,
+ * due in *fresh ms from now.
+ */
 static json_t *
-summary(struct ctx *c, const struct marker *m)
+summary(struct ctx *c, const struct marker *m, const int64_t *fresh)
 {
-	json_t *v = task_view(c, m, 0), *o = json_object(), *links;
+	json_t *v = fresh == NULL ? task_view(c, m, 0) : NULL;
+	json_t *o = json_object(), *links;
 	char self[TASK_ID_MAX + 16];
 	char b[TSTIME_BUF];
 
@@ -711,7 +718,8 @@ summary(struct ctx *c, const struct marker *m)
 	json_object_set_new(o, "status", json_string(v != NULL ?
 	    json_string_value(json_object_get(v, "status")) : "PENDING"));
 	json_object_set_new(o, "estimatedDelay", json_integer(v != NULL ?
-	    json_integer_value(json_object_get(v, "estimatedDelay")) : 0));
+	    json_integer_value(json_object_get(v, "estimatedDelay")) :
+	    fresh != NULL && *fresh > 0 ? (*fresh + 999) / 1000 : 0));
 	json_object_set_new(o, "createdAt", json_string(fmt_time(b,
 	    m->created_ms)));
 	links = json_object();
@@ -799,6 +807,9 @@ url_problem(struct ctx *c, struct buf *out, const char *url,
 	case URLCHECK_FORBIDDEN:
 		return problem(c, out, 422, "CALLBACK_URL_FORBIDDEN", NULL,
 		    "%s: %s", field, why);
+	case URLCHECK_UNAVAILABLE:
+		errno = ENOSYS;
+		return unavailable(c, out, why);
 	default:
 		return problem(c, out, 422, "CALLBACK_URL_UNRESOLVABLE", NULL,
 		    "%s: %s", field, why);
@@ -876,7 +887,7 @@ answer_existing(struct ctx *c, struct buf *out, const struct marker *m,
 	(void)file;
 	buf_printf(&c->hdr, "Location: /api/tasks/%s\r\nIdempotent-Replayed: "
 	    "true\r\n", m->request_id);
-	return respond_json(c, out, 202, summary(c, m));
+	return respond_json(c, out, 202, summary(c, m, NULL));
 }
 
 static int
@@ -889,8 +900,6 @@ do_submit(struct ctx *c, struct buf *out)
 	char hdr_key[TASK_ID_MAX + 2], hook[CONFIG_PATH_MAX + 80];
 	char file[SPOOL_NAME_MAX], b[TSTIME_BUF];
 	struct marker m;
-	struct app *app;
-	struct apps apps;
 	int rdfd = -1, rc, hk;
 	struct buf rec;
 
@@ -973,23 +982,11 @@ do_submit(struct ctx *c, struct buf *out)
 		    t.task_code);
 		goto out;
 	}
-	{
-		char why[512];
-
-		if (apps_load(c->rq->cfg->apps_file, &apps, why,
-		    sizeof(why)) != 0) {
-			rc = unavailable(c, out, why);
-			goto out;
-		}
-		app = apps_find(&apps, c->app_id);
-		rc = app != NULL && apps_code_allowed(app, t.task_code);
-		apps_free(&apps);
-		if (!rc) {
-			rc = problem(c, out, 403, "TASK_CODE_FORBIDDEN", NULL,
-			    "task code %s is not granted to AppId %s",
-			    t.task_code, c->app_id);
-			goto out;
-		}
+	if (!apps_code_allowed(&c->app, t.task_code)) {
+		rc = problem(c, out, 403, "TASK_CODE_FORBIDDEN", NULL,
+		    "task code %s is not granted to AppId %s", t.task_code,
+		    c->app_id);
+		goto out;
 	}
 	/* §4.1 step 4: the record's exclusive create decides the race. */
 	t.created_ms = tstime_now_ms();
@@ -1049,7 +1046,12 @@ do_submit(struct ctx *c, struct buf *out)
 		goto out;
 	}
 	buf_printf(&c->hdr, "Location: /api/tasks/%s\r\n", t.request_id);
-	rc = respond_json(c, out, 202, summary(c, &m));
+	{
+		int64_t due = t.not_before_ms >= 0 ? t.not_before_ms -
+		    c->rq->now * 1000 : 0;
+
+		rc = respond_json(c, out, 202, summary(c, &m, &due));
+	}
 out:
 	task_fini(&t);
 	if (rdfd >= 0)
@@ -1644,6 +1646,7 @@ authenticate(struct ctx *c, struct buf *out)
 		return problem(c, out, 401, "APP_NOT_FOUND", NULL, "unknown "
 		    "AppId %s", val[0]);
 	}
+	c->app = *app;
 	if (!app->enabled) {
 		apps_free(&apps);
 		return problem(c, out, 403, "APP_DISABLED", NULL, "AppId %s is "
@@ -1681,6 +1684,7 @@ authenticate(struct ctx *c, struct buf *out)
 	match = sign_verify(secrets, (size_t)app->nsecrets, cs.data, cs.len,
 	    val[3]);
 	apps_free(&apps);
+	OPENSSL_cleanse(c->app.secrets, sizeof(c->app.secrets));
 	if (match < 0) {
 		rc = problem(c, out, 401, "SIGNATURE_MISMATCH", one_member(
 		    "canonicalString", json_string(cs.data)), "no active "
@@ -1825,7 +1829,9 @@ api_handle(const struct api_request *rq, struct buf *out)
 	memset(&c, 0, sizeof(c));
 	c.rq = rq;
 	buf_init(&c.hdr, 0);
-	if (RAND_bytes(r, sizeof(r)) != 1)
+	/* Not a secret: getrandom(2) directly, which spares the CSPRNG's
+	 * start-up on requests that need no secret. */
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		memset(r, 0, sizeof(r));
 	for (int i = 0; i < 16; i++)
 		snprintf(c.trace + 2 * i, 3, "%02x", r[i]);
@@ -1842,6 +1848,7 @@ api_handle(const struct api_request *rq, struct buf *out)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
 	rc = handle(&c, out);
+	OPENSSL_cleanse(&c.app, sizeof(c.app));
 	if (c.sp_open)
 		spool_close(&c.sp);
 	buf_fini(&c.hdr);

@@ -7,6 +7,7 @@
  *
  * Reads no configuration of its own: the caller passes the policy.
  * Resolution uses getaddrinfo(3), so urlcheck_url blocks on DNS.
+ * libcurl is loaded with dlopen(3) on first use (see urlcheck.c).
  */
 #ifndef TASKSPOOL_URLCHECK_H
 #define TASKSPOOL_URLCHECK_H
@@ -20,7 +21,8 @@ enum urlcheck_rc {
 	URLCHECK_OK,
 	URLCHECK_INVALID,	/* syntax, scheme, port, userinfo, length */
 	URLCHECK_FORBIDDEN,	/* host name rule, or every address denied */
-	URLCHECK_UNRESOLVABLE	/* no A/AAAA record */
+	URLCHECK_UNRESOLVABLE,	/* no A/AAAA record */
+	URLCHECK_UNAVAILABLE	/* libcurl cannot be loaded, or no memory */
 };
 
 struct urlcheck_policy {
