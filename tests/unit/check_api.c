@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -400,6 +401,58 @@ START_TEST(test_body_rules)
 }
 END_TEST
 
+/*
+ * A CGI that died between its idempotency record and the task file
+ * (spool-layout/README.md, crash-state table, "API submit"): simulated by
+ * removing the task file S01 created.  A retry with the same body while
+ * the record is young (the first writer may still be publishing) answers
+ * 202 PENDING and publishes nothing; once the record is older than 60 s
+ * the retry publishes the task.  The retry is S01 again: its nonce marker
+ * is removed first, which is what a new nonce would give.
+ */
+START_TEST(test_orphan_record_completed)
+{
+	json_t *s01 = by_id("request_signing", "S01");
+	int64_t now = json_integer_value(json_object_get(s01, "timestamp"));
+	const char *nonce = json_string_value(json_object_get(s01, "nonce"));
+	char task[512], rec[512], nm[512];
+	struct config cfg;
+	struct answer a;
+	struct stat st;
+	struct timespec old[2] = { { (time_t)now - 120, 0 },
+	    { (time_t)now - 120, 0 } };
+
+	make_spool(&cfg, 1);
+	snprintf(task, sizeof(task), "%s/incoming/order-20240601-0001.json",
+	    spool_dir);
+	snprintf(rec, sizeof(rec), "%s/state/requests/order-20240601-0001.json",
+	    spool_dir);
+	snprintf(nm, sizeof(nm), "%s/state/nonces/app-test-01.%s", spool_dir,
+	    nonce);
+	run(&cfg, s01, NULL, now, &a);
+	ck_assert_int_eq(a.status, 202);
+	answer_free(&a);
+	ck_assert_int_eq(stat(task, &st), 0);
+	ck_assert_int_eq(unlink(task), 0);
+	/* Young record: answered as a replay, nothing published. */
+	ck_assert_int_eq(unlink(nm), 0);
+	run(&cfg, s01, NULL, now, &a);
+	ck_assert_int_eq(a.status, 202);
+	ck_assert_ptr_nonnull(strstr(a.raw, "\r\nIdempotent-Replayed: true"));
+	answer_free(&a);
+	ck_assert_int_eq(stat(task, &st), -1);
+	/* Old record: the retry completes the submission. */
+	ck_assert_int_eq(utimensat(AT_FDCWD, rec, old, 0), 0);
+	ck_assert_int_eq(unlink(nm), 0);
+	run(&cfg, s01, NULL, now, &a);
+	ck_assert_int_eq(a.status, 202);
+	ck_assert_str_eq(json_string_value(json_object_get(a.body, "status")),
+	    "PENDING");
+	answer_free(&a);
+	ck_assert_int_eq(stat(task, &st), 0);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -416,6 +469,7 @@ api_suite(void)
 	tcase_add_loop_test(tc, test_verification_vector, 0, n);
 	tcase_add_test(tc, test_signing_vectors_accepted);
 	tcase_add_test(tc, test_body_rules);
+	tcase_add_test(tc, test_orphan_record_completed);
 	suite_add_tcase(s, tc);
 	return s;
 }
