@@ -29,10 +29,10 @@ endif
 LDFLAGS  += $(SAN)
 LDLIBS   += $(PKG_LIBS) -lpthread
 
-MAINS    = daemon/taskspoold.c daemon/taskspool.c
+MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c
 LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*.c))
 LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o)
-PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool
+PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi
 UNIT_SRCS = $(wildcard tests/unit/check_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS = $(wildcard tests/tools/*.c)
@@ -56,10 +56,17 @@ $(BUILD)/taskspoold: daemon/taskspoold.c $(BUILD)/libtaskspool.a
 $(BUILD)/taskspool: daemon/taskspool.c $(BUILD)/libtaskspool.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS)
 
+# The CGI links only what it needs from the library (no hook runner, no
+# wheel: nothing it calls refers to them); libcurl, for curl_url(), is
+# loaded with dlopen when a URL is checked (see daemon/urlcheck.c).
+$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c $(BUILD)/libtaskspool.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS) \
+	    -ldl
+
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< \
-	    $(BUILD)/libtaskspool.a $(LDLIBS) $(CHECK_LIBS)
+	    $(BUILD)/libtaskspool.a $(LDLIBS) $(CHECK_LIBS) -ldl
 
 # Small helper programs used by scenario tests and the benchmark (static,
 # so a hook built from them starts as fast as a process can).
@@ -102,6 +109,7 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench.sh
+	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench-api.sh
 
 # Installation.  DESTDIR is prepended to every path (for packaging);
 # the systemd units get $(PREFIX)/sbin in their ExecStart= lines.

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cli_apps.h"
 #include "cli_cron.h"
 #include "cli_jobs.h"
 #include "cli_top.h"
@@ -64,6 +65,8 @@ static const char *const top_usage =
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
+"  apps add ID --codes C,..|'*' | list | rotate ID [--revoke-old] |\n"
+"       disable ID | enable ID  callers of the HTTP API (apps.conf)\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help.\n"
@@ -93,43 +96,16 @@ cli_open(struct cli *c)
 static const char *
 state_name(enum spool_dir d)
 {
-	switch (d) {
-	case SPOOL_INCOMING:
-	case SPOOL_DELAYED:
-		return "PENDING";
-	case SPOOL_QUEUE:
-		return "DISPATCHED";
-	case SPOOL_ACTIVE:
-		return "RUNNING";
-	case SPOOL_DONE:
-		return "SUCCESS";
-	case SPOOL_FAILED:
-		return "FAILED";
-	case SPOOL_CANCELLED:
-		return "CANCELLED";
-	case SPOOL_CORRUPT:
-		return "CORRUPT";
-	default:
-		return "UNKNOWN";
-	}
+	const char *s = spool_state_name(d);
+
+	return s != NULL ? s : "UNKNOWN";
 }
 
 /* A new time-ordered requestId: req_<UTC yyyymmddThhmmssmmmZ>_<random>. */
 static void
 new_request_id(char *out, size_t len)
 {
-	unsigned char r[6];
-	int64_t ms = tstime_now_ms();
-	time_t s = (time_t)(ms / 1000);
-	struct tm tm;
-
-	if (RAND_bytes(r, sizeof(r)) != 1)
-		memset(r, 0, sizeof(r));
-	gmtime_r(&s, &tm);
-	snprintf(out, len, "req_%04d%02d%02dT%02d%02d%02d%03dZ_"
-	    "%02x%02x%02x%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,
-	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000),
-	    r[0], r[1], r[2], r[3], r[4], r[5]);
+	spool_new_request_id(out, len, tstime_now_ms());
 }
 
 /* --- init --- */
@@ -1190,6 +1166,17 @@ cli_main(int argc, char **argv)
 		}
 		return cli_jobs_main(argc, argv, c.cfg.spool, c.cfg.hooks_dir,
 		    (int)c.cfg.fsync, c.json);
+	}
+	if (strcmp(cmd, "apps") == 0) {
+		char why[1024];
+
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		return cli_apps_main(argc, argv, c.cfg.apps_file, c.json);
 	}
 	if (strcmp(cmd, "config") == 0) {
 		char why[1024];

@@ -72,6 +72,8 @@ static const struct key_def keys[] = {
 	    "text"),
 	S(log_target, "", "stderr | syslog; empty = stderr with -d, else "
 	    "syslog"),
+	S(apps_file, "", "the HTTP API's apps and secrets (taskspool apps); "
+	    "empty = <spool>/apps.conf"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -282,6 +284,15 @@ config_finish(struct config *c, char *why, size_t whylen)
 	    (size_t)snprintf(c->hooks_dir, sizeof(c->hooks_dir), "%s/hooks",
 	    c->spool) >= sizeof(c->hooks_dir)) {
 		snprintf(why, whylen, "hooks_dir: path too long");
+		return -1;
+	}
+	if (absolutize(c->apps_file, sizeof(c->apps_file), "apps_file", why,
+	    whylen) != 0)
+		return -1;
+	if (c->apps_file[0] == '\0' && (size_t)snprintf(
+	    c->apps_file, sizeof(c->apps_file), "%s/apps.conf", c->spool) >=
+	    sizeof(c->apps_file)) {
+		snprintf(why, whylen, "apps_file: path too long");
 		return -1;
 	}
 	if (c->node_id[0] == '\0') {

@@ -46,6 +46,7 @@ struct config {
 	long metrics_interval_ms; /* metrics/<node>.prom rewrite; 0 = off */
 	char log_format[16];	/* "logfmt" (default) or "text" */
 	char log_target[16];	/* "" = stderr with -d else syslog */
+	char apps_file[CONFIG_PATH_MAX]; /* API apps; "" = <spool>/apps.conf */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 

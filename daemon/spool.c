@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
 #include "buf.h"
 #include "task.h"
 
@@ -593,4 +595,44 @@ spool_read_file(int dirfd, const char *name, size_t max, size_t *lenp)
 	if (lenp != NULL)
 		*lenp = b.len;
 	return b.data;
+}
+
+const char *
+spool_state_name(enum spool_dir d)
+{
+	switch (d) {
+	case SPOOL_INCOMING:
+	case SPOOL_DELAYED:
+		return "PENDING";
+	case SPOOL_QUEUE:
+		return "DISPATCHED";
+	case SPOOL_ACTIVE:
+		return "RUNNING";
+	case SPOOL_DONE:
+		return "SUCCESS";
+	case SPOOL_FAILED:
+		return "FAILED";
+	case SPOOL_CANCELLED:
+		return "CANCELLED";
+	case SPOOL_CORRUPT:
+		return "CORRUPT";
+	default:
+		return NULL;
+	}
+}
+
+void
+spool_new_request_id(char *out, size_t len, int64_t ms)
+{
+	unsigned char r[6];
+	time_t s = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (RAND_bytes(r, sizeof(r)) != 1)
+		memset(r, 0, sizeof(r));
+	gmtime_r(&s, &tm);
+	snprintf(out, len, "req_%04d%02d%02dT%02d%02d%02d%03dZ_"
+	    "%02x%02x%02x%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,
+	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000),
+	    r[0], r[1], r[2], r[3], r[4], r[5]);
 }

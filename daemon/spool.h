@@ -40,6 +40,21 @@ struct spool {
 /* Directory name of d, relative to the spool root ("incoming", ...). */
 const char *spool_dir_name(enum spool_dir d);
 
+/*
+ * The task state a file in directory d means (spool-layout/README.md):
+ * "PENDING" (incoming/, delayed/), "DISPATCHED" (queue/), "RUNNING"
+ * (active/), "SUCCESS", "FAILED", "CANCELLED", "CORRUPT"; NULL for any
+ * other directory.  Returns a static string.
+ */
+const char *spool_state_name(enum spool_dir d);
+
+/*
+ * Write a new time-ordered requestId for an instant ms (epoch ms) into out
+ * (len >= 40 bytes): req_<UTC yyyymmddThhmmssmmmZ>_<12 hex digits from
+ * RAND_bytes>, e.g. req_20240601T120000000Z_0a1b2c3d4e5f.
+ */
+void spool_new_request_id(char *out, size_t len, int64_t ms);
+
 /* Whether name is a valid requestId ([A-Za-z0-9][A-Za-z0-9_.-]{0,127}). */
 int spool_id_ok(const char *id);
 

@@ -5,7 +5,8 @@
 set -eu
 pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
       libcurl4-openssl-dev libhiredis-dev libmariadb-dev jq procps tzdata
-      prometheus mandoc tmux systemd logrotate"
+      prometheus mandoc tmux systemd logrotate
+      lighttpd curl openssl python3 wrk"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""tsapi.py - a Python client for the taskspool HTTP API (API.md).
+
+Standard library only.  Signs every request with TS1-HMAC-SHA256
+(API.md section 3.3), submits tasks and polls them until they finish.
+
+    tsapi.py submit FILE|-        POST /api/tasks with the file's exact bytes
+    tsapi.py get ID               GET /api/tasks/ID
+    tsapi.py wait ID [SECONDS]    poll until SUCCESS, FAILED or CANCELLED
+    tsapi.py cancel ID            DELETE /api/tasks/ID
+    tsapi.py register URL         POST /api/callbacks/register
+
+Environment: TS_URL (scheme://host[:port], the API is under /api),
+TS_APP_ID, TS_SECRET (the AppSecret text exactly as issued: its ASCII
+bytes are the HMAC key).  Prints the response body; exit status 0 for a
+2xx answer (wait: for SUCCESS), 1 otherwise, 2 for usage errors.
+"""
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import secrets
+import sys
+import time
+import urllib.parse
+
+UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                       b"0123456789-._~")
+
+
+def canonical_query(raw):
+    """The canonical query of API.md section 3.3 (steps 3-6)."""
+    pairs = []
+    for seg in raw.split("&"):
+        if not seg:
+            continue
+        name, _, value = seg.partition("=")
+        enc = []
+        for part in (name, value):
+            data = urllib.parse.unquote_to_bytes(part)
+            enc.append("".join(chr(b) if b in UNRESERVED else "%%%02X" % b
+                               for b in data))
+        pairs.append(tuple(enc))
+    pairs.sort(key=lambda p: (p[0].encode(), p[1].encode()))
+    return "&".join("%s=%s" % p for p in pairs)
+
+
+def canonical_string(method, path, query, app_id, ts, nonce, body):
+    """The 8-line canonical string (no LF after the last line)."""
+    return "\n".join(["TS1-HMAC-SHA256", method, path, canonical_query(query),
+                      app_id, str(ts), nonce,
+                      hashlib.sha256(body).hexdigest()])
+
+
+def sign(secret, text):
+    """Lowercase hex HMAC-SHA256; key = the secret's ASCII bytes."""
+    return hmac.new(secret.encode("ascii"), text.encode("utf-8"),
+                    hashlib.sha256).hexdigest()
+
+
+class Client:
+    def __init__(self, url, app_id, secret, timeout=10):
+        u = urllib.parse.urlsplit(url)
+        self.https = u.scheme == "https"
+        self.netloc = u.netloc
+        self.app_id = app_id
+        self.secret = secret
+        self.timeout = timeout
+
+    def request(self, method, path, body=b"", query=""):
+        """Send one signed request; returns (status, headers, body bytes).
+        A retry must call this again: new timestamp, nonce and signature,
+        same body bytes (idempotency, API.md section 4.1)."""
+        ts = int(time.time())
+        nonce = secrets.token_hex(16)
+        cs = canonical_string(method, path, query, self.app_id, ts, nonce,
+                              body)
+        headers = {"X-App-Id": self.app_id, "X-Timestamp": str(ts),
+                   "X-Nonce": nonce, "X-Signature": sign(self.secret, cs)}
+        if body or method == "POST":
+            headers["Content-Type"] = "application/json"
+            headers["Content-Length"] = str(len(body))
+        conn_cls = (http.client.HTTPSConnection if self.https
+                    else http.client.HTTPConnection)
+        conn = conn_cls(self.netloc, timeout=self.timeout)
+        try:
+            conn.request(method, path + ("?" + query if query else ""),
+                         body=body if body or method == "POST" else None,
+                         headers=headers)
+            r = conn.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            conn.close()
+
+    def submit(self, body):
+        return self.request("POST", "/api/tasks", body)
+
+    def get(self, request_id):
+        return self.request("GET", "/api/tasks/" + request_id)
+
+    def wait(self, request_id, seconds=60.0):
+        """Poll until the task is terminal or seconds pass."""
+        end = time.monotonic() + seconds
+        while True:
+            status, headers, body = self.get(request_id)
+            if status != 200:
+                return status, headers, body
+            if json.loads(body)["status"] in ("SUCCESS", "FAILED",
+                                              "CANCELLED"):
+                return status, headers, body
+            if time.monotonic() > end:
+                return status, headers, body
+            time.sleep(0.2)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write(__doc__)
+        return 2
+    c = Client(os.environ["TS_URL"], os.environ["TS_APP_ID"],
+               os.environ["TS_SECRET"])
+    cmd, args = argv[1], argv[2:]
+    if cmd == "submit" and len(args) == 1:
+        data = (sys.stdin.buffer.read() if args[0] == "-"
+                else open(args[0], "rb").read())
+        status, _, body = c.submit(data)
+    elif cmd == "get" and len(args) == 1:
+        status, _, body = c.get(args[0])
+    elif cmd == "cancel" and len(args) == 1:
+        status, _, body = c.request("DELETE", "/api/tasks/" + args[0])
+    elif cmd == "register" and len(args) == 1:
+        status, _, body = c.request(
+            "POST", "/api/callbacks/register",
+            json.dumps({"url": args[0]}).encode())
+    elif cmd == "wait" and len(args) in (1, 2):
+        status, _, body = c.wait(args[0], float(args[1]) if len(args) > 1
+                                 else 60.0)
+        sys.stdout.write(body.decode("utf-8", "replace") + "\n")
+        return 0 if (status == 200 and
+                     json.loads(body)["status"] == "SUCCESS") else 1
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    sys.stdout.write(body.decode("utf-8", "replace") + "\n")
+    return 0 if 200 <= status < 300 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

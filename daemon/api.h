@@ -1,0 +1,54 @@
+/*
+ * api — the HTTP API behind taskspool.cgi (API.md; CGI/1.1, RFC 3875):
+ * routing on PATH_INFO, the body rules of §2.3, the TS1-HMAC-SHA256 checks
+ * in the order of §3.4, and the endpoints of §4 over an embedded spool.
+ *
+ * Policy layer: it reads apps.conf, keeps the nonce store, idempotency
+ * markers and callback registrations under the spool's state/, writes
+ * tasks with the spool's writer protocol and answers from the spool.  It
+ * never runs hooks and never links the scheduler.  Every answer, errors
+ * included, is one complete CGI response (RFC 3875 §6) built in memory:
+ * "Status:" first, CRLF line ends, an exact Content-Length.  Errors are
+ * application/problem+json (RFC 9457) with a stable "code" (§5).
+ *
+ * State under <spool>/state/ (all directories group-writable, files 0640):
+ *   nonces/<appId>.<nonce>        O_EXCL marker, mtime = expiry (ts + 360)
+ *   requests/<requestId>.json     idempotency record {appId, requestId,
+ *                                 taskCode, fingerprint, createdAt}
+ *   callbacks/<appId>.json        the callback registration (§4.3)
+ */
+#ifndef TASKSPOOL_API_H
+#define TASKSPOOL_API_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+
+#define API_BODY_MAX		1048576	/* bytes, API.md §2.3 */
+#define API_TS_WINDOW		300	/* seconds, API.md §3.4 step 7 */
+#define API_NONCE_KEEP		360	/* seconds after X-Timestamp, §3.4 */
+#define API_ROTATE_OVERLAP	86400	/* seconds a rotated callback secret
+					 * stays valid, §4.3 */
+
+/*
+ * One request.  getenv returns the CGI meta-variable name (borrowed, or
+ * NULL when unset); in_fd is the body (stdin); now is the server's time in
+ * Unix seconds (time(NULL) in the CGI; fixed in tests); cfg is borrowed.
+ */
+struct api_request {
+	const char *(*getenv)(void *ctx, const char *name);
+	void *ctx;
+	int in_fd;
+	int64_t now;
+	const struct config *cfg;
+};
+
+/*
+ * Serve one request: append the whole CGI response to out.  Never fails:
+ * an internal error becomes a 500/503 problem response (and a line on
+ * stderr without secrets).  Returns the HTTP status code sent.
+ */
+int api_handle(const struct api_request *rq, struct buf *out);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * taskspool.cgi — the HTTP API as a CGI/1.1 program (RFC 3875).  Thin
+ * main: read the configuration named by the environment, serve one
+ * request with api_handle(), write the response in one go, exit 0.
+ *
+ * Configuration: $TASKSPOOL_CONFIG (a file), else $TASKSPOOL_SPOOL's
+ * taskspool.conf, else /etc/taskspool/taskspool.conf.  The web server
+ * sets these (see contrib/); clients cannot, since request headers only
+ * ever become HTTP_* variables.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "buf.h"
+#include "config.h"
+
+static const char *
+cgi_getenv(void *ctx, const char *name)
+{
+	(void)ctx;
+	return getenv(name);
+}
+
+static void
+write_all(const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(1, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;	/* client gone: nothing more to do */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+int
+main(void)
+{
+	struct config cfg;
+	struct api_request rq;
+	struct buf out;
+	char why[1024];
+
+	signal(SIGPIPE, SIG_IGN);
+	config_defaults(&cfg);
+	buf_init(&out, 0);
+	if (config_locate(&cfg, getenv("TASKSPOOL_CONFIG"),
+	    getenv("TASKSPOOL_SPOOL"), why, sizeof(why)) != 0 ||
+	    config_finish(&cfg, why, sizeof(why)) != 0) {
+		static const char body[] = "{\"type\":\"urn:ts:problem:"
+		    "service-unavailable\",\"title\":\"Service unavailable\","
+		    "\"status\":503,\"detail\":\"configuration error\","
+		    "\"code\":\"SERVICE_UNAVAILABLE\"}";
+
+		fprintf(stderr, "taskspool.cgi: %s\n", why);
+		buf_printf(&out, "Status: 503 Service Unavailable\r\n"
+		    "Content-Type: application/problem+json\r\n"
+		    "Content-Length: %zu\r\nCache-Control: no-store\r\n"
+		    "Retry-After: 1\r\n\r\n%s", sizeof(body) - 1, body);
+	} else {
+		memset(&rq, 0, sizeof(rq));
+		rq.getenv = cgi_getenv;
+		rq.in_fd = 0;
+		rq.now = (int64_t)time(NULL);
+		rq.cfg = &cfg;
+		api_handle(&rq, &out);
+	}
+	write_all(out.data, out.len);
+	buf_fini(&out);
+	return 0;
+}

@@ -1,0 +1,92 @@
+#!/bin/sh
+# Start or stop a throw-away lighttpd serving taskspool.cgi for the tests.
+#
+#   lighttpd.sh start DIR  start lighttpd on 127.0.0.1 and a free port with
+#                          its configuration, pid file and logs in DIR; the
+#                          API is mounted at /api and /metrics as in
+#                          contrib/lighttpd/taskspool.conf; wait until it
+#                          answers; print
+#                            TS_TEST_LIGHTTPD=127.0.0.1:PORT
+#                            TS_TEST_LIGHTTPD_DIR=DIR
+#   lighttpd.sh stop DIR   stop the server started with DIR (its pid file)
+#
+# The server runs DIR/taskspool.cgi with TASKSPOOL_CONFIG=DIR/taskspool.conf.
+# Both are symbolic links that each test points at its own build and spool
+# (ln -sf), so one server can serve a whole test run.  start creates them
+# from $BUILD (default ./build) and $TASKSPOOL_CONFIG when set.
+#
+# Exit 0 on success; 69 (EX_UNAVAILABLE) when lighttpd is missing or does
+# not come up.
+set -eu
+cmd=${1:-}
+dir=${2:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 64; }
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+case $cmd in
+start)
+	command -v lighttpd >/dev/null 2>&1 || { echo "lighttpd.sh: lighttpd not installed" >&2; exit 69; }
+	mkdir -p "$dir"
+	dir=$(cd "$dir" && pwd)
+	build=$(cd "${BUILD:-build}" 2>/dev/null && pwd) || build=${BUILD:-build}
+	ln -sf "$build/taskspool.cgi" "$dir/taskspool.cgi"
+	[ -n "${TASKSPOOL_CONFIG:-}" ] && ln -sf "$TASKSPOOL_CONFIG" "$dir/taskspool.conf"
+	mkdir -p "$dir/htdocs"
+	for try in 1 2 3 4 5; do
+		port=$(free_port)
+		cat >"$dir/lighttpd.conf" <<CONF
+server.modules = ( "mod_alias", "mod_rewrite", "mod_setenv", "mod_cgi" )
+server.bind = "127.0.0.1"
+server.port = $port
+server.document-root = "$dir/htdocs"
+server.errorlog = "$dir/error.log"
+server.pid-file = "$dir/lighttpd.pid"
+server.max-request-size = 1024
+server.max-worker = 0
+server.max-connections = 1024
+url.rewrite-once = ( "^/metrics\$" => "/api/metrics" )
+alias.url = ( "/api" => "$dir/taskspool.cgi" )
+\$HTTP["url"] =~ "^/api(/|\$)" {
+	cgi.assign = ( "" => "" )
+	setenv.add-environment = ( "TASKSPOOL_CONFIG" => "$dir/taskspool.conf" )
+}
+CONF
+		: >"$dir/error.log"
+		lighttpd -D -f "$dir/lighttpd.conf" </dev/null >>"$dir/error.log" 2>&1 &
+		echo $! >"$dir/lighttpd.pid.start"
+		i=0
+		while [ $i -lt 100 ]; do
+			if curl -s -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null; then
+				echo "$port" >"$dir/lighttpd.port"
+				echo "TS_TEST_LIGHTTPD=127.0.0.1:$port"
+				echo "TS_TEST_LIGHTTPD_DIR=$dir"
+				exit 0
+			fi
+			kill -0 "$(cat "$dir/lighttpd.pid.start")" 2>/dev/null || break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill "$(cat "$dir/lighttpd.pid.start")" 2>/dev/null || true
+	done
+	echo "lighttpd.sh: lighttpd did not start (see $dir/error.log)" >&2
+	exit 69
+	;;
+stop)
+	[ -f "$dir/lighttpd.pid.start" ] || exit 0
+	pid=$(cat "$dir/lighttpd.pid.start")
+	kill "$pid" 2>/dev/null || true
+	i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rm -f "$dir/lighttpd.pid.start"
+	;;
+*)
+	echo "usage: $0 start|stop DIR" >&2
+	exit 64
+	;;
+esac

@@ -1,0 +1,498 @@
+/*
+ * check_api.c — the request_verification vectors V01-V14 of
+ * tests/data/api-vectors.json (API.md §10) through api_handle(), the
+ * CGI's entry point, with the vector's server_time as the clock.
+ *
+ * Each vector starts from the request_signing vector it is based_on (its
+ * headers, body bytes, method, path and query), applies the vector's
+ * change (header_override, cgi_env_override, raw_query_override,
+ * tampered_body, the Content-Length of V14) and expects the vector's
+ * status, code and extra members (serverTime, canonicalString, a detail
+ * containing a word).  Every vector gets a fresh spool (nonces are
+ * per-spool state): apps.conf holds app-test-01 with the S01 secret and,
+ * unless the vector is about a revoked secret (V13), the S13 secondary
+ * secret.  The body is given on a pipe whose write end stays open, so a
+ * handler that read past CONTENT_LENGTH or waited for EOF would hang (and
+ * time out) instead of passing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <jansson.h>
+
+#include "api.h"
+#include "buf.h"
+#include "config.h"
+#include "spool.h"
+
+static json_t *vectors;
+
+#define NVARS 32
+struct envmap {
+	char *name[NVARS], *value[NVARS];
+	int n;
+};
+
+static const char *
+env_get(void *ctx, const char *name)
+{
+	struct envmap *e = ctx;
+
+	for (int i = 0; i < e->n; i++)
+		if (strcmp(e->name[i], name) == 0)
+			return e->value[i];
+	return NULL;
+}
+
+static void
+env_set(struct envmap *e, const char *name, const char *value)
+{
+	for (int i = 0; i < e->n; i++)
+		if (strcmp(e->name[i], name) == 0) {
+			free(e->value[i]);
+			if (value == NULL) {
+				free(e->name[i]);
+				e->n--;
+				e->name[i] = e->name[e->n];
+				e->value[i] = e->value[e->n];
+			} else
+				e->value[i] = strdup(value);
+			return;
+		}
+	if (value == NULL)
+		return;
+	ck_assert_int_lt(e->n, NVARS);
+	e->name[e->n] = strdup(name);
+	e->value[e->n++] = strdup(value);
+}
+
+static void
+env_free(struct envmap *e)
+{
+	for (int i = 0; i < e->n; i++) {
+		free(e->name[i]);
+		free(e->value[i]);
+	}
+	e->n = 0;
+}
+
+/* "X-App-Id" -> "HTTP_X_APP_ID" (RFC 3875 §4.1.18). */
+static void
+meta_name(const char *h, char *out, size_t len)
+{
+	size_t i = (size_t)snprintf(out, len, "HTTP_");
+
+	for (; *h != '\0' && i + 1 < len; h++)
+		out[i++] = *h == '-' ? '_' : (char)(*h >= 'a' && *h <= 'z' ?
+		    *h - 32 : *h);
+	out[i] = '\0';
+}
+
+static json_t *
+by_id(const char *section, const char *id)
+{
+	json_t *a = json_object_get(vectors, section), *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "id")), id) ==
+		    0)
+			return v;
+	return NULL;
+}
+
+static char spool_dir[256];
+static int close_early;		/* close the body's write end before */
+
+/* A fresh spool with apps.conf and the report.generate hook. */
+static void
+make_spool(struct config *cfg, int with_secondary)
+{
+	char why[512], path[CONFIG_PATH_MAX + 64];
+	const char *s1 = json_string_value(json_object_get(by_id(
+	    "request_signing", "S01"), "secret"));
+	const char *s13 = json_string_value(json_object_get(by_id(
+	    "request_signing", "S13"), "secret"));
+	FILE *f;
+
+	snprintf(spool_dir, sizeof(spool_dir), "%s/check_api.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(spool_dir));
+	strcat(spool_dir, "/spool");
+	ck_assert_msg(spool_create(spool_dir, -1, why, sizeof(why)) == 0,
+	    "%s", why);
+	config_defaults(cfg);
+	ck_assert_int_eq(config_set(cfg, "spool", spool_dir, why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(config_set(cfg, "fsync", "0", why, sizeof(why)), 0);
+	ck_assert_int_eq(config_finish(cfg, why, sizeof(why)), 0);
+	snprintf(path, sizeof(path), "%s/apps.conf", spool_dir);
+	ck_assert_str_eq(cfg->apps_file, path);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fprintf(f, "# test apps\napp-test-01 enabled report.generate,"
+	    "notify.sms %s%s%s\n", s1, with_secondary ? " " : "",
+	    with_secondary ? s13 : "");
+	fclose(f);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", cfg->hooks_dir, i == 0 ?
+		    "report.generate" : "notify.sms");
+		ck_assert_ptr_nonnull(f = fopen(path, "w"));
+		fputs("#!/bin/sh\nexit 0\n", f);
+		fclose(f);
+		ck_assert_int_eq(chmod(path, 0755), 0);
+	}
+}
+
+struct answer {
+	int status;
+	json_t *body;		/* parsed body */
+	char *raw;		/* the whole response */
+};
+
+/*
+ * Build the request of S-vector base (with the changes of V-vector v, may
+ * be NULL), run api_handle at time now, parse the answer.
+ */
+static void
+run(const struct config *cfg, json_t *base, json_t *v, int64_t now,
+    struct answer *a)
+{
+	struct envmap e = { { 0 }, { 0 }, 0 };
+	const char *k, *bh;
+	json_t *x, *ov;
+	char name[128], *body;
+	size_t blen;
+	int p[2];
+	struct api_request rq;
+	struct buf out;
+	const char *path = json_string_value(json_object_get(base, "path"));
+	char *sep;
+
+	env_set(&e, "GATEWAY_INTERFACE", "CGI/1.1");
+	env_set(&e, "REQUEST_METHOD", json_string_value(json_object_get(base,
+	    "method")));
+	ck_assert(strncmp(path, "/api", 4) == 0);
+	env_set(&e, "PATH_INFO", path + 4);
+	env_set(&e, "SCRIPT_NAME", "/api");
+	if (json_string_length(json_object_get(base, "raw_query")) > 0)
+		env_set(&e, "QUERY_STRING", json_string_value(json_object_get(
+		    base, "raw_query")));
+	json_object_foreach(json_object_get(base, "headers"), k, x) {
+		if (strcasecmp(k, "Content-Type") == 0)
+			env_set(&e, "CONTENT_TYPE", json_string_value(x));
+		else if (strcasecmp(k, "Content-Length") == 0)
+			env_set(&e, "CONTENT_LENGTH", json_string_value(x));
+		else {
+			meta_name(k, name, sizeof(name));
+			env_set(&e, name, json_string_value(x));
+		}
+	}
+	bh = json_string_value(json_object_get(base, "body_hex"));
+	blen = strlen(bh) / 2;
+	ck_assert_ptr_nonnull(body = malloc(blen + 1));
+	for (size_t i = 0; i < blen; i++)
+		ck_assert(sscanf(bh + 2 * i, "%2hhx",
+		    (unsigned char *)&body[i]) == 1);
+	if (v != NULL) {
+		json_object_foreach(json_object_get(v, "header_override"), k,
+		    ov) {
+			meta_name(k, name, sizeof(name));
+			env_set(&e, name, json_string_value(ov));
+		}
+		json_object_foreach(json_object_get(v, "cgi_env_override"), k,
+		    ov)
+			env_set(&e, k, json_string_value(ov));
+		if ((ov = json_object_get(v, "raw_query_override")) != NULL)
+			env_set(&e, "QUERY_STRING", json_string_value(ov));
+		if ((ov = json_object_get(v, "tampered_body")) != NULL) {
+			free(body);
+			body = strdup(json_string_value(ov));
+			blen = strlen(body);
+			snprintf(name, sizeof(name), "%zu", blen);
+			env_set(&e, "CONTENT_LENGTH", name);
+		}
+		/* V14's change is in words: "Content-Length 1048577". */
+		if ((sep = strstr(json_string_value(json_object_get(v,
+		    "change")), "Content-Length ")) != NULL) {
+			long long cl = atoll(sep + 15);
+
+			ck_assert_int_gt(cl, 0);
+			snprintf(name, sizeof(name), "%lld", cl);
+			env_set(&e, "CONTENT_LENGTH", name);
+			blen = 0;
+		}
+	}
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq((long)write(p[1], body, blen), (long)blen);
+	if (close_early) {
+		close(p[1]);
+		p[1] = -1;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.getenv = env_get;
+	rq.ctx = &e;
+	rq.in_fd = p[0];
+	rq.now = now;
+	rq.cfg = cfg;
+	buf_init(&out, 0);
+	a->status = api_handle(&rq, &out);
+	close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	ck_assert_ptr_nonnull(out.data);
+	a->raw = out.data;
+	{
+		char *hb = strstr(out.data, "\r\n\r\n");
+		int st = 0;
+
+		ck_assert_ptr_nonnull(hb);
+		ck_assert_int_eq(sscanf(out.data, "Status: %d ", &st), 1);
+		ck_assert_int_eq(st, a->status);
+		a->body = json_loads(hb + 4, 0, NULL);
+	}
+	free(body);
+	env_free(&e);
+}
+
+static void
+answer_free(struct answer *a)
+{
+	json_decref(a->body);
+	free(a->raw);
+}
+
+START_TEST(test_verification_vector)
+{
+	json_t *v = json_array_get(json_object_get(vectors,
+	    "request_verification"), (size_t)_i), *exp, *base;
+	const char *id = json_string_value(json_object_get(v, "id"));
+	const char *change = json_string_value(json_object_get(v, "change"));
+	int64_t now = json_integer_value(json_object_get(v, "server_time"));
+	struct config cfg;
+	struct answer a;
+	json_t *x;
+
+	base = by_id("request_signing", json_string_value(json_object_get(v,
+	    "based_on")));
+	ck_assert_ptr_nonnull(base);
+	exp = json_object_get(v, "expected");
+	make_spool(&cfg, strstr(change, "revoked") == NULL);
+	if (strstr(change, "second time") != NULL) {
+		/* V06: the first delivery is accepted, then replayed. */
+		run(&cfg, base, NULL, now, &a);
+		ck_assert_int_eq(a.status, 202);
+		answer_free(&a);
+	}
+	run(&cfg, base, v, now, &a);
+	ck_assert_msg(a.status == json_integer_value(json_object_get(exp,
+	    "status")), "%s: got %d: %s", id, a.status, a.raw);
+	if (json_is_true(json_object_get(exp, "accept"))) {
+		ck_assert_ptr_nonnull(a.body);
+		ck_assert_ptr_nonnull(strstr(a.raw, "\r\nLocation: /api/tasks/"));
+		ck_assert_str_eq(json_string_value(json_object_get(a.body,
+		    "status")), "PENDING");
+	} else {
+		ck_assert_ptr_nonnull(a.body);
+		ck_assert_ptr_nonnull(strstr(a.raw,
+		    "\r\nContent-Type: application/problem+json\r\n"));
+		ck_assert_str_eq(json_string_value(json_object_get(a.body,
+		    "code")), json_string_value(json_object_get(exp, "code")));
+		ck_assert_int_eq(json_integer_value(json_object_get(a.body,
+		    "status")), a.status);
+		if (a.status == 401)
+			ck_assert_ptr_nonnull(strstr(a.raw, "\r\n"
+			    "WWW-Authenticate: TS1-HMAC-SHA256\r\n"));
+		if ((x = json_object_get(exp, "serverTime")) != NULL)
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    a.body, "serverTime")), json_integer_value(x));
+		if ((x = json_object_get(exp, "canonicalString")) != NULL)
+			ck_assert_str_eq(json_string_value(json_object_get(
+			    a.body, "canonicalString")),
+			    json_string_value(x));
+		if ((x = json_object_get(exp, "detail_contains")) != NULL)
+			ck_assert_ptr_nonnull(strstr(json_string_value(
+			    json_object_get(a.body, "detail")),
+			    json_string_value(x)));
+	}
+	answer_free(&a);
+}
+END_TEST
+
+/* S-vectors with distinct nonces, in one spool, each at its own time:
+ * submissions are accepted; S11 (empty body) passes authentication and
+ * fails JSON parsing (400, not 401); S03 reads the task S01 created;
+ * S10 asks for a task that does not exist. */
+START_TEST(test_signing_vectors_accepted)
+{
+	static const struct { const char *id; int status; const char *code; }
+	    t[] = { { "S01", 202, NULL }, { "S02", 202, NULL },
+	    { "S05", 202, NULL }, { "S11", 400, "INVALID_JSON" },
+	    { "S14", 202, NULL },
+	    { "S03", 200, NULL },
+	    { "S10", 404, "TASK_NOT_FOUND" } };
+	struct config cfg;
+	struct answer a;
+
+	make_spool(&cfg, 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *s = by_id("request_signing", t[i].id);
+
+		run(&cfg, s, NULL, json_integer_value(json_object_get(s,
+		    "timestamp")), &a);
+		ck_assert_msg(a.status == t[i].status, "%s: %d %s", t[i].id,
+		    a.status, a.raw);
+		if (t[i].code != NULL)
+			ck_assert_str_eq(json_string_value(json_object_get(
+			    a.body, "code")), t[i].code);
+		answer_free(&a);
+	}
+}
+END_TEST
+
+/*
+ * Body rules of API.md §2.3 at the CGI level (a web server in front
+ * usually answers these itself): the S01 request with CONTENT_LENGTH
+ * changed.  Expected codes from the §5 table.
+ */
+START_TEST(test_body_rules)
+{
+	static const struct { const char *cl; int close; int status;
+	    const char *code; } t[] = {
+		{ NULL, 0, 411, "LENGTH_REQUIRED" },
+		{ "11a", 0, 400, "INVALID_CONTENT_LENGTH" },
+		{ "-1", 0, 400, "INVALID_CONTENT_LENGTH" },
+		{ "12345678901", 0, 400, "INVALID_CONTENT_LENGTH" },
+		{ "1048577", 0, 413, "PAYLOAD_TOO_LARGE" },
+		{ "112", 1, 400, "INCOMPLETE_BODY" },
+	};
+	json_t *s01 = by_id("request_signing", "S01");
+	struct config cfg;
+	struct answer a;
+
+	make_spool(&cfg, 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *v = json_object(), *o = json_object();
+
+		json_object_set_new(o, "CONTENT_LENGTH", t[i].cl != NULL ?
+		    json_string(t[i].cl) : json_null());
+		json_object_set_new(v, "cgi_env_override", o);
+		json_object_set_new(v, "change", json_string("body rules"));
+		close_early = t[i].close;
+		run(&cfg, s01, v, json_integer_value(json_object_get(s01,
+		    "timestamp")), &a);
+		close_early = 0;
+		ck_assert_msg(a.status == t[i].status, "CL %s: %s", t[i].cl,
+		    a.raw);
+		ck_assert_str_eq(json_string_value(json_object_get(a.body,
+		    "code")), t[i].code);
+		if (a.status == 413)
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    a.body, "limit")), 1048576);
+		answer_free(&a);
+		json_decref(v);
+	}
+}
+END_TEST
+
+/*
+ * A CGI that died between its idempotency record and the task file
+ * (spool-layout/README.md, crash-state table, "API submit"): simulated by
+ * removing the task file S01 created.  A retry with the same body while
+ * the record is young (the first writer may still be publishing) answers
+ * 202 PENDING and publishes nothing; once the record is older than 60 s
+ * the retry publishes the task.  The retry is S01 again: its nonce marker
+ * is removed first, which is what a new nonce would give.
+ */
+START_TEST(test_orphan_record_completed)
+{
+	json_t *s01 = by_id("request_signing", "S01");
+	int64_t now = json_integer_value(json_object_get(s01, "timestamp"));
+	const char *nonce = json_string_value(json_object_get(s01, "nonce"));
+	char task[512], rec[512], nm[512];
+	struct config cfg;
+	struct answer a;
+	struct stat st;
+	struct timespec old[2] = { { (time_t)now - 120, 0 },
+	    { (time_t)now - 120, 0 } };
+
+	make_spool(&cfg, 1);
+	snprintf(task, sizeof(task), "%s/incoming/order-20240601-0001.json",
+	    spool_dir);
+	snprintf(rec, sizeof(rec), "%s/state/requests/order-20240601-0001.json",
+	    spool_dir);
+	snprintf(nm, sizeof(nm), "%s/state/nonces/app-test-01.%s", spool_dir,
+	    nonce);
+	run(&cfg, s01, NULL, now, &a);
+	ck_assert_int_eq(a.status, 202);
+	answer_free(&a);
+	ck_assert_int_eq(stat(task, &st), 0);
+	ck_assert_int_eq(unlink(task), 0);
+	/* Young record: answered as a replay, nothing published. */
+	ck_assert_int_eq(unlink(nm), 0);
+	run(&cfg, s01, NULL, now, &a);
+	ck_assert_int_eq(a.status, 202);
+	ck_assert_ptr_nonnull(strstr(a.raw, "\r\nIdempotent-Replayed: true"));
+	answer_free(&a);
+	ck_assert_int_eq(stat(task, &st), -1);
+	/* Old record: the retry completes the submission. */
+	ck_assert_int_eq(utimensat(AT_FDCWD, rec, old, 0), 0);
+	ck_assert_int_eq(unlink(nm), 0);
+	run(&cfg, s01, NULL, now, &a);
+	ck_assert_int_eq(a.status, 202);
+	ck_assert_str_eq(json_string_value(json_object_get(a.body, "status")),
+	    "PENDING");
+	answer_free(&a);
+	ck_assert_int_eq(stat(task, &st), 0);
+}
+END_TEST
+
+static Suite *
+api_suite(void)
+{
+	Suite *s = suite_create("api");
+	TCase *tc = tcase_create("vectors");
+	int n = (int)json_array_size(json_object_get(vectors,
+	    "request_verification"));
+
+	if (n != 14) {
+		fprintf(stderr, "expected 14 V-vectors, got %d\n", n);
+		exit(EXIT_FAILURE);
+	}
+	tcase_set_timeout(tc, 20);
+	tcase_add_loop_test(tc, test_verification_vector, 0, n);
+	tcase_add_test(tc, test_signing_vectors_accepted);
+	tcase_add_test(tc, test_body_rules);
+	tcase_add_test(tc, test_orphan_record_completed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *dir = getenv("TESTDATA");
+	char path[4096];
+	json_error_t e;
+	SRunner *sr;
+	int failed;
+
+	snprintf(path, sizeof(path), "%s/api-vectors.json", dir != NULL ?
+	    dir : "tests/data");
+	if ((vectors = json_load_file(path, 0, &e)) == NULL) {
+		fprintf(stderr, "%s: %s\n", path, e.text);
+		return EXIT_FAILURE;
+	}
+	sr = srunner_create(api_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	json_decref(vectors);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
