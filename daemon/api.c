@@ -30,6 +30,7 @@
 #include <openssl/rand.h>
 
 #include "apps.h"
+#include "promtext.h"
 #include "sign.h"
 #include "spool.h"
 #include "task.h"
@@ -1540,8 +1541,8 @@ do_metrics(struct ctx *c, struct buf *out)
 {
 	DIR *d = spool_opendir(c->sp.dir[SPOOL_METRICS]);
 	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0;
+	char **names = NULL, **texts;
+	size_t n = 0, nt = 0, *lens;
 	struct buf b;
 	int rc;
 
@@ -1563,20 +1564,25 @@ do_metrics(struct ctx *c, struct buf *out)
 		closedir(d);
 	if (n > 0)
 		qsort(names, n, sizeof(*names), name_cmp);
+	texts = calloc(n + 1, sizeof(*texts));
+	lens = calloc(n + 1, sizeof(*lens));
 	for (size_t i = 0; i < n; i++) {
-		size_t len;
-		char *data = spool_read_file(c->sp.dir[SPOOL_METRICS],
-		    names[i], API_METRICS_MAX, &len);
-
-		if (data != NULL) {
-			buf_append(&b, data, len);
-			if (len > 0 && data[len - 1] != '\n')
-				buf_puts(&b, "\n");
+		if (texts != NULL && lens != NULL) {
+			texts[nt] = spool_read_file(c->sp.dir[SPOOL_METRICS],
+			    names[i], API_METRICS_MAX, &lens[nt]);
+			if (texts[nt] != NULL)
+				nt++;
 		}
-		free(data);
 		free(names[i]);
 	}
 	free(names);
+	/* one HELP/TYPE per family across the nodes' files */
+	if (texts != NULL && lens != NULL)
+		promtext_merge((const char *const *)texts, lens, nt, &b);
+	for (size_t i = 0; i < nt; i++)
+		free(texts[i]);
+	free(texts);
+	free(lens);
 	rc = respond(c, out, 200, "text/plain; version=0.0.4; charset=utf-8",
 	    b.data != NULL ? b.data : "", b.len);
 	buf_fini(&b);

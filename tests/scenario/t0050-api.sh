@@ -303,12 +303,19 @@ test_expect_success 'GET /api/tasks lists the caller tasks newest first, with a 
 	test "$(jq ".items | length" "$TRASH/body")" = 0
 '
 
-test_expect_success 'GET /metrics serves the concatenation of metrics/*.prom' '
-	printf "a_total 1\n" >"$SPOOL/metrics/n1.prom" &&
-	printf "b_total 2\n" >"$SPOOL/metrics/n2.prom" &&
+test_expect_success 'GET /metrics merges metrics/*.prom: one HELP/TYPE per family, every node'"'"'s samples' '
+	printf "# HELP t_total Test.\n# TYPE t_total counter\nt_total{node=\"a\"} 1\n# HELP h_seconds H.\n# TYPE h_seconds histogram\nh_seconds_bucket{node=\"a\",le=\"+Inf\"} 1\nh_seconds_sum{node=\"a\"} 0.5\nh_seconds_count{node=\"a\"} 1\n" >"$SPOOL/metrics/zz-a.prom" &&
+	printf "# HELP t_total Test.\n# TYPE t_total counter\nt_total{node=\"b\"} 2\n# HELP h_seconds H.\n# TYPE h_seconds histogram\nh_seconds_bucket{node=\"b\",le=\"+Inf\"} 2\nh_seconds_sum{node=\"b\"} 1.5\nh_seconds_count{node=\"b\"} 2\n" >"$SPOOL/metrics/zz-b.prom" &&
 	curl -s -D "$TRASH/hdr" "$TS_URL/metrics" >"$TRASH/m" &&
-	cat "$SPOOL/metrics/n1.prom" "$SPOOL/metrics/n2.prom" | cmp - "$TRASH/m" &&
-	grep -qi "^Content-Type: text/plain; version=0.0.4" "$TRASH/hdr"
+	grep -qi "^Content-Type: text/plain; version=0.0.4" "$TRASH/hdr" &&
+	test "$(grep -c "^# TYPE t_total counter\$" "$TRASH/m")" = 1 &&
+	test "$(grep -c "^# HELP h_seconds H.\$" "$TRASH/m")" = 1 &&
+	# the family block: header, then a'"'"'s sample, then b'"'"'s
+	sed -n "/^# HELP t_total/,/^# HELP h_seconds/p" "$TRASH/m" >"$TRASH/t.block" &&
+	printf "# HELP t_total Test.\n# TYPE t_total counter\nt_total{node=\"a\"} 1\nt_total{node=\"b\"} 2\n# HELP h_seconds H.\n" | cmp - "$TRASH/t.block" &&
+	sed -n "/^# HELP h_seconds/,/^# HELP/p" "$TRASH/m" | grep -c "^h_seconds_" >"$TRASH/h.n" &&
+	test "$(cat "$TRASH/h.n")" = 6 &&
+	if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$TRASH/m"; fi
 '
 
 test_expect_success 'nonce markers live under state/nonces, one per accepted request' '

@@ -1,0 +1,35 @@
+/*
+ * promtext — merging several Prometheus text exposition files (format
+ * 0.0.4) into one.  Each daemon writes metrics/<node>.prom with its own
+ * "# HELP" and "# TYPE" lines; the format allows those lines only once
+ * per metric family in one exposition, so GET /metrics cannot simply
+ * concatenate the files (see the Prometheus documentation, "Exposition
+ * formats", text format: "Only one HELP line may exist for any given
+ * metric name", and a TYPE line must come before the family's first
+ * sample).  The node label keeps the samples of different files apart.
+ *
+ * Pure: no I/O, no clock, no logging.
+ */
+#ifndef TASKSPOOL_PROMTEXT_H
+#define TASKSPOOL_PROMTEXT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/*
+ * Merge the n texts (text[i] of len[i] bytes, borrowed; need not end in
+ * a newline) into out (appended): every metric family once, in the order
+ * of first appearance, with the HELP and TYPE lines seen first for it,
+ * followed by that family's sample lines from every text in text order.
+ * A family is named by its HELP/TYPE line; sample lines belong to the
+ * family of the header above them in their own text (so histogram
+ * _bucket/_sum/_count lines stay with their family).  Sample lines
+ * before any header form an unnamed family that is output first.  Other
+ * comment lines and blank lines are dropped.  Returns 0, or -1 when out
+ * could not grow (out then holds a prefix).
+ */
+int promtext_merge(const char *const *text, const size_t *len, size_t n,
+    struct buf *out);
+
+#endif
