@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "callback.h"
 #include "cli_cron.h"
 #include "cli_jobs.h"
 #include "config.h"
@@ -61,6 +62,8 @@ static const char *const top_usage =
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
+"  callbacks list             callback deliveries in outbox/callbacks/\n"
+"  callbacks redeliver ID     send the callback of task ID again\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help.\n"
@@ -127,6 +130,33 @@ new_request_id(char *out, size_t len)
 	    "%02x%02x%02x%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,
 	    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000),
 	    r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+/* --- callbacks --- */
+
+static int
+cmd_callbacks(struct cli *c, int argc, char **argv)
+{
+	char why[512];
+	int rc;
+
+	if (!(argc == 2 && strcmp(argv[1], "list") == 0) &&
+	    !(argc == 3 && strcmp(argv[1], "redeliver") == 0)) {
+		fputs("usage: taskspool callbacks list | redeliver ID\n",
+		    stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (argv[1][0] == 'l')
+		return callback_list(&c->sp, stdout) < 0 ? EX_IOERR : 0;
+	if (callback_redeliver(&c->sp, argv[2], why, sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return errno == ENOENT ? EX_NOINPUT : errno == EINVAL ?
+		    EX_USAGE : errno == EBUSY ? EX_TEMPFAIL : EX_IOERR;
+	}
+	printf("%s: callback queued for redelivery\n", argv[2]);
+	return 0;
 }
 
 /* --- init --- */
@@ -1157,6 +1187,8 @@ cli_main(int argc, char **argv)
 		return cmd_cancel(&c, argc, argv);
 	if (strcmp(cmd, "retry") == 0)
 		return cmd_retry(&c, argc, argv);
+	if (strcmp(cmd, "callbacks") == 0)
+		return cmd_callbacks(&c, argc, argv);
 	if (strcmp(cmd, "cron") == 0)
 		return cli_cron_main(argc, argv);
 	if (strcmp(cmd, "jobs") == 0) {

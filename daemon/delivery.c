@@ -243,7 +243,7 @@ delivery_status_parse(const char *s, enum delivery_status *st)
 }
 
 static const char *const reason_names[] = {
-	NULL, "RETRIES_EXHAUSTED", "GONE", "ENDPOINT_DISABLED"
+	NULL, "RETRIES_EXHAUSTED", "GONE", "ENDPOINT_DISABLED", "NO_SECRET"
 };
 
 const char *
@@ -255,7 +255,7 @@ delivery_reason_name(enum delivery_reason r)
 int
 delivery_reason_parse(const char *s, enum delivery_reason *r)
 {
-	for (size_t i = 1; i < 4; i++)
+	for (size_t i = 1; i < 5; i++)
 		if (strcmp(s, reason_names[i]) == 0) {
 			*r = (enum delivery_reason)i;
 			return 0;

@@ -50,7 +50,8 @@ enum delivery_reason {
 	DELIVERY_REASON_NONE,
 	DELIVERY_REASON_EXHAUSTED,	/* every try used */
 	DELIVERY_REASON_GONE,		/* the receiver answered 410 */
-	DELIVERY_REASON_DISABLED	/* the registration was DISABLED */
+	DELIVERY_REASON_DISABLED,	/* the registration was DISABLED */
+	DELIVERY_REASON_NO_SECRET	/* nothing to sign with: never sent */
 };
 
 struct delivery_policy {
@@ -163,7 +164,8 @@ int delivery_error_parse(const char *s, enum delivery_error *e);
 const char *delivery_status_name(enum delivery_status s);
 int delivery_status_parse(const char *s, enum delivery_status *st);
 
-/* NULL | "RETRIES_EXHAUSTED" | "GONE" | "ENDPOINT_DISABLED". */
+/* NULL | "RETRIES_EXHAUSTED" | "GONE" | "ENDPOINT_DISABLED" |
+ * "NO_SECRET". */
 const char *delivery_reason_name(enum delivery_reason r);
 int delivery_reason_parse(const char *s, enum delivery_reason *r);
 

@@ -1,0 +1,1696 @@
+/*
+ * callback — delivery files and the callback sender; see callback.h.
+ *
+ * Layout under outbox/callbacks/ (spool-layout/README.md):
+ *   pending/<id>.json        waiting; mtime = when the next try is due
+ *   active/<node>/<id>.json  claimed by node (flock held while it works)
+ *   delivered/<id>.json      DELIVERED
+ *   failed/<id>.json         CALLBACK_FAILED
+ * A delivery moves only by rename or by the writer protocol, so it is in
+ * exactly one of them, except for a crash between writing its new state
+ * and removing the old copy from active/: the copy outside active/ is the
+ * newer, and the sender that finds both removes the one in active/.
+ */
+#include "callback.h"
+
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "delivery.h"
+#include "hook.h"
+#include "log.h"
+#include "ssrf.h"
+#include "tstime.h"
+#include "whsign.h"
+
+#define CB_FILE_MAX	(2 * 1024 * 1024)  /* a delivery file: body + state */
+#define CB_REG_MAX	(64 * 1024)	/* a registration file */
+#define CB_RESP_MAX	(64 * 1024)	/* response bytes read, §6.4 */
+#define CB_STALE_MS	30000		/* unlocked in active/ this long: lost */
+#define CB_SCAN_MS	1000		/* pending/ rescan without a wake-up */
+#define CB_FAILED_HOOK	"_on_callback_failed"
+
+enum { D_CB, D_PENDING, D_ACTIVE, D_DELIVERED, D_FAILED, D_REG, D_N };
+
+struct cbdirs {
+	int fd[D_N];
+	int self;			/* active/<node>, -1 without a node */
+};
+
+/* One delivery file, decoded. */
+struct cbdel {
+	char webhook_id[WHSIGN_ID_LEN + 1];
+	char request_id[TASK_ID_MAX + 1];
+	char app_id[TASK_CODE_MAX + 1];	/* "" = none */
+	char *url;			/* new; per-task URL, NULL = registration */
+	int64_t created_ms;
+	int64_t finished_ms;		/* -1 while PENDING */
+	struct delivery_state st;
+	char *body;			/* new; the envelope bytes */
+	size_t body_len;
+};
+
+/* --- directories ------------------------------------------------------- */
+
+static int
+subdir(int parent, const char *name, mode_t mode)
+{
+	int fd;
+
+	if (mkdirat(parent, name, mode) != 0 && errno != EEXIST)
+		return -1;
+	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	return fd;
+}
+
+static void
+cbdirs_close(struct cbdirs *d)
+{
+	for (int i = 0; i < D_N; i++)
+		if (d->fd[i] >= 0)
+			close(d->fd[i]);
+	if (d->self >= 0)
+		close(d->self);
+	for (int i = 0; i < D_N; i++)
+		d->fd[i] = -1;
+	d->self = -1;
+}
+
+/* Open (creating) outbox/callbacks/ and its subdirectories, active/<node>
+ * when node is not NULL, and state/callbacks/. */
+static int
+cbdirs_open(const struct spool *s, const char *node, struct cbdirs *d)
+{
+	static const char *const names[] = { "pending", "active", "delivered",
+	    "failed" };
+
+	for (int i = 0; i < D_N; i++)
+		d->fd[i] = -1;
+	d->self = -1;
+	if ((d->fd[D_CB] = subdir(s->dir[SPOOL_OUTBOX], "callbacks",
+	    02750)) < 0)
+		goto fail;
+	for (int i = 0; i < 4; i++)
+		if ((d->fd[D_PENDING + i] = subdir(d->fd[D_CB], names[i],
+		    02750)) < 0)
+			goto fail;
+	if ((d->fd[D_REG] = subdir(s->dir[SPOOL_STATE], "callbacks",
+	    02770)) < 0)
+		goto fail;
+	if (node != NULL && (d->self = subdir(d->fd[D_ACTIVE], node,
+	    02750)) < 0)
+		goto fail;
+	return 0;
+fail:
+	{
+		int e = errno;
+
+		cbdirs_close(d);
+		errno = e;
+	}
+	return -1;
+}
+
+/* --- the delivery file codec ------------------------------------------- */
+
+static void
+cbdel_fini(struct cbdel *c)
+{
+	free(c->url);
+	free(c->body);
+	memset(c, 0, sizeof(*c));
+}
+
+static json_t *
+time_or_null(int64_t ms)
+{
+	char t[TSTIME_BUF];
+
+	return ms < 0 ? json_null() : json_string(tstime_format_ms(t,
+	    sizeof(t), ms));
+}
+
+static int
+cbdel_encode(const struct cbdel *c, struct buf *out)
+{
+	const char *err = delivery_error_name(c->st.last_error);
+	const char *reason = delivery_reason_name(c->st.reason);
+	json_t *o;
+	char *text;
+	int rc = -1;
+
+	o = json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:s, s:o, s:i, s:o, "
+	    "s:o, s:o, s:o, s:o, s:s%}",
+	    "version", 1,
+	    "webhookId", c->webhook_id,
+	    "requestId", c->request_id,
+	    "appId", c->app_id[0] != '\0' ? json_string(c->app_id) :
+	    json_null(),
+	    "url", c->url != NULL ? json_string(c->url) : json_null(),
+	    "createdAt", time_or_null(c->created_ms),
+	    "status", delivery_status_name(c->st.status),
+	    "reason", reason != NULL ? json_string(reason) : json_null(),
+	    "attempts", c->st.attempts,
+	    "nextAttemptAt", time_or_null(c->st.next_ms),
+	    "lastAttemptAt", time_or_null(c->st.last_attempt_ms),
+	    "lastHttpStatus", c->st.last_http > 0 ?
+	    json_integer(c->st.last_http) : json_null(),
+	    "lastError", err != NULL ? json_string(err) : json_null(),
+	    "finishedAt", time_or_null(c->finished_ms),
+	    "body", c->body, c->body_len);
+	if (o == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (text == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	buf_reset(out);
+	if (buf_puts(out, text) == 0 && buf_puts(out, "\n") == 0)
+		rc = 0;
+	free(text);
+	return rc;
+}
+
+static int
+get_time(json_t *o, const char *k, int64_t *out)
+{
+	json_t *v = json_object_get(o, k);
+
+	if (v == NULL || json_is_null(v)) {
+		*out = -1;
+		return 0;
+	}
+	return json_is_string(v) ? tstime_parse_rfc3339(json_string_value(v),
+	    out) : -1;
+}
+
+/* Decode a delivery file.  Returns 0, or -1 with the bad member in why. */
+static int
+cbdel_decode(const char *data, size_t len, struct cbdel *c, char *why,
+    size_t whylen)
+{
+	json_error_t jerr;
+	json_t *o, *v;
+	const char *k = "JSON";
+
+	memset(c, 0, sizeof(*c));
+	o = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (o == NULL || !json_is_object(o))
+		goto bad;
+	k = "webhookId";
+	v = json_object_get(o, k);
+	if (!json_is_string(v) || !whsign_id_ok(json_string_value(v)))
+		goto bad;
+	snprintf(c->webhook_id, sizeof(c->webhook_id), "%s",
+	    json_string_value(v));
+	k = "requestId";
+	v = json_object_get(o, k);
+	if (!json_is_string(v) || !spool_id_ok(json_string_value(v)))
+		goto bad;
+	snprintf(c->request_id, sizeof(c->request_id), "%s",
+	    json_string_value(v));
+	k = "appId";
+	v = json_object_get(o, k);
+	if (json_is_string(v) && spool_code_ok(json_string_value(v)))
+		snprintf(c->app_id, sizeof(c->app_id), "%s",
+		    json_string_value(v));
+	else if (v != NULL && !json_is_null(v))
+		goto bad;
+	k = "url";
+	v = json_object_get(o, k);
+	if (json_is_string(v) && json_string_length(v) <= TASK_URL_MAX) {
+		if ((c->url = strdup(json_string_value(v))) == NULL)
+			goto bad;
+	} else if (v != NULL && !json_is_null(v))
+		goto bad;
+	k = "status";
+	v = json_object_get(o, k);
+	if (!json_is_string(v) || delivery_status_parse(json_string_value(v),
+	    &c->st.status) != 0)
+		goto bad;
+	k = "reason";
+	v = json_object_get(o, k);
+	if (json_is_string(v)) {
+		if (delivery_reason_parse(json_string_value(v),
+		    &c->st.reason) != 0)
+			goto bad;
+	} else if (v != NULL && !json_is_null(v))
+		goto bad;
+	k = "attempts";
+	v = json_object_get(o, k);
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > 1000)
+		goto bad;
+	c->st.attempts = (int)json_integer_value(v);
+	k = "lastHttpStatus";
+	v = json_object_get(o, k);
+	if (json_is_integer(v) && json_integer_value(v) > 0 &&
+	    json_integer_value(v) < 1000)
+		c->st.last_http = (int)json_integer_value(v);
+	else if (v != NULL && !json_is_null(v))
+		goto bad;
+	k = "lastError";
+	v = json_object_get(o, k);
+	if (json_is_string(v)) {
+		if (delivery_error_parse(json_string_value(v),
+		    &c->st.last_error) != 0)
+			goto bad;
+	} else if (v != NULL && !json_is_null(v))
+		goto bad;
+	if (get_time(o, (k = "createdAt"), &c->created_ms) != 0 ||
+	    get_time(o, (k = "nextAttemptAt"), &c->st.next_ms) != 0 ||
+	    get_time(o, (k = "lastAttemptAt"), &c->st.last_attempt_ms) != 0 ||
+	    get_time(o, (k = "finishedAt"), &c->finished_ms) != 0)
+		goto bad;
+	k = "body";
+	v = json_object_get(o, k);
+	if (!json_is_string(v) || json_string_length(v) > CALLBACK_BODY_MAX +
+	    1024)
+		goto bad;
+	c->body_len = json_string_length(v);
+	if ((c->body = malloc(c->body_len + 1)) == NULL)
+		goto bad;
+	memcpy(c->body, json_string_value(v), c->body_len + 1);
+	if (c->st.status == DELIVERY_PENDING && c->st.next_ms < 0)
+		c->st.next_ms = 0;
+	json_decref(o);
+	return 0;
+bad:
+	snprintf(why, whylen, "delivery file: member \"%s\" missing or "
+	    "invalid", k);
+	json_decref(o);
+	free(c->url);
+	free(c->body);
+	c->url = c->body = NULL;
+	errno = EINVAL;
+	return -1;
+}
+
+/* --- creation ----------------------------------------------------------- */
+
+/* The §6.2 envelope from a result envelope (results/<id>.json). */
+static int
+envelope(const char *result, size_t rlen, char **body, size_t *blen)
+{
+	json_t *r, *data, *env;
+	char *text;
+	static const char *const copy[] = { "requestId", "taskCode", "status",
+	    "result", "failureReason", "startedAt", "finishedAt",
+	    "durationMs" };
+
+	r = json_loadb(result, rlen, 0, NULL);
+	if (r == NULL || !json_is_object(r) ||
+	    !json_is_string(json_object_get(r, "finishedAt"))) {
+		json_decref(r);
+		errno = EINVAL;
+		return -1;
+	}
+	data = json_object();
+	for (size_t i = 0; i < sizeof(copy) / sizeof(copy[0]); i++) {
+		json_t *v = json_object_get(r, copy[i]);
+
+		json_object_set(data, copy[i], v != NULL ? v : json_null());
+	}
+	env = json_pack("{s:s, s:O, s:o}", "type", "task.finished",
+	    "timestamp", json_object_get(r, "finishedAt"), "data", data);
+	json_decref(r);
+	if (env == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* Compact, raw UTF-8 (no ensure-ascii), key order kept (C05). */
+	text = json_dumps(env, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text != NULL && strlen(text) > CALLBACK_BODY_MAX) {
+		/* Thin payload: the receiver GETs the task for the result. */
+		free(text);
+		json_object_set_new(json_object_get(env, "data"), "result",
+		    json_null());
+		json_object_set_new(json_object_get(env, "data"),
+		    "resultTruncated", json_true());
+		text = json_dumps(env, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	}
+	json_decref(env);
+	if (text == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	*body = text;
+	*blen = strlen(text);
+	return 0;
+}
+
+/* Whether app has a registration file. */
+static int
+has_registration(const struct spool *s, const char *app)
+{
+	char path[TASK_CODE_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "callbacks/%s.json", app);
+	return fstatat(s->dir[SPOOL_STATE], path, &st, AT_SYMLINK_NOFOLLOW) ==
+	    0;
+}
+
+int
+callback_prepare(const struct spool *s, const struct task *t,
+    const char *result, size_t rlen, int64_t now_ms, struct buf *out)
+{
+	struct cbdel c;
+	int rc;
+
+	if (t->callback_url == NULL && (t->app_id == NULL ||
+	    !has_registration(s, t->app_id)))
+		return 0;
+	memset(&c, 0, sizeof(c));
+	if (whsign_id_new(c.webhook_id) != 0)
+		return -1;
+	snprintf(c.request_id, sizeof(c.request_id), "%s", t->request_id);
+	if (t->app_id != NULL)
+		snprintf(c.app_id, sizeof(c.app_id), "%s", t->app_id);
+	c.url = t->callback_url;	/* borrowed for the encoding */
+	c.created_ms = now_ms;
+	c.finished_ms = -1;
+	delivery_init(&c.st, now_ms);
+	if (envelope(result, rlen, &c.body, &c.body_len) != 0)
+		return -1;
+	rc = cbdel_encode(&c, out);
+	free(c.body);
+	return rc == 0 ? 1 : -1;
+}
+
+/* Whether file exists in pending/, delivered/, failed/ or any active/. */
+static int
+delivery_exists(const struct cbdirs *d, const char *file, char *where,
+    size_t wlen)
+{
+	static const int dirs[] = { D_PENDING, D_DELIVERED, D_FAILED };
+	static const char *const names[] = { "pending", "delivered",
+	    "failed" };
+	struct stat st;
+	struct dirent *de;
+	DIR *dp;
+
+	for (size_t i = 0; i < 3; i++)
+		if (fstatat(d->fd[dirs[i]], file, &st, AT_SYMLINK_NOFOLLOW) ==
+		    0) {
+			snprintf(where, wlen, "%s", names[i]);
+			return 1;
+		}
+	if ((dp = spool_opendir(d->fd[D_ACTIVE])) == NULL)
+		return 0;
+	while ((de = readdir(dp)) != NULL) {
+		char p[SPOOL_NAME_MAX * 2 + 2];
+
+		if (!spool_code_ok(de->d_name))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", de->d_name, file);
+		if (fstatat(d->fd[D_ACTIVE], p, &st, AT_SYMLINK_NOFOLLOW) ==
+		    0) {
+			snprintf(where, wlen, "active/%.64s", de->d_name);
+			closedir(dp);
+			return 1;
+		}
+	}
+	closedir(dp);
+	return 0;
+}
+
+int
+callback_publish(const struct spool *s, const char *id,
+    const struct buf *delivery)
+{
+	struct cbdirs d;
+	char file[SPOOL_NAME_MAX], where[80];
+	int rc = 0;
+
+	if (cbdirs_open(s, NULL, &d) != 0)
+		return -1;
+	snprintf(file, sizeof(file), "%s.json", id);
+	if (!delivery_exists(&d, file, where, sizeof(where)) &&
+	    spool_publish(s, d.fd[D_PENDING], file, delivery->data,
+	    delivery->len, -1, SPOOL_PUBLISH_EXCL) != 0 && errno != EEXIST)
+		rc = -1;
+	{
+		int e = errno;
+
+		cbdirs_close(&d);
+		errno = e;
+	}
+	return rc;
+}
+
+int
+callback_enqueue(const struct spool *s, const struct task *t,
+    const char *result, size_t rlen)
+{
+	struct buf b;
+	int rc;
+
+	buf_init(&b, 0);
+	rc = callback_prepare(s, t, result, rlen, tstime_now_ms(), &b);
+	if (rc > 0)
+		rc = callback_publish(s, t->request_id, &b);
+	buf_fini(&b);
+	return rc < 0 ? -1 : 0;
+}
+
+/* --- reading, listing, redelivery -------------------------------------- */
+
+static void
+info_fill(const struct cbdel *c, const char *where, struct callback_info *ci)
+{
+	const char *e = delivery_error_name(c->st.last_error);
+	const char *r = delivery_reason_name(c->st.reason);
+
+	memset(ci, 0, sizeof(*ci));
+	snprintf(ci->webhook_id, sizeof(ci->webhook_id), "%s", c->webhook_id);
+	snprintf(ci->status, sizeof(ci->status), "%s",
+	    delivery_status_name(c->st.status));
+	snprintf(ci->reason, sizeof(ci->reason), "%s", r != NULL ? r : "");
+	snprintf(ci->last_error, sizeof(ci->last_error), "%s",
+	    e != NULL ? e : "");
+	ci->attempts = c->st.attempts;
+	ci->last_http = c->st.last_http;
+	ci->last_attempt_ms = c->st.last_attempt_ms;
+	ci->next_ms = c->st.status == DELIVERY_PENDING ? c->st.next_ms : -1;
+	snprintf(ci->where, sizeof(ci->where), "%s", where);
+}
+
+/* Read and decode dirfd/file into c.  Returns 0 or -1 with errno. */
+static int
+cbdel_read(int dirfd, const char *file, struct cbdel *c)
+{
+	char why[128];
+	size_t len;
+	char *data = spool_read_file(dirfd, file, CB_FILE_MAX, &len);
+	int rc;
+
+	if (data == NULL)
+		return -1;
+	rc = cbdel_decode(data, len, c, why, sizeof(why));
+	free(data);
+	return rc;
+}
+
+/* Open the directory holding a delivery by its "where" text. */
+static int
+where_fd(const struct cbdirs *d, const char *where)
+{
+	if (strcmp(where, "pending") == 0)
+		return dup(d->fd[D_PENDING]);
+	if (strcmp(where, "delivered") == 0)
+		return dup(d->fd[D_DELIVERED]);
+	if (strcmp(where, "failed") == 0)
+		return dup(d->fd[D_FAILED]);
+	return openat(d->fd[D_ACTIVE], where + strlen("active/"),
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int
+callback_info_read(const struct spool *s, const char *id,
+    struct callback_info *ci)
+{
+	struct cbdirs d;
+	struct cbdel c;
+	char file[SPOOL_NAME_MAX], where[80];
+	int fd, rc = -1, e;
+
+	if (!spool_id_ok(id)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (cbdirs_open(s, NULL, &d) != 0)
+		return -1;
+	snprintf(file, sizeof(file), "%s.json", id);
+	if (!delivery_exists(&d, file, where, sizeof(where)))
+		errno = ENOENT;
+	else if ((fd = where_fd(&d, where)) >= 0) {
+		if (cbdel_read(fd, file, &c) == 0) {
+			info_fill(&c, where, ci);
+			cbdel_fini(&c);
+			rc = 0;
+		}
+		e = errno;
+		close(fd);
+		errno = e;
+	}
+	e = errno;
+	cbdirs_close(&d);
+	errno = e;
+	return rc;
+}
+
+static void
+list_dir(int dirfd, const char *where, FILE *fp, int *n)
+{
+	struct dirent *de;
+	DIR *dp;
+
+	if ((dp = spool_opendir(dirfd)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		struct callback_info ci;
+		struct cbdel c;
+		char t1[TSTIME_BUF], t2[TSTIME_BUF];
+		size_t l = strlen(de->d_name);
+
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0 ||
+		    cbdel_read(dirfd, de->d_name, &c) != 0)
+			continue;
+		info_fill(&c, where, &ci);
+		fprintf(fp, "%-28s %-15s %3d %4s %-19s %-24s %-24s %s\n",
+		    c.request_id, ci.status, ci.attempts,
+		    ci.last_http > 0 ? (snprintf(t1, sizeof(t1), "%d",
+		    ci.last_http), t1) : "-",
+		    ci.last_error[0] != '\0' ? ci.last_error : "-",
+		    ci.last_attempt_ms >= 0 ? tstime_format_ms(t2, sizeof(t2),
+		    ci.last_attempt_ms) : "-",
+		    ci.next_ms >= 0 ? tstime_format_ms(t1, sizeof(t1),
+		    ci.next_ms) : "-", where);
+		cbdel_fini(&c);
+		(*n)++;
+	}
+	closedir(dp);
+}
+
+int
+callback_list(const struct spool *s, FILE *fp)
+{
+	struct cbdirs d;
+	struct dirent *de;
+	DIR *dp;
+	int n = 0;
+
+	if (cbdirs_open(s, NULL, &d) != 0)
+		return -1;
+	fprintf(fp, "%-28s %-15s %3s %4s %-19s %-24s %-24s %s\n", "REQUEST_ID",
+	    "STATUS", "TRY", "HTTP", "LAST_ERROR", "LAST_ATTEMPT",
+	    "NEXT_ATTEMPT", "WHERE");
+	list_dir(d.fd[D_PENDING], "pending", fp, &n);
+	if ((dp = spool_opendir(d.fd[D_ACTIVE])) != NULL) {
+		while ((de = readdir(dp)) != NULL) {
+			char where[80];
+			int fd;
+
+			if (!spool_code_ok(de->d_name))
+				continue;
+			fd = openat(d.fd[D_ACTIVE], de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			snprintf(where, sizeof(where), "active/%.64s",
+			    de->d_name);
+			list_dir(fd, where, fp, &n);
+			close(fd);
+		}
+		closedir(dp);
+	}
+	list_dir(d.fd[D_DELIVERED], "delivered", fp, &n);
+	list_dir(d.fd[D_FAILED], "failed", fp, &n);
+	cbdirs_close(&d);
+	return n;
+}
+
+int
+callback_redeliver(const struct spool *s, const char *id, char *why,
+    size_t whylen)
+{
+	struct cbdirs d;
+	struct cbdel c;
+	struct buf b;
+	char file[SPOOL_NAME_MAX], where[80];
+	int fd, rc = -1;
+	int64_t now = tstime_now_ms();
+
+	if (!spool_id_ok(id)) {
+		snprintf(why, whylen, "\"%s\" is not a requestId", id);
+		errno = EINVAL;
+		return -1;
+	}
+	if (cbdirs_open(s, NULL, &d) != 0) {
+		snprintf(why, whylen, "outbox/callbacks: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(file, sizeof(file), "%s.json", id);
+	buf_init(&b, 0);
+	if (!delivery_exists(&d, file, where, sizeof(where))) {
+		snprintf(why, whylen, "%s has no callback delivery", id);
+		errno = ENOENT;
+		goto out;
+	}
+	if (strncmp(where, "active/", 7) == 0) {
+		snprintf(why, whylen, "%s: a try is in flight on node %s; "
+		    "try again in a few seconds", id, where + 7);
+		errno = EBUSY;
+		goto out;
+	}
+	if ((fd = where_fd(&d, where)) < 0 || cbdel_read(fd, file, &c) != 0) {
+		snprintf(why, whylen, "%s/%s: %s", where, file,
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	/* A fresh attempt sequence: same webhook-id and body. */
+	delivery_init(&c.st, now);
+	c.finished_ms = -1;
+	if (cbdel_encode(&c, &b) != 0 || spool_publish(s, d.fd[D_PENDING],
+	    file, b.data, b.len, now, 0) != 0) {
+		snprintf(why, whylen, "pending/%s: %s", file, strerror(errno));
+		cbdel_fini(&c);
+		close(fd);
+		goto out;
+	}
+	cbdel_fini(&c);
+	if (strcmp(where, "pending") != 0) {
+		(void)unlinkat(fd, file, 0);
+		(void)spool_sync_dir(s, fd);
+	}
+	close(fd);
+	rc = 0;
+out:
+	buf_fini(&b);
+	cbdirs_close(&d);
+	return rc;
+}
+
+/* --- configuration ------------------------------------------------------ */
+
+int
+callback_config_check(const struct config *c, char *why, size_t whylen)
+{
+	struct delivery_policy p;
+	struct ssrf_allow a;
+	unsigned char key[WHSIGN_KEY_MAX];
+	char msg[200];
+
+	delivery_policy_default(&p);
+	if (delivery_policy_parse(&p, c->callback_delays_ms) != 0) {
+		snprintf(why, whylen, "callback_delays_ms: \"%s\" is not 1..%d "
+		    "comma-separated delays of 1..86400000 ms",
+		    c->callback_delays_ms, DELIVERY_DELAYS_MAX);
+		return -1;
+	}
+	if (ssrf_parse_ports(&a, c->callback_allowed_ports, msg,
+	    sizeof(msg)) != 0) {
+		snprintf(why, whylen, "callback_allowed_ports: %s", msg);
+		return -1;
+	}
+	if (ssrf_parse_cidrs(&a, c->callback_allow_cidrs, msg,
+	    sizeof(msg)) != 0) {
+		snprintf(why, whylen, "callback_allow_cidrs: %s", msg);
+		return -1;
+	}
+	if (c->callback_secret[0] != '\0' &&
+	    whsign_secret_decode(c->callback_secret, key) < 0) {
+		snprintf(why, whylen, "callback_secret: not whsec_ + standard "
+		    "base64 (with padding) of 24..64 bytes");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- registrations ------------------------------------------------------ */
+
+struct reg {
+	char url[TASK_URL_MAX + 1];
+	int disabled;
+	char secret[WHSIGN_SECRETS_MAX][WHSIGN_SECRET_MAX];
+	size_t nsecrets;		/* unexpired, newest first */
+	char updated[TSTIME_BUF + 8];
+};
+
+/* Read state/callbacks/<app>.json (written by the CGI, API.md §4.3).
+ * Returns 0, or -1 with errno (ENOENT: none; EINVAL: unusable). */
+static int
+reg_read(int regfd, const char *app, int64_t now_ms, struct reg *r)
+{
+	char file[TASK_CODE_MAX + 8];
+	json_t *o, *v, *s;
+	size_t len, i;
+	char *data;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(file, sizeof(file), "%s.json", app);
+	if ((data = spool_read_file(regfd, file, CB_REG_MAX, &len)) == NULL)
+		return -1;
+	o = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+	free(data);
+	if (o == NULL)
+		goto bad;
+	v = json_object_get(o, "url");
+	if (!json_is_string(v) || json_string_length(v) > TASK_URL_MAX)
+		goto bad;
+	snprintf(r->url, sizeof(r->url), "%s", json_string_value(v));
+	v = json_object_get(o, "status");
+	if (!json_is_string(v))
+		goto bad;
+	r->disabled = strcmp(json_string_value(v), "ACTIVE") != 0;
+	v = json_object_get(o, "updatedAt");
+	if (json_is_string(v))
+		snprintf(r->updated, sizeof(r->updated), "%s",
+		    json_string_value(v));
+	json_array_foreach(json_object_get(o, "secrets"), i, s) {
+		json_t *sec = json_object_get(s, "secret");
+		json_t *exp = json_object_get(s, "expiresAt");
+		int64_t until;
+
+		if (!json_is_string(sec) || json_string_length(sec) >=
+		    WHSIGN_SECRET_MAX)
+			continue;
+		if (json_is_string(exp) && (tstime_parse_rfc3339(
+		    json_string_value(exp), &until) != 0 || until <= now_ms))
+			continue;
+		if (r->nsecrets < WHSIGN_SECRETS_MAX)
+			snprintf(r->secret[r->nsecrets++], WHSIGN_SECRET_MAX,
+			    "%s", json_string_value(sec));
+	}
+	json_decref(o);
+	return 0;
+bad:
+	json_decref(o);
+	errno = EINVAL;
+	return -1;
+}
+
+/* Set a registration's status to DISABLED (a 410, API.md §6.4) with the
+ * writer protocol.  Returns 0 or -1 with errno. */
+static int
+reg_disable(const struct spool *s, int regfd, const char *app,
+    char *updated, size_t ulen)
+{
+	char file[TASK_CODE_MAX + 8], t[TSTIME_BUF];
+	json_t *o;
+	char *data, *text;
+	size_t len;
+	int rc;
+
+	snprintf(file, sizeof(file), "%s.json", app);
+	if ((data = spool_read_file(regfd, file, CB_REG_MAX, &len)) == NULL)
+		return -1;
+	o = json_loadb(data, len, 0, NULL);
+	free(data);
+	if (o == NULL || !json_is_object(o)) {
+		json_decref(o);
+		errno = EINVAL;
+		return -1;
+	}
+	tstime_format_ms(t, sizeof(t), tstime_now_ms());
+	json_object_set_new(o, "status", json_string("DISABLED"));
+	json_object_set_new(o, "updatedAt", json_string(t));
+	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_INDENT(2));
+	json_decref(o);
+	if (text == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	rc = spool_publish(s, regfd, file, text, strlen(text), -1, 0);
+	free(text);
+	snprintf(updated, ulen, "%s", t);
+	return rc;
+}
+
+/* --- the sender --------------------------------------------------------- */
+
+/* Per endpoint (registration, or origin of a per-task URL): the breaker. */
+struct endpoint {
+	struct endpoint *next;
+	char key[TASK_URL_MAX + 8];
+	struct delivery_breaker br;
+	char reg_updated[TSTIME_BUF + 8];
+};
+
+struct job {
+	struct job *next;
+	struct cbdel c;
+	char file[SPOOL_NAME_MAX];
+	int fd;				/* locked, in active/<node>/ */
+	struct endpoint *ep;
+	int using_reg;			/* URL from the registration */
+	CURL *easy;
+	struct curl_slist *hdrs;
+	int blocked;			/* refused by the SSRF check */
+	size_t resp_bytes;
+	int aborted;			/* stopped reading at CB_RESP_MAX */
+	int64_t retry_after_ms;
+	int probe;
+	char url[TASK_URL_MAX + 1];
+};
+
+struct callback_sender {
+	struct config cfg;
+	struct spool sp;
+	struct cbdirs d;
+	pthread_t th;
+	int started;
+	CURLM *multi;
+	pthread_mutex_t mu;
+	int stop, woken;		/* under mu */
+	struct delivery_policy pol;
+	struct ssrf_allow allow;
+	struct job *ready;		/* claimed, not yet sent */
+	struct job *flight;		/* requests in flight */
+	int ninflight, nready;
+	struct endpoint *eps;
+	int64_t next_scan, next_sweep;
+};
+
+static uint32_t
+rnd32(void)
+{
+	uint32_t r = 0;
+
+	(void)RAND_bytes((unsigned char *)&r, sizeof(r));
+	return r;
+}
+
+static struct endpoint *
+endpoint_get(struct callback_sender *cs, const char *key)
+{
+	struct endpoint *e;
+
+	for (e = cs->eps; e != NULL; e = e->next)
+		if (strcmp(e->key, key) == 0)
+			return e;
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return NULL;
+	snprintf(e->key, sizeof(e->key), "%s", key);
+	delivery_breaker_init(&e->br);
+	e->next = cs->eps;
+	cs->eps = e;
+	return e;
+}
+
+static void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	cbdel_fini(&j->c);
+	curl_slist_free_all(j->hdrs);
+	free(j);
+}
+
+/* Run hooks/_on_callback_failed with the delivery file on stdin; the
+ * daemon's main loop reaps it (waitpid(-1)). */
+static void
+run_failed_hook(struct callback_sender *cs, const struct job *j,
+    const struct buf *file)
+{
+	char path[CONFIG_PATH_MAX + 32], e1[TASK_ID_MAX + 40],
+	    e2[WHSIGN_ID_LEN + 40], e3[CONFIG_PATH_MAX + 8];
+	char *argv[] = { (char *)CB_FAILED_HOOK, NULL };
+	char *envp[] = { e1, e2, e3, NULL };
+	struct hook_spec hs;
+	pid_t pid, failed;
+	int mfd;
+	const char *p = getenv("PATH");
+
+	snprintf(path, sizeof(path), "%s/%s", cs->cfg.hooks_dir,
+	    CB_FAILED_HOOK);
+	if (access(path, X_OK) != 0)
+		return;
+	snprintf(e1, sizeof(e1), "TASKSPOOL_CALLBACK_REQUEST_ID=%s",
+	    j->c.request_id);
+	snprintf(e2, sizeof(e2), "TASKSPOOL_WEBHOOK_ID=%s", j->c.webhook_id);
+	snprintf(e3, sizeof(e3), "PATH=%s", p != NULL ? p :
+	    "/usr/local/bin:/usr/bin:/bin");
+	if ((mfd = memfd_create("callback", MFD_CLOEXEC)) < 0 ||
+	    write(mfd, file->data, file->len) != (ssize_t)file->len ||
+	    lseek(mfd, 0, SEEK_SET) != 0) {
+		log_warn("%s: cannot run %s", j->c.request_id, CB_FAILED_HOOK);
+		if (mfd >= 0)
+			close(mfd);
+		return;
+	}
+	memset(&hs, 0, sizeof(hs));
+	hs.path = path;
+	hs.argv = argv;
+	hs.envp = envp;
+	hs.stdin_fd = mfd;
+	hs.stdout_fd = 2;
+	hs.stderr_fd = 2;
+	pid = hook_spawn(&hs, &failed);
+	if (pid < 0)
+		log_warn("%s: %s", j->c.request_id, CB_FAILED_HOOK);
+	else
+		log_info("%s: started %s (pid %d)", j->c.request_id,
+		    CB_FAILED_HOOK, (int)pid);
+	close(mfd);
+}
+
+/* Write j's state back: pending/ (retry, mtime = due time), delivered/ or
+ * failed/; then drop the claimed copy and the lock. */
+static void
+persist(struct callback_sender *cs, struct job *j)
+{
+	static const int dest[] = { [DELIVERY_PENDING] = D_PENDING,
+	    [DELIVERY_DELIVERED] = D_DELIVERED, [DELIVERY_FAILED] = D_FAILED };
+	struct buf b;
+	int64_t mt = j->c.st.status == DELIVERY_PENDING ? j->c.st.next_ms : -1;
+
+	buf_init(&b, 0);
+	if (cbdel_encode(&j->c, &b) != 0 || spool_publish(&cs->sp,
+	    cs->d.fd[dest[j->c.st.status]], j->file, b.data, b.len, mt,
+	    0) != 0) {
+		/* Left unlocked in active/: the next sweep hands it back. */
+		log_warn("%s: cannot record the callback state; the try will "
+		    "be repeated", j->c.request_id);
+	} else if (unlinkat(cs->d.self, j->file, 0) != 0 && errno != ENOENT)
+		log_warn("%s: unlink claimed delivery", j->c.request_id);
+	if (mt >= 0 && mt < cs->next_scan)
+		cs->next_scan = mt;	/* look again when the retry is due */
+	if (j->c.st.status == DELIVERY_FAILED && b.len > 0)
+		run_failed_hook(cs, j, &b);
+	buf_fini(&b);
+	close(j->fd);
+	j->fd = -1;
+}
+
+static void
+log_try(const struct job *j, int64_t at, const char *what)
+{
+	char u[256];
+
+	log_info("%s: callback try %d to %s: %s -> %s%s%s", j->c.request_id,
+	    j->c.st.attempts, log_safe(u, sizeof(u), j->url[0] != '\0' ?
+	    j->url : "(no URL)"), what, delivery_status_name(j->c.st.status),
+	    j->c.st.status == DELIVERY_FAILED ? " " : "",
+	    j->c.st.status == DELIVERY_FAILED ?
+	    delivery_reason_name(j->c.st.reason) : "");
+	(void)at;
+}
+
+/* Claim pending/<name>: lock, then rename into active/<node>/ (the lock
+ * travels with the inode), then read.  Returns a new job or NULL. */
+static struct job *
+claim(struct callback_sender *cs, const char *name)
+{
+	struct stat a, b;
+	struct job *j;
+	struct buf buf;
+	char why[200];
+	int fd;
+
+	fd = openat(cs->d.fd[D_PENDING], name, O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 || renameat(cs->d.fd[D_PENDING],
+	    name, cs->d.self, name) != 0) {
+		close(fd);
+		return NULL;		/* another sender has it */
+	}
+	/* A redelivery may have replaced the name after our open. */
+	if (fstat(fd, &a) != 0 || fstatat(cs->d.self, name, &b,
+	    AT_SYMLINK_NOFOLLOW) != 0 || a.st_ino != b.st_ino) {
+		close(fd);
+		fd = openat(cs->d.self, name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+	}
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	j->fd = fd;
+	snprintf(j->file, sizeof(j->file), "%.*s", SPOOL_NAME_MAX - 1, name);
+	buf_init(&buf, CB_FILE_MAX);
+	if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode) || a.st_nlink != 1 ||
+	    buf_read_fd(&buf, fd) != 0 || cbdel_decode(buf.data != NULL ?
+	    buf.data : "", buf.len, &j->c, why, sizeof(why)) != 0) {
+		if (buf.len == 0 && why[0] == '\0')
+			snprintf(why, sizeof(why), "unreadable delivery file");
+		log_warnx("outbox/callbacks/%s: %s; moved to corrupt/", name,
+		    why);
+		(void)spool_quarantine(&cs->sp, cs->d.self, name, why);
+		buf_fini(&buf);
+		j->fd = -1;
+		close(fd);
+		free(j);
+		return NULL;
+	}
+	buf_fini(&buf);
+	return j;
+}
+
+/* Hand back unlocked deliveries in active/<node>/ (a dead sender's, or
+ * ours from before a restart). */
+static void
+sweep_dir(struct callback_sender *cs, int dirfd, const char *owner)
+{
+	struct dirent *de;
+	DIR *dp;
+
+	if ((dp = spool_opendir(dirfd)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		char where[80];
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW |
+		    O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			int newer = 0;
+			struct stat st;
+
+			for (int i = D_PENDING; i <= D_FAILED; i++)
+				if (i != D_ACTIVE && fstatat(cs->d.fd[i],
+				    de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+					newer = 1;
+			(void)where;
+			if (newer)
+				(void)unlinkat(dirfd, de->d_name, 0);
+			else if (spool_move_excl(dirfd, de->d_name,
+			    cs->d.fd[D_PENDING], de->d_name) == 0)
+				log_info("callback %s: taken back from "
+				    "active/%s/", de->d_name, owner);
+		}
+		close(fd);
+	}
+	closedir(dp);
+}
+
+static void
+sweep(struct callback_sender *cs, int self_too)
+{
+	struct dirent *de;
+	DIR *dp;
+
+	if ((dp = spool_opendir(cs->d.fd[D_ACTIVE])) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL) {
+		int fd;
+
+		if (!spool_code_ok(de->d_name) || (!self_too &&
+		    strcmp(de->d_name, cs->sp.node) == 0))
+			continue;
+		fd = openat(cs->d.fd[D_ACTIVE], de->d_name, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		sweep_dir(cs, fd, de->d_name);
+		close(fd);
+	}
+	closedir(dp);
+}
+
+/* Claim every due file of pending/; set next_scan from the earliest
+ * not yet due. */
+static void
+scan_pending(struct callback_sender *cs, int64_t now)
+{
+	struct dirent *de;
+	DIR *dp;
+	int64_t next = now + CB_SCAN_MS;
+
+	if ((dp = spool_opendir(cs->d.fd[D_PENDING])) == NULL) {
+		cs->next_scan = next;
+		return;
+	}
+	while ((de = readdir(dp)) != NULL) {
+		struct stat st;
+		int64_t due;
+		struct job *j;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >=
+		    SPOOL_NAME_MAX || fstatat(cs->d.fd[D_PENDING],
+		    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		due = (int64_t)st.st_mtim.tv_sec * 1000 +
+		    st.st_mtim.tv_nsec / 1000000;
+		if (due > now) {
+			if (due < next)
+				next = due;
+			continue;
+		}
+		/* Bounded work in hand: the rest waits for the next pass. */
+		if (cs->nready + cs->ninflight >= 4 *
+		    cs->cfg.callback_max_inflight) {
+			next = now;
+			break;
+		}
+		if ((j = claim(cs, de->d_name)) != NULL) {
+			j->next = cs->ready;
+			cs->ready = j;
+			cs->nready++;
+		}
+	}
+	closedir(dp);
+	cs->next_scan = next;
+}
+
+static size_t
+on_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct job *j = arg;
+
+	(void)p;
+	j->resp_bytes += size * n;
+	if (j->resp_bytes > CB_RESP_MAX) {
+		j->aborted = 1;
+		return 0;		/* abort: bounded memory and time */
+	}
+	return size * n;
+}
+
+static size_t
+on_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct job *j = arg;
+	size_t len = size * n;
+
+	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
+		j->retry_after_ms = -1;		/* a new response */
+	else if (len > 12 && strncasecmp(p, "Retry-After:", 12) == 0) {
+		size_t i = 12;
+		int64_t v = 0;
+		int digits = 0;
+
+		while (i < len && (p[i] == ' ' || p[i] == '\t'))
+			i++;
+		while (i < len && p[i] >= '0' && p[i] <= '9' && digits < 10) {
+			v = v * 10 + (p[i++] - '0');
+			digits++;
+		}
+		/* delta-seconds only; an HTTP-date is ignored. */
+		if (digits > 0 && (i == len || p[i] == '\r' || p[i] == '\n' ||
+		    p[i] == ' '))
+			j->retry_after_ms = v * 1000;
+	}
+	return len;
+}
+
+static curl_socket_t
+on_opensocket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
+{
+	struct job *j = arg;
+	struct callback_sender *cs;
+	curl_socket_t fd;
+
+	curl_easy_getinfo(j->easy, CURLINFO_PRIVATE, (char **)&cs);
+	(void)purpose;
+	if (ssrf_denied(&a->addr, a->addrlen, &cs->allow)) {
+		j->blocked = 1;
+		return CURL_SOCKET_BAD;
+	}
+	fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+	return fd < 0 ? CURL_SOCKET_BAD : fd;
+}
+
+/* URL policy before any connection (API.md §7.1, §4.3): scheme, no
+ * userinfo, allowed port.  Fills key with "url:<scheme>://<host>:<port>".
+ * Returns 0 or -1. */
+static int
+url_check(const struct callback_sender *cs, const char *url, char *key,
+    size_t klen)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL, *user = NULL;
+	int rc = -1;
+
+	if (u == NULL || curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) !=
+	    CURLUE_OK)
+		goto out;
+	if (curl_url_get(u, CURLUPART_USER, &user, 0) == CURLUE_OK)
+		goto out;
+	if (strcmp(scheme, "https") != 0 && !(strcmp(scheme, "http") == 0 &&
+	    cs->cfg.callback_allow_http))
+		goto out;
+	if (cs->allow.nport > 0 && !ssrf_port_ok(&cs->allow, atoi(port)))
+		goto out;
+	snprintf(key, klen, "url:%s://%s:%s", scheme, host, port);
+	rc = 0;
+out:
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_free(user);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+/* Start the request of j at now.  Returns 0, or -1 when it could not be
+ * started (j is then finished as a failed try). */
+static int
+start_request(struct callback_sender *cs, struct job *j, int64_t now,
+    const char *const *secrets, size_t nsecrets)
+{
+	char h[WHSIGN_HEADER_MAX + 40], sig[WHSIGN_HEADER_MAX];
+	int64_t ts = now / 1000;
+	CURL *e;
+
+	j->retry_after_ms = -1;
+	if (whsign_header(secrets, nsecrets, j->c.webhook_id, ts, j->c.body,
+	    j->c.body_len, sig) != 0)
+		return -1;
+	if ((e = curl_easy_init()) == NULL)
+		return -1;
+	j->easy = e;
+	j->hdrs = curl_slist_append(j->hdrs, "Content-Type: application/json");
+	j->hdrs = curl_slist_append(j->hdrs, "User-Agent: ts-callback/1");
+	snprintf(h, sizeof(h), "webhook-id: %s", j->c.webhook_id);
+	j->hdrs = curl_slist_append(j->hdrs, h);
+	snprintf(h, sizeof(h), "webhook-timestamp: %" PRId64, ts);
+	j->hdrs = curl_slist_append(j->hdrs, h);
+	snprintf(h, sizeof(h), "webhook-signature: %s", sig);
+	j->hdrs = curl_slist_append(j->hdrs, h);
+	snprintf(h, sizeof(h), "X-Webhook-Attempt: %d", j->c.st.attempts);
+	j->hdrs = curl_slist_append(j->hdrs, h);
+	j->hdrs = curl_slist_append(j->hdrs, "Expect:");
+	if (j->hdrs == NULL)
+		return -1;
+	/* API.md §7.4, every option. */
+	curl_easy_setopt(e, CURLOPT_URL, j->url);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR,
+	    cs->cfg.callback_allow_http ? "http,https" : "https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+#else
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS, CURLPROTO_HTTPS |
+	    (cs->cfg.callback_allow_http ? CURLPROTO_HTTP : 0));
+#endif
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, 0L);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_opensocket);
+	curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, j);
+	curl_easy_setopt(e, CURLOPT_PROXY, "");
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+	curl_easy_setopt(e, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	if (cs->cfg.callback_ca_file[0] != '\0')
+		curl_easy_setopt(e, CURLOPT_CAINFO, cs->cfg.callback_ca_file);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	    cs->cfg.callback_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, cs->cfg.callback_timeout_ms);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_NETRC, (long)CURL_NETRC_IGNORED);
+	curl_easy_setopt(e, CURLOPT_UNRESTRICTED_AUTH, 0L);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->c.body);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+	    (curl_off_t)j->c.body_len);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, j->hdrs);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, j);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)cs);
+	if (curl_multi_add_handle(cs->multi, e) != CURLM_OK)
+		return -1;
+	return 0;
+}
+
+/* Finish j's request: classify, update state and breaker, persist. */
+static void
+finish_request(struct callback_sender *cs, struct job *j, CURLcode rc)
+{
+	struct delivery_outcome o;
+	long code = 0;
+	int64_t end = tstime_now_ms();
+	char what[64];
+
+	curl_easy_getinfo(j->easy, CURLINFO_RESPONSE_CODE, &code);
+	o.http_status = (int)code;
+	o.retry_after_ms = j->retry_after_ms;
+	o.error = DELIVERY_ERR_NONE;
+	/* A 2xx status line that arrived stays a success even when we
+	 * stopped reading the body (§6.4). */
+	if (rc != CURLE_OK && !(code >= 200 && code <= 299)) {
+		o.http_status = 0;
+		if (j->blocked)
+			o.error = DELIVERY_ERR_BLOCKED;
+		else if (rc == CURLE_OPERATION_TIMEDOUT)
+			o.error = DELIVERY_ERR_TIMEOUT;
+		else if (rc == CURLE_COULDNT_RESOLVE_HOST)
+			o.error = DELIVERY_ERR_DNS;
+		else if (rc == CURLE_SSL_CONNECT_ERROR ||
+		    rc == CURLE_PEER_FAILED_VERIFICATION ||
+		    rc == CURLE_SSL_CERTPROBLEM || rc == CURLE_SSL_CIPHER ||
+		    rc == CURLE_SSL_CACERT_BADFILE)
+			o.error = DELIVERY_ERR_TLS;
+		else if (rc == CURLE_UNSUPPORTED_PROTOCOL)
+			o.error = DELIVERY_ERR_BLOCKED;
+		else if (code > 0) {
+			o.http_status = (int)code;
+			o.error = DELIVERY_ERR_HTTP;
+		} else
+			o.error = DELIVERY_ERR_CONNECT;
+	}
+	if (delivery_done(&cs->pol, &j->c.st, &j->ep->br, &o, end, rnd32()) &&
+	    j->using_reg) {
+		if (reg_disable(&cs->sp, cs->d.fd[D_REG], j->c.app_id,
+		    j->ep->reg_updated, sizeof(j->ep->reg_updated)) != 0)
+			log_warn("%s: cannot disable the registration of %s",
+			    j->c.request_id, j->c.app_id);
+		else
+			log_warnx("callback registration of app %s disabled: "
+			    "the receiver answered 410 Gone", j->c.app_id);
+	}
+	if (j->c.st.status != DELIVERY_PENDING)
+		j->c.finished_ms = end;
+	if (o.http_status > 0)
+		snprintf(what, sizeof(what), "HTTP %d", o.http_status);
+	else
+		snprintf(what, sizeof(what), "%s (%s)",
+		    delivery_error_name(o.error), curl_easy_strerror(rc));
+	log_try(j, end, what);
+	curl_multi_remove_handle(cs->multi, j->easy);
+	curl_easy_cleanup(j->easy);
+	j->easy = NULL;
+	persist(cs, j);
+}
+
+/*
+ * Decide about ready job j at now.  Returns 1 when j left the ready list
+ * (sent, or finished without a request), 0 when it must wait.
+ */
+static int
+dispatch(struct callback_sender *cs, struct job *j, int64_t now)
+{
+	const char *sec[WHSIGN_SECRETS_MAX];
+	size_t nsec = 0;
+	struct reg r;
+	int have_reg = 0, disabled = 0, bad_url = 0;
+	char key[TASK_URL_MAX + 8];
+	enum delivery_action act;
+
+	if (j->c.st.status != DELIVERY_PENDING) {
+		persist(cs, j);		/* a finished file found in pending/ */
+		job_free(j);
+		return 1;
+	}
+	if (j->c.app_id[0] != '\0' && reg_read(cs->d.fd[D_REG], j->c.app_id,
+	    now, &r) == 0)
+		have_reg = 1;
+	j->using_reg = j->c.url == NULL;
+	if (j->using_reg) {
+		snprintf(key, sizeof(key), "app:%s", j->c.app_id);
+		snprintf(j->url, sizeof(j->url), "%s", have_reg ? r.url : "");
+		/* No registration any more: as good as disabled. */
+		disabled = !have_reg || r.disabled;
+	} else
+		snprintf(j->url, sizeof(j->url), "%s", j->c.url);
+	if (!disabled && url_check(cs, j->url, key, sizeof(key)) != 0) {
+		bad_url = 1;
+		if (!j->using_reg)
+			snprintf(key, sizeof(key), "url:invalid");
+	}
+	if ((j->ep = endpoint_get(cs, key)) == NULL)
+		return 0;
+	/* Re-registering (a new updatedAt) resets the breaker (§4.3). */
+	if (have_reg && j->using_reg && strcmp(j->ep->reg_updated,
+	    r.updated) != 0) {
+		if (j->ep->reg_updated[0] != '\0')
+			delivery_breaker_init(&j->ep->br);
+		snprintf(j->ep->reg_updated, sizeof(j->ep->reg_updated), "%s",
+		    r.updated);
+	}
+	if (have_reg)
+		for (size_t i = 0; i < r.nsecrets; i++)
+			sec[nsec++] = r.secret[i];
+	else if (cs->cfg.callback_secret[0] != '\0')
+		sec[nsec++] = cs->cfg.callback_secret;
+	act = delivery_begin(&j->ep->br, disabled, now, &j->probe);
+	if (act == DELIVERY_WAIT)
+		return 0;
+	if (act == DELIVERY_SEND && !bad_url && nsec > 0 &&
+	    cs->ninflight >= cs->cfg.callback_max_inflight)
+		return 0;
+	if (act == DELIVERY_SEND && nsec == 0) {
+		/* Unsigned callbacks are never sent (callback_secret). */
+		j->c.st.attempts++;
+		j->c.st.last_attempt_ms = now;
+		j->c.st.status = DELIVERY_FAILED;
+		j->c.st.reason = DELIVERY_REASON_NO_SECRET;
+		j->c.st.next_ms = -1;
+		j->c.finished_ms = now;
+		log_try(j, now, "no secret to sign with");
+		persist(cs, j);
+		job_free(j);
+		return 1;
+	}
+	if (act != DELIVERY_SEND) {
+		delivery_fail_fast(&cs->pol, &j->c.st, act == DELIVERY_REFUSE,
+		    now, rnd32());
+		if (j->c.st.status != DELIVERY_PENDING)
+			j->c.finished_ms = now;
+		log_try(j, now, act == DELIVERY_REFUSE ? "ENDPOINT_DISABLED" :
+		    "CIRCUIT_OPEN (no request)");
+		persist(cs, j);
+		job_free(j);
+		return 1;
+	}
+	delivery_sent(&j->c.st, &j->ep->br, now);
+	if (bad_url || start_request(cs, j, now, sec, nsec) != 0) {
+		struct delivery_outcome o = { DELIVERY_ERR_BLOCKED, 0, -1 };
+
+		if (!bad_url)
+			o.error = DELIVERY_ERR_CONNECT;
+		if (j->easy != NULL) {
+			curl_easy_cleanup(j->easy);
+			j->easy = NULL;
+		}
+		delivery_done(&cs->pol, &j->c.st, &j->ep->br, &o, now, rnd32());
+		if (j->c.st.status != DELIVERY_PENDING)
+			j->c.finished_ms = now;
+		log_try(j, now, bad_url ? "BLOCKED_DESTINATION (URL not "
+		    "allowed)" : "CONNECT_FAILED (could not start)");
+		persist(cs, j);
+		job_free(j);
+		return 1;
+	}
+	j->next = cs->flight;
+	cs->flight = j;
+	cs->ninflight++;
+	return 1;
+}
+
+static void
+dispatch_ready(struct callback_sender *cs, int64_t now)
+{
+	struct job **pp = &cs->ready;
+
+	while (*pp != NULL) {
+		struct job *j = *pp, *next = j->next;
+
+		if (dispatch(cs, j, now)) {
+			*pp = next;
+			cs->nready--;
+		} else
+			pp = &j->next;
+	}
+}
+
+static void
+reap_done(struct callback_sender *cs)
+{
+	CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(cs->multi, &left)) != NULL) {
+		struct job **pp;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		for (pp = &cs->flight; *pp != NULL; pp = &(*pp)->next)
+			if ((*pp)->easy == m->easy_handle) {
+				struct job *j = *pp;
+				CURLcode rc = m->data.result;
+
+				*pp = j->next;
+				cs->ninflight--;
+				finish_request(cs, j, rc);
+				job_free(j);
+				break;
+			}
+	}
+}
+
+static void *
+sender_main(void *arg)
+{
+	struct callback_sender *cs = arg;
+
+	sweep(cs, 1);
+	for (;;) {
+		int64_t now = tstime_now_ms(), wait_ms;
+		int running, woken, stop;
+
+		pthread_mutex_lock(&cs->mu);
+		woken = cs->woken;
+		stop = cs->stop;
+		cs->woken = 0;
+		pthread_mutex_unlock(&cs->mu);
+		if (stop)
+			break;
+		if (now >= cs->next_sweep) {
+			sweep(cs, 0);
+			cs->next_sweep = now + 10 * CB_SCAN_MS;
+		}
+		if (woken || now >= cs->next_scan)
+			scan_pending(cs, now);
+		dispatch_ready(cs, now);
+		curl_multi_perform(cs->multi, &running);
+		reap_done(cs);
+		if (cs->ready != NULL && cs->ninflight == 0)
+			dispatch_ready(cs, tstime_now_ms());
+		wait_ms = cs->next_scan - tstime_now_ms();
+		if (wait_ms > CB_SCAN_MS)
+			wait_ms = CB_SCAN_MS;
+		if (wait_ms < 0)
+			wait_ms = 0;
+		/* A finished transfer, a wake-up or the next due file ends
+		 * the wait; ready jobs held back by WAIT are re-examined after
+		 * every completion. */
+		if (cs->ready != NULL && wait_ms > 100)
+			wait_ms = 100;
+		curl_multi_poll(cs->multi, NULL, 0, (int)wait_ms, NULL);
+	}
+	while (cs->flight != NULL) {
+		struct job *j = cs->flight;
+
+		cs->flight = j->next;
+		curl_multi_remove_handle(cs->multi, j->easy);
+		curl_easy_cleanup(j->easy);
+		job_free(j);		/* unlocked: taken back at next start */
+	}
+	while (cs->ready != NULL) {
+		struct job *j = cs->ready;
+
+		cs->ready = j->next;
+		job_free(j);
+	}
+	return NULL;
+}
+
+struct callback_sender *
+callback_sender_start(const struct config *cfg, const char *node, char *why,
+    size_t whylen)
+{
+	struct callback_sender *cs;
+	const curl_version_info_data *vi;
+	char msg[200];
+
+	if (callback_config_check(cfg, why, whylen) != 0)
+		return NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(why, whylen, "curl_global_init failed");
+		return NULL;
+	}
+	vi = curl_version_info(CURLVERSION_NOW);
+	if (!(vi->features & CURL_VERSION_ASYNCHDNS))
+		log_warnx("libcurl %s has no asynchronous resolver: a slow DNS "
+		    "server can delay callbacks past callback_timeout_ms "
+		    "(API.md §6.5)", vi->version);
+	if ((cs = calloc(1, sizeof(*cs))) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	cs->cfg = *cfg;
+	delivery_policy_default(&cs->pol);
+	(void)delivery_policy_parse(&cs->pol, cfg->callback_delays_ms);
+	cs->pol.jitter_pct = (int)cfg->callback_jitter_pct;
+	(void)ssrf_parse_ports(&cs->allow, cfg->callback_allowed_ports, msg,
+	    sizeof(msg));
+	(void)ssrf_parse_cidrs(&cs->allow, cfg->callback_allow_cidrs, msg,
+	    sizeof(msg));
+	for (int i = 0; i < D_N; i++)
+		cs->d.fd[i] = -1;
+	cs->d.self = -1;
+	if (spool_open(&cs->sp, cfg->spool, NULL, (int)cfg->fsync, why,
+	    whylen) != 0) {
+		free(cs);
+		return NULL;
+	}
+	snprintf(cs->sp.node, sizeof(cs->sp.node), "%s", node);
+	if (cbdirs_open(&cs->sp, node, &cs->d) != 0) {
+		snprintf(why, whylen, "outbox/callbacks: %s", strerror(errno));
+		goto fail;
+	}
+	if ((cs->multi = curl_multi_init()) == NULL) {
+		snprintf(why, whylen, "curl_multi_init failed");
+		goto fail;
+	}
+	pthread_mutex_init(&cs->mu, NULL);
+	if (pthread_create(&cs->th, NULL, sender_main, cs) != 0) {
+		snprintf(why, whylen, "pthread_create: %s", strerror(errno));
+		pthread_mutex_destroy(&cs->mu);
+		goto fail;
+	}
+	cs->started = 1;
+	return cs;
+fail:
+	if (cs->multi != NULL)
+		curl_multi_cleanup(cs->multi);
+	cbdirs_close(&cs->d);
+	spool_close(&cs->sp);
+	free(cs);
+	return NULL;
+}
+
+void
+callback_sender_wake(struct callback_sender *cs)
+{
+	if (cs == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	cs->woken = 1;
+	pthread_mutex_unlock(&cs->mu);
+	curl_multi_wakeup(cs->multi);
+}
+
+void
+callback_sender_stop(struct callback_sender *cs)
+{
+	if (cs == NULL)
+		return;
+	pthread_mutex_lock(&cs->mu);
+	cs->stop = 1;
+	pthread_mutex_unlock(&cs->mu);
+	curl_multi_wakeup(cs->multi);
+	pthread_join(cs->th, NULL);
+	pthread_mutex_destroy(&cs->mu);
+	curl_multi_cleanup(cs->multi);
+	while (cs->eps != NULL) {
+		struct endpoint *e = cs->eps;
+
+		cs->eps = e->next;
+		free(e);
+	}
+	cbdirs_close(&cs->d);
+	spool_close(&cs->sp);
+	free(cs);
+	curl_global_cleanup();
+}
