@@ -10,7 +10,8 @@ Every request is verified as a Standard Webhooks receiver must (spec
 text after "whsec_"; the signed content is webhook-id "." webhook-timestamp
 "." raw body; each "v1,<base64>" entry of webhook-signature is compared in
 constant time (hmac.compare_digest); the timestamp must be within 300 s.
-Each request is logged as one JSON line in LOGFILE: path, start and end
+Each request is logged as an {"arrived": path, ...} line when its body has
+been read, then as one JSON line in LOGFILE once answered: path, start and end
 time, headers, sigOk (one signature matched), nsig (entries), allSigOk
 (every entry matched one of the secrets), tsOk, body.  Accepted
 connections are logged as {"connection": ...} lines.
@@ -74,6 +75,7 @@ class Handler(BaseHTTPRequestHandler):
         sig_ok, nsig, all_ok = verify(wid, ts, body,
                                       self.headers.get("webhook-signature", ""))
         ts_ok = ts.isdigit() and abs(time.time() - int(ts)) <= 300
+        log({"arrived": self.path, "webhookId": wid, "start": start})
         with LOCK:
             SEEN[(self.path, wid)] = SEEN.get((self.path, wid), 0) + 1
             count = SEEN[(self.path, wid)]
@@ -95,6 +97,7 @@ class Handler(BaseHTTPRequestHandler):
                "expect": self.headers.get("Expect"),
                "sigOk": sig_ok, "nsig": nsig, "allSigOk": all_ok,
                "tsOk": ts_ok, "status": status,
+               "bodyHasEscapes": b"\\u" in body,
                "body": body.decode("utf-8")}
         log(rec)
         try:
