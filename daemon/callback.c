@@ -857,12 +857,13 @@ struct job {
 
 struct callback_sender {
 	struct config cfg;
-	struct spool sp;
+	struct spool sp;		/* handles borrowed from the node */
 	struct cbdirs d;
 	pthread_t th;
 	int started;
-	CURLM *multi;
+	CURLM *multi;			/* NULL while dormant; set under mu */
 	pthread_mutex_t mu;
+	pthread_cond_t cond;		/* wakes a dormant sender */
 	int stop, woken;		/* under mu */
 	struct delivery_policy pol;
 	struct ssrf_allow allow;
@@ -1538,11 +1539,107 @@ reap_done(struct callback_sender *cs)
 	}
 }
 
+/* Whether any delivery waits in pending/ or active/<node>/ (descriptors
+ * held only for the look). */
+static int
+has_work(const struct callback_sender *cs)
+{
+	static const char *const dirs[] = { "callbacks/pending",
+	    "callbacks/active" };
+	int found = 0;
+
+	for (size_t i = 0; i < 2 && !found; i++) {
+		int fd = openat(cs->sp.dir[SPOOL_OUTBOX], dirs[i], O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct dirent *de;
+		DIR *dp;
+
+		if (fd < 0)
+			continue;
+		dp = fdopendir(fd);
+		if (dp == NULL) {
+			close(fd);
+			continue;
+		}
+		while (!found && (de = readdir(dp)) != NULL) {
+			int sub;
+			DIR *sp;
+
+			if (de->d_name[0] == '.')
+				continue;
+			if (i == 0) {
+				found = 1;
+				break;
+			}
+			sub = openat(dirfd(dp), de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0 || (sp = fdopendir(sub)) == NULL) {
+				if (sub >= 0)
+					close(sub);
+				continue;
+			}
+			while ((de = readdir(sp)) != NULL)
+				if (de->d_name[0] != '.')
+					found = 1;
+			closedir(sp);
+		}
+		closedir(dp);
+	}
+	return found;
+}
+
+/*
+ * Dormant until there is work: a daemon with no callbacks holds no
+ * descriptor for them (no outbox handles, no libcurl multi handle), so
+ * a tight RLIMIT_NOFILE is left to the hooks.  Wakes on
+ * callback_sender_wake() and every CB_SCAN_MS to look for deliveries left
+ * by other nodes.  Returns 0 once active, -1 when asked to stop.
+ */
+static int
+sender_activate(struct callback_sender *cs)
+{
+	int warned = 0;
+
+	for (;;) {
+		struct timespec ts;
+		int stop, woken;
+		CURLM *m;
+
+		pthread_mutex_lock(&cs->mu);
+		stop = cs->stop;
+		woken = cs->woken;
+		cs->woken = 0;
+		pthread_mutex_unlock(&cs->mu);
+		if (stop)
+			return -1;
+		if ((woken || has_work(cs)) && cbdirs_open(&cs->sp, cs->sp.node,
+		    &cs->d) == 0) {
+			if ((m = curl_multi_init()) != NULL) {
+				pthread_mutex_lock(&cs->mu);
+				cs->multi = m;
+				pthread_mutex_unlock(&cs->mu);
+				return 0;
+			}
+			cbdirs_close(&cs->d);
+		} else if (woken && !warned++)
+			log_warn("callback sender: outbox/callbacks (retried "
+			    "every second)");
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += CB_SCAN_MS / 1000;
+		pthread_mutex_lock(&cs->mu);
+		if (!cs->stop && !cs->woken)
+			pthread_cond_timedwait(&cs->cond, &cs->mu, &ts);
+		pthread_mutex_unlock(&cs->mu);
+	}
+}
+
 static void *
 sender_main(void *arg)
 {
 	struct callback_sender *cs = arg;
 
+	if (sender_activate(cs) != 0)
+		return NULL;
 	sweep(cs, 1);
 	for (;;) {
 		int64_t now = tstime_now_ms(), wait_ms;
@@ -1596,8 +1693,8 @@ sender_main(void *arg)
 }
 
 struct callback_sender *
-callback_sender_start(const struct config *cfg, const char *node, char *why,
-    size_t whylen)
+callback_sender_start(const struct config *cfg, const struct spool *sp,
+    char *why, size_t whylen)
 {
 	struct callback_sender *cs;
 	const curl_version_info_data *vi;
@@ -1629,35 +1726,18 @@ callback_sender_start(const struct config *cfg, const char *node, char *why,
 	for (int i = 0; i < D_N; i++)
 		cs->d.fd[i] = -1;
 	cs->d.self = -1;
-	if (spool_open(&cs->sp, cfg->spool, NULL, (int)cfg->fsync, why,
-	    whylen) != 0) {
+	cs->sp = *sp;		/* the same descriptors, used read-only */
+	pthread_mutex_init(&cs->mu, NULL);
+	pthread_cond_init(&cs->cond, NULL);
+	if ((errno = pthread_create(&cs->th, NULL, sender_main, cs)) != 0) {
+		snprintf(why, whylen, "pthread_create: %s", strerror(errno));
+		pthread_cond_destroy(&cs->cond);
+		pthread_mutex_destroy(&cs->mu);
 		free(cs);
 		return NULL;
 	}
-	snprintf(cs->sp.node, sizeof(cs->sp.node), "%s", node);
-	if (cbdirs_open(&cs->sp, node, &cs->d) != 0) {
-		snprintf(why, whylen, "outbox/callbacks: %s", strerror(errno));
-		goto fail;
-	}
-	if ((cs->multi = curl_multi_init()) == NULL) {
-		snprintf(why, whylen, "curl_multi_init failed");
-		goto fail;
-	}
-	pthread_mutex_init(&cs->mu, NULL);
-	if (pthread_create(&cs->th, NULL, sender_main, cs) != 0) {
-		snprintf(why, whylen, "pthread_create: %s", strerror(errno));
-		pthread_mutex_destroy(&cs->mu);
-		goto fail;
-	}
 	cs->started = 1;
 	return cs;
-fail:
-	if (cs->multi != NULL)
-		curl_multi_cleanup(cs->multi);
-	cbdirs_close(&cs->d);
-	spool_close(&cs->sp);
-	free(cs);
-	return NULL;
 }
 
 void
@@ -1667,8 +1747,11 @@ callback_sender_wake(struct callback_sender *cs)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	cs->woken = 1;
+	if (cs->multi != NULL)
+		curl_multi_wakeup(cs->multi);
+	else
+		pthread_cond_signal(&cs->cond);
 	pthread_mutex_unlock(&cs->mu);
-	curl_multi_wakeup(cs->multi);
 }
 
 void
@@ -1678,11 +1761,16 @@ callback_sender_stop(struct callback_sender *cs)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	cs->stop = 1;
+	if (cs->multi != NULL)
+		curl_multi_wakeup(cs->multi);
+	else
+		pthread_cond_signal(&cs->cond);
 	pthread_mutex_unlock(&cs->mu);
-	curl_multi_wakeup(cs->multi);
 	pthread_join(cs->th, NULL);
+	pthread_cond_destroy(&cs->cond);
 	pthread_mutex_destroy(&cs->mu);
-	curl_multi_cleanup(cs->multi);
+	if (cs->multi != NULL)
+		curl_multi_cleanup(cs->multi);
 	while (cs->eps != NULL) {
 		struct endpoint *e = cs->eps;
 
@@ -1690,7 +1778,6 @@ callback_sender_stop(struct callback_sender *cs)
 		free(e);
 	}
 	cbdirs_close(&cs->d);
-	spool_close(&cs->sp);
 	free(cs);
 	curl_global_cleanup();
 }

@@ -2286,7 +2286,7 @@ node_run(struct config *cfg, const char *config_path,
 	{
 		char why[512];
 
-		if ((n->cbs = callback_sender_start(cfg, n->sp.node, why,
+		if ((n->cbs = callback_sender_start(cfg, &n->sp, why,
 		    sizeof(why))) == NULL) {
 			log_warnx("callback sender: %s", why);
 			return EX_CONFIG;
