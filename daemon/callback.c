@@ -853,6 +853,8 @@ struct job {
 	int64_t retry_after_ms;
 	int probe;
 	char url[TASK_URL_MAX + 1];
+	char tmp[SPOOL_NAME_MAX];	/* staged new state in tmp/ */
+	struct buf state;		/* its bytes */
 };
 
 struct callback_sender {
@@ -869,6 +871,9 @@ struct callback_sender {
 	struct ssrf_allow allow;
 	struct job *ready;		/* claimed, not yet sent */
 	struct job *flight;		/* requests in flight */
+	struct job *staged;		/* new states to publish */
+	int nstaged;
+	unsigned long tmp_seq;
 	int ninflight, nready;
 	struct endpoint *eps;
 	int64_t next_scan, next_sweep;
@@ -909,6 +914,7 @@ job_free(struct job *j)
 		close(j->fd);
 	cbdel_fini(&j->c);
 	curl_slist_free_all(j->hdrs);
+	buf_fini(&j->state);
 	free(j);
 }
 
@@ -960,32 +966,111 @@ run_failed_hook(struct callback_sender *cs, const struct job *j,
 	close(mfd);
 }
 
-/* Write j's state back: pending/ (retry, mtime = due time), delivered/ or
- * failed/; then drop the claimed copy and the lock. */
+/*
+ * Record j's new state (takes j over): its file is written to tmp/ now
+ * and published by flush_staged() at the end of the loop pass, which
+ * makes every file of the pass durable with one syncfs(2) (or one fsync
+ * each when they are few), renames each into pending/ (a retry, mtime =
+ * the due time), delivered/ or failed/, fsyncs those directories once,
+ * and only then removes the claimed copies and drops their locks.
+ */
 static void
 persist(struct callback_sender *cs, struct job *j)
 {
-	static const int dest[] = { [DELIVERY_PENDING] = D_PENDING,
-	    [DELIVERY_DELIVERED] = D_DELIVERED, [DELIVERY_FAILED] = D_FAILED };
+	char tmp[SPOOL_NAME_MAX];
 	struct buf b;
-	int64_t mt = j->c.st.status == DELIVERY_PENDING ? j->c.st.next_ms : -1;
+	int fd = -1;
 
 	buf_init(&b, 0);
-	if (cbdel_encode(&j->c, &b) != 0 || spool_publish(&cs->sp,
-	    cs->d.fd[dest[j->c.st.status]], j->file, b.data, b.len, mt,
-	    0) != 0) {
+	snprintf(tmp, sizeof(tmp), "cb.%.64s.%ld.%lu", cs->sp.node,
+	    (long)getpid(), ++cs->tmp_seq);
+	if (cbdel_encode(&j->c, &b) != 0 || (fd = openat(cs->sp.dir[SPOOL_TMP],
+	    tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0640)) < 0 || write(fd, b.data, b.len) != (ssize_t)b.len) {
 		/* Left unlocked in active/: the next sweep hands it back. */
 		log_warn("%s: cannot record the callback state; the try will "
 		    "be repeated", j->c.request_id);
-	} else if (unlinkat(cs->d.self, j->file, 0) != 0 && errno != ENOENT)
-		log_warn("%s: unlink claimed delivery", j->c.request_id);
-	if (mt >= 0 && mt < cs->next_scan)
-		cs->next_scan = mt;	/* look again when the retry is due */
-	if (j->c.st.status == DELIVERY_FAILED && b.len > 0)
-		run_failed_hook(cs, j, &b);
-	buf_fini(&b);
-	close(j->fd);
-	j->fd = -1;
+		if (fd >= 0) {
+			close(fd);
+			(void)unlinkat(cs->sp.dir[SPOOL_TMP], tmp, 0);
+		}
+		buf_fini(&b);
+		job_free(j);
+		return;
+	}
+	if (j->c.st.status == DELIVERY_PENDING && j->c.st.next_ms >= 0) {
+		struct timespec ts[2];
+
+		ts[0].tv_sec = ts[1].tv_sec = (time_t)(j->c.st.next_ms / 1000);
+		ts[0].tv_nsec = ts[1].tv_nsec = (long)(j->c.st.next_ms %
+		    1000) * 1000000;
+		(void)futimens(fd, ts);
+		if (j->c.st.next_ms < cs->next_scan)
+			cs->next_scan = j->c.st.next_ms; /* look again then */
+	}
+	close(fd);
+	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
+	j->state = b;			/* kept for _on_callback_failed */
+	j->next = cs->staged;
+	cs->staged = j;
+	cs->nstaged++;
+}
+
+#define CB_SYNCFS_MIN 16	/* from this many files one syncfs is cheaper */
+
+static void
+flush_staged(struct callback_sender *cs)
+{
+	static const int dest[] = { [DELIVERY_PENDING] = D_PENDING,
+	    [DELIVERY_DELIVERED] = D_DELIVERED, [DELIVERY_FAILED] = D_FAILED };
+	int dirty[D_N] = { 0 };
+	struct job *j, *next;
+
+	if (cs->staged == NULL)
+		return;
+	if (cs->sp.do_fsync && cs->nstaged >= CB_SYNCFS_MIN) {
+		if (syncfs(cs->sp.dir[SPOOL_TMP]) != 0)
+			log_warn("syncfs for %d callback state(s)",
+			    cs->nstaged);
+	} else if (cs->sp.do_fsync)
+		for (j = cs->staged; j != NULL; j = j->next) {
+			int fd = openat(cs->sp.dir[SPOOL_TMP], j->tmp,
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (fd < 0 || fsync(fd) != 0)
+				log_warn("fsync tmp/%s", j->tmp);
+			if (fd >= 0)
+				close(fd);
+		}
+	for (j = cs->staged; j != NULL; j = j->next) {
+		int d = dest[j->c.st.status];
+
+		if (renameat(cs->sp.dir[SPOOL_TMP], j->tmp, cs->d.fd[d],
+		    j->file) != 0) {
+			log_warn("%s: cannot record the callback state; the try "
+			    "will be repeated", j->c.request_id);
+			(void)unlinkat(cs->sp.dir[SPOOL_TMP], j->tmp, 0);
+			j->tmp[0] = '\0';
+		} else
+			dirty[d] = 1;
+	}
+	for (int d = 0; d < D_N; d++)
+		if (dirty[d])
+			(void)spool_sync_dir(&cs->sp, cs->d.fd[d]);
+	for (j = cs->staged; j != NULL; j = next) {
+		next = j->next;
+		if (j->tmp[0] != '\0') {
+			if (unlinkat(cs->d.self, j->file, 0) != 0 &&
+			    errno != ENOENT)
+				log_warn("%s: unlink claimed delivery",
+				    j->c.request_id);
+			if (j->c.st.status == DELIVERY_FAILED)
+				run_failed_hook(cs, j, &j->state);
+		}
+		job_free(j);		/* closes the fd: drops the lock */
+	}
+	cs->staged = NULL;
+	cs->nstaged = 0;
 }
 
 static void
@@ -1409,7 +1494,6 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 
 	if (j->c.st.status != DELIVERY_PENDING) {
 		persist(cs, j);		/* a finished file found in pending/ */
-		job_free(j);
 		return 1;
 	}
 	if (j->c.app_id[0] != '\0' && reg_read(cs->d.fd[D_REG], j->c.app_id,
@@ -1459,7 +1543,6 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		j->c.finished_ms = now;
 		log_try(j, now, "no secret to sign with");
 		persist(cs, j);
-		job_free(j);
 		return 1;
 	}
 	if (act != DELIVERY_SEND) {
@@ -1470,7 +1553,6 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		log_try(j, now, act == DELIVERY_REFUSE ? "ENDPOINT_DISABLED" :
 		    "CIRCUIT_OPEN (no request)");
 		persist(cs, j);
-		job_free(j);
 		return 1;
 	}
 	delivery_sent(&j->c.st, &j->ep->br, now);
@@ -1489,7 +1571,6 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		log_try(j, now, bad_url ? "BLOCKED_DESTINATION (URL not "
 		    "allowed)" : "CONNECT_FAILED (could not start)");
 		persist(cs, j);
-		job_free(j);
 		return 1;
 	}
 	j->next = cs->flight;
@@ -1533,7 +1614,6 @@ reap_done(struct callback_sender *cs)
 				*pp = j->next;
 				cs->ninflight--;
 				finish_request(cs, j, rc);
-				job_free(j);
 				break;
 			}
 	}
@@ -1663,6 +1743,7 @@ sender_main(void *arg)
 		reap_done(cs);
 		if (cs->ready != NULL && cs->ninflight == 0)
 			dispatch_ready(cs, tstime_now_ms());
+		flush_staged(cs);
 		wait_ms = cs->next_scan - tstime_now_ms();
 		if (wait_ms > CB_SCAN_MS)
 			wait_ms = CB_SCAN_MS;
@@ -1675,6 +1756,7 @@ sender_main(void *arg)
 			wait_ms = 100;
 		curl_multi_poll(cs->multi, NULL, 0, (int)wait_ms, NULL);
 	}
+	flush_staged(cs);
 	while (cs->flight != NULL) {
 		struct job *j = cs->flight;
 
