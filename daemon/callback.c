@@ -1155,7 +1155,6 @@ sweep_dir(struct callback_sender *cs, int dirfd, const char *owner)
 	if ((dp = spool_opendir(dirfd)) == NULL)
 		return;
 	while ((de = readdir(dp)) != NULL) {
-		char where[80];
 		int fd;
 
 		if (de->d_name[0] == '.')
@@ -1172,7 +1171,6 @@ sweep_dir(struct callback_sender *cs, int dirfd, const char *owner)
 				if (i != D_ACTIVE && fstatat(cs->d.fd[i],
 				    de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 					newer = 1;
-			(void)where;
 			if (newer)
 				(void)unlinkat(dirfd, de->d_name, 0);
 			else if (spool_move_excl(dirfd, de->d_name,

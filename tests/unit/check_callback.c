@@ -14,27 +14,13 @@
 #include <check.h>
 #include <jansson.h>
 
+#include "apivectors.h"
+
 #include "buf.h"
 #include "callback.h"
 #include "spool.h"
 #include "task.h"
 #include "whsign.h"
-
-static json_t *
-vectors(void)
-{
-	const char *dir = getenv("TESTDATA");
-	char path[4096];
-	json_error_t jerr;
-	json_t *v;
-
-	if (dir == NULL || dir[0] == '\0')
-		dir = "tests/data";
-	snprintf(path, sizeof(path), "%s/api-vectors.json", dir);
-	v = json_load_file(path, 0, &jerr);
-	ck_assert_msg(v != NULL, "%s: %s", path, jerr.text);
-	return v;
-}
 
 /* A result envelope (results/<id>.json) carrying the vector's data, with
  * the members in another order and the ones a callback leaves out. */
@@ -65,7 +51,7 @@ result_from(json_t *data)
 START_TEST(test_envelope_bytes)
 {
 	static const size_t which[] = { 0, 2, 4 };	/* C01, C03, C05 */
-	json_t *all = vectors(), *cs = json_object_get(all, "callback_signing");
+	json_t *all = api_vectors(), *cs = json_object_get(all, "callback_signing");
 	struct spool sp;
 
 	memset(&sp, 0, sizeof(sp));

@@ -19,6 +19,8 @@
 #include <check.h>
 #include <jansson.h>
 
+#include "apivectors.h"
+
 #include "delivery.h"
 
 #define S 1000LL	/* ms per s */
@@ -69,22 +71,6 @@ receiver(const char *id, int64_t t)
 	}
 	ck_abort_msg("no scripted receiver for scenario %s", id);
 	return a;
-}
-
-static json_t *
-vectors(void)
-{
-	const char *dir = getenv("TESTDATA");
-	char path[4096];
-	json_error_t jerr;
-	json_t *v;
-
-	if (dir == NULL || dir[0] == '\0')
-		dir = "tests/data";
-	snprintf(path, sizeof(path), "%s/api-vectors.json", dir);
-	v = json_load_file(path, 0, &jerr);
-	ck_assert_msg(v != NULL, "%s: %s", path, jerr.text);
-	return v;
 }
 
 static void
@@ -254,7 +240,7 @@ run_scenario(const struct delivery_policy *p, json_t *sc)
 
 START_TEST(test_r_timelines)
 {
-	json_t *all = vectors(), *ds = json_object_get(all,
+	json_t *all = api_vectors(), *ds = json_object_get(all,
 	    "delivery_schedule"), *sc;
 	struct delivery_policy p;
 	size_t i, run = 0;

@@ -16,23 +16,9 @@
 #include <check.h>
 #include <jansson.h>
 
+#include "apivectors.h"
+
 #include "whsign.h"
-
-static json_t *
-vectors(void)
-{
-	const char *dir = getenv("TESTDATA");
-	char path[4096];
-	json_error_t jerr;
-	json_t *v;
-
-	if (dir == NULL || dir[0] == '\0')
-		dir = "tests/data";
-	snprintf(path, sizeof(path), "%s/api-vectors.json", dir);
-	v = json_load_file(path, 0, &jerr);
-	ck_assert_msg(v != NULL, "%s: %s", path, jerr.text);
-	return v;
-}
 
 static void
 hex(const unsigned char *p, size_t n, char *out)
@@ -44,7 +30,7 @@ hex(const unsigned char *p, size_t n, char *out)
 
 START_TEST(test_c_vectors)
 {
-	json_t *all = vectors(), *cs = json_object_get(all, "callback_signing");
+	json_t *all = api_vectors(), *cs = json_object_get(all, "callback_signing");
 	size_t i, run = 0;
 	json_t *c;
 
@@ -98,7 +84,7 @@ END_TEST
 /* One byte of the body changed: the signature must differ (C01). */
 START_TEST(test_tamper)
 {
-	json_t *all = vectors();
+	json_t *all = api_vectors();
 	json_t *c = json_array_get(json_object_get(all, "callback_signing"), 0);
 	const char *sec = json_string_value(json_array_get(json_object_get(c,
 	    "secrets"), 0));
