@@ -433,27 +433,65 @@ delivery_exists(const struct cbdirs *d, const char *file, char *where,
 	return 0;
 }
 
+static int cbdel_read(int dirfd, const char *file, struct cbdel *c);
+
+/* Whether the finished delivery dirfd/file carries another event than
+ * the prepared delivery (a task run again with `taskspool retry`). */
+static int
+other_event(int dirfd, const char *file, const struct buf *delivery)
+{
+	struct cbdel old, cur;
+	char why[128];
+	int other = 0;
+
+	if (cbdel_read(dirfd, file, &old) != 0)
+		return 0;
+	if (cbdel_decode(delivery->data, delivery->len, &cur, why,
+	    sizeof(why)) == 0) {
+		other = old.body_len != cur.body_len || memcmp(old.body,
+		    cur.body, cur.body_len) != 0;
+		cbdel_fini(&cur);
+	}
+	cbdel_fini(&old);
+	return other;
+}
+
 int
 callback_publish(const struct spool *s, const char *id,
     const struct buf *delivery)
 {
 	struct cbdirs d;
 	char file[SPOOL_NAME_MAX], where[80];
-	int rc = 0;
+	int rc = 0, e;
 
 	if (cbdirs_open(s, NULL, &d) != 0)
 		return -1;
 	snprintf(file, sizeof(file), "%s.json", id);
-	if (!delivery_exists(&d, file, where, sizeof(where)) &&
-	    spool_publish(s, d.fd[D_PENDING], file, delivery->data,
-	    delivery->len, -1, SPOOL_PUBLISH_EXCL) != 0 && errno != EEXIST)
-		rc = -1;
-	{
-		int e = errno;
+	if (!delivery_exists(&d, file, where, sizeof(where))) {
+		if (spool_publish(s, d.fd[D_PENDING], file, delivery->data,
+		    delivery->len, -1, SPOOL_PUBLISH_EXCL) != 0 &&
+		    errno != EEXIST)
+			rc = -1;
+	} else if (strcmp(where, "delivered") == 0 ||
+	    strcmp(where, "failed") == 0) {
+		/* One delivery per event: the same body again (a recovery
+		 * repeating the publication) is the same event and is left
+		 * alone; a new outcome (the task was retried and finished
+		 * again) replaces the finished delivery. */
+		int fd = where[0] == 'd' ? d.fd[D_DELIVERED] : d.fd[D_FAILED];
 
-		cbdirs_close(&d);
-		errno = e;
+		if (other_event(fd, file, delivery)) {
+			if (spool_publish(s, d.fd[D_PENDING], file,
+			    delivery->data, delivery->len, -1,
+			    SPOOL_PUBLISH_EXCL) != 0 && errno != EEXIST)
+				rc = -1;
+			else
+				(void)unlinkat(fd, file, 0);
+		}
 	}
+	e = errno;
+	cbdirs_close(&d);
+	errno = e;
 	return rc;
 }
 

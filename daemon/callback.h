@@ -57,9 +57,12 @@ int callback_prepare(const struct spool *s, const struct task *t,
     const char *result, size_t rlen, int64_t now_ms, struct buf *out);
 
 /*
- * Publish a prepared delivery of requestId id into pending/, unless a
- * delivery of id already exists anywhere in outbox/callbacks/ (then
- * nothing is done: a task has one delivery).  Returns 0, or -1 with errno.
+ * Publish a prepared delivery of requestId id into pending/ (exclusive
+ * create).  One delivery per event: when a delivery of id exists already
+ * nothing is done, unless it is finished (delivered/, failed/) and its
+ * body differs, i.e. the task ran again (`taskspool retry`) and ended
+ * with a new outcome; then the new delivery, with a new webhook-id,
+ * replaces it.  Returns 0, or -1 with errno.
  */
 int callback_publish(const struct spool *s, const char *id,
     const struct buf *delivery);

@@ -180,6 +180,20 @@ test_expect_success 'callbacks list and redeliver: same webhook-id, fresh tries'
 	{ ts callbacks bogus; test $? = 64; }
 '
 
+test_expect_success 'a FAILED task run again with taskspool retry gets a new delivery' '
+	drop c-retry.json "{\"requestId\":\"c-retry\",\"taskCode\":\"probe\",\"executeParams\":{\"exit\":3},\"maxRetries\":0,\"callbackUrl\":\"http://127.0.0.1:$(port fast)/ok\"}" &&
+	wait_cb c-retry DELIVERED 30 &&
+	id1=$(cbget c-retry .webhookId) &&
+	ts retry c-retry &&
+	wait_for "test \"\$(cbget c-retry .webhookId)\" != $id1" 30 &&
+	wait_cb c-retry DELIVERED 30 &&
+	jq -s -c "map(select(.path and (.body | fromjson | .data.requestId == \"c-retry\")))" "$TRASH/fast.log" >"$TRASH/retry.json" &&
+	test "$(jq length "$TRASH/retry.json")" = 2 &&
+	test "$(jq "map(.webhookId) | unique | length" "$TRASH/retry.json")" = 2 &&
+	test "$(jq -c "map(.body | fromjson | .data.status)" "$TRASH/retry.json")" = "[\"FAILED\",\"FAILED\"]" &&
+	test "$(jq -r ".[0].body | fromjson | .data.failureReason.code" "$TRASH/retry.json")" = WORKER_EXIT
+'
+
 test_expect_success 'a killed node'"'"'s delivery in flight is taken over by another' '
 	task c-take "http://127.0.0.1:$(port take)/slowonce" &&
 	wait_for "test \$(arrivals take) -ge 1" 30 &&
