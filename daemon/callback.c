@@ -70,7 +70,10 @@ subdir(int parent, const char *name, mode_t mode)
 {
 	int fd;
 
-	if (mkdirat(parent, name, mode) != 0 && errno != EEXIST)
+	/* A reader without write access (the CGI, a group member) opens
+	 * what exists; a directory that does not exist yet is ENOENT. */
+	if (mkdirat(parent, name, mode) != 0 && errno != EEXIST &&
+	    errno != EACCES && errno != EPERM && errno != EROFS)
 		return -1;
 	fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
@@ -637,11 +640,11 @@ callback_list(const struct spool *s, FILE *fp)
 	DIR *dp;
 	int n = 0;
 
-	if (cbdirs_open(s, NULL, &d) != 0)
-		return -1;
 	fprintf(fp, "%-28s %-15s %3s %4s %-19s %-24s %-24s %s\n", "REQUEST_ID",
 	    "STATUS", "TRY", "HTTP", "LAST_ERROR", "LAST_ATTEMPT",
 	    "NEXT_ATTEMPT", "WHERE");
+	if (cbdirs_open(s, NULL, &d) != 0)
+		return errno == ENOENT ? 0 : -1;	/* none made yet */
 	list_dir(d.fd[D_PENDING], "pending", fp, &n);
 	if ((dp = spool_opendir(d.fd[D_ACTIVE])) != NULL) {
 		while ((de = readdir(dp)) != NULL) {
