@@ -11,7 +11,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS      = jansson libcrypto
+PKGS      = jansson libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -59,9 +59,11 @@ $(BUILD)/taskspool: daemon/taskspool.c $(BUILD)/libtaskspool.a
 # The CGI links only what it needs from the library (no hook runner, no
 # wheel: nothing it calls refers to them); libcurl, for curl_url(), is
 # loaded with dlopen when a URL is checked (see daemon/urlcheck.c).
+# --as-needed: the CGI must not load libcurl (or hiredis, libmariadb)
+# on every request when it calls nothing of them.
 $(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c $(BUILD)/libtaskspool.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS) \
-	    -ldl
+	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed -o $@ $< \
+	    $(BUILD)/libtaskspool.a $(LDLIBS) -ldl
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
 	@mkdir -p $(@D)

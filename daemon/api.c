@@ -30,9 +30,11 @@
 #include <openssl/rand.h>
 
 #include "apps.h"
+#include "callback.h"
 #include "promtext.h"
 #include "sign.h"
 #include "spool.h"
+#include "ssrf.h"
 #include "task.h"
 #include "tstime.h"
 #include "urlcheck.h"
@@ -546,19 +548,32 @@ registered(struct ctx *c, const char *app)
 }
 
 /*
- * The callback member of §4.2.  XXX minimal: NOT_REGISTERED when the task
- * has no callbackUrl and its app no registration, else PENDING; delivery
- * progress (attempts, lastHttpStatus...) belongs to the callback sender's
- * outbox/ files and is not read here yet.
+ * The callback member of §4.2 for task id of app: the delivery's state
+ * from outbox/callbacks/ (callback_info_read) once the task is terminal;
+ * before that PENDING when the task has its own callbackUrl or its app a
+ * registration, else NOT_REGISTERED.
  */
 static json_t *
-callback_view(struct ctx *c, const char *app, int has_url)
+callback_view(struct ctx *c, const char *app, const char *id, int has_url)
 {
 	json_t *o = json_object();
-	int reg = has_url || registered(c, app);
+	struct callback_info ci;
+	char t[TSTIME_BUF];
 
-	json_object_set_new(o, "status", json_string(reg ? "PENDING" :
-	    "NOT_REGISTERED"));
+	if (callback_info_read(&c->sp, id, &ci) == 0) {
+		json_object_set_new(o, "status", json_string(ci.status));
+		json_object_set_new(o, "attempts", json_integer(ci.attempts));
+		json_object_set_new(o, "lastAttemptAt",
+		    ci.last_attempt_ms >= 0 ? json_string(tstime_format_ms(t,
+		    sizeof(t), ci.last_attempt_ms)) : json_null());
+		json_object_set_new(o, "lastHttpStatus", ci.last_http > 0 ?
+		    json_integer(ci.last_http) : json_null());
+		json_object_set_new(o, "lastError", ci.last_error[0] != '\0' ?
+		    json_string(ci.last_error) : json_null());
+		return o;
+	}
+	json_object_set_new(o, "status", json_string(has_url ||
+	    registered(c, app) ? "PENDING" : "NOT_REGISTERED"));
 	json_object_set_new(o, "attempts", json_integer(0));
 	json_object_set_new(o, "lastAttemptAt", json_null());
 	json_object_set_new(o, "lastHttpStatus", json_null());
@@ -670,7 +685,7 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 				json_object_set_new(o, "result", json_null());
 			json_object_set_new(o, "failureReason", json_null());
 			json_object_set_new(o, "callback", callback_view(c,
-			    m->app_id, t.callback_url != NULL));
+			    m->app_id, m->request_id, t.callback_url != NULL));
 			task_fini(&t);
 			return o;
 		}
@@ -695,7 +710,7 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 		task_fini(&t);
 		free(data);
 		json_object_set_new(o, "callback", callback_view(c, m->app_id,
-		    has_url));
+		    m->request_id, has_url));
 	}
 	return o;
 }
@@ -796,8 +811,17 @@ static int
 url_problem(struct ctx *c, struct buf *out, const char *url,
     const char *field)
 {
-	struct urlcheck_policy pol = { 0, NULL };
+	struct ssrf_allow allow;
+	struct urlcheck_policy pol = { (int)c->rq->cfg->callback_allow_http,
+	    &allow };
 	char why[256];
+
+	/* the daemon's keys (config_finish checked them) */
+	memset(&allow, 0, sizeof(allow));
+	if (ssrf_parse_ports(&allow, c->rq->cfg->callback_allowed_ports, why,
+	    sizeof(why)) != 0 || ssrf_parse_cidrs(&allow,
+	    c->rq->cfg->callback_allow_cidrs, why, sizeof(why)) != 0)
+		return unavailable(c, out, why);
 
 	switch (urlcheck_url(url, &pol, why, sizeof(why))) {
 	case URLCHECK_OK:

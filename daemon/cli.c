@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "cli_apps.h"
+#include "callback.h"
 #include "cli_cron.h"
 #include "cli_jobs.h"
 #include "cli_top.h"
@@ -67,6 +68,8 @@ static const char *const top_usage =
 "       next JOB [N]          recurring job definitions in jobs/\n"
 "  apps add ID --codes C,..|'*' | list | rotate ID [--revoke-old] |\n"
 "       disable ID | enable ID  callers of the HTTP API (apps.conf)\n"
+"  callbacks list             callback deliveries in outbox/callbacks/\n"
+"  callbacks redeliver ID     send the callback of task ID again\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help.\n"
@@ -106,6 +109,33 @@ static void
 new_request_id(char *out, size_t len)
 {
 	spool_new_request_id(out, len, tstime_now_ms());
+}
+
+/* --- callbacks --- */
+
+static int
+cmd_callbacks(struct cli *c, int argc, char **argv)
+{
+	char why[512];
+	int rc;
+
+	if (!(argc == 2 && strcmp(argv[1], "list") == 0) &&
+	    !(argc == 3 && strcmp(argv[1], "redeliver") == 0)) {
+		fputs("usage: taskspool callbacks list | redeliver ID\n",
+		    stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (argv[1][0] == 'l')
+		return callback_list(&c->sp, stdout) < 0 ? EX_IOERR : 0;
+	if (callback_redeliver(&c->sp, argv[2], why, sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return errno == ENOENT ? EX_NOINPUT : errno == EINVAL ?
+		    EX_USAGE : errno == EBUSY ? EX_TEMPFAIL : EX_IOERR;
+	}
+	printf("%s: callback queued for redelivery\n", argv[2]);
+	return 0;
 }
 
 /* --- init --- */
@@ -1142,6 +1172,8 @@ cli_main(int argc, char **argv)
 		return cmd_cancel(&c, argc, argv);
 	if (strcmp(cmd, "retry") == 0)
 		return cmd_retry(&c, argc, argv);
+	if (strcmp(cmd, "callbacks") == 0)
+		return cmd_callbacks(&c, argc, argv);
 	if (strcmp(cmd, "cron") == 0)
 		return cli_cron_main(argc, argv);
 	if (strcmp(cmd, "top") == 0) {

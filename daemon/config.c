@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "callback.h"
 #include "log.h"
 #include "spool.h"
 
@@ -74,6 +75,27 @@ static const struct key_def keys[] = {
 	    "syslog"),
 	S(apps_file, "", "the HTTP API's apps and secrets (taskspool apps); "
 	    "empty = <spool>/apps.conf"),
+	S(callback_delays_ms, "5000,30000,120000,600000,1800000", "callback "
+	    "retry delays in ms, each counted from the end of the failed try; "
+	    "tries = delays + 1 (1..16 delays, comma-separated)"),
+	L(callback_jitter_pct, 0, 100, "20", "percent: a callback retry delay "
+	    "d is drawn uniformly from [d, d + d*pct/100)"),
+	L(callback_timeout_ms, 1000, 30000, "3000", "ms, whole callback "
+	    "attempt (DNS, connect, TLS, request, response status)"),
+	L(callback_max_inflight, 1, 10000, "256", "callback requests one "
+	    "daemon has in flight at once"),
+	L(callback_allow_http, 0, 1, "0", "1 = callbacks may use plain http "
+	    "(development only); 0 = https only"),
+	S(callback_allowed_ports, "443,8443", "ports a callback URL may use "
+	    "(comma-separated); empty = any port"),
+	S(callback_allow_cidrs, "", "CIDRs callbacks may reach although "
+	    "they are special-purpose (private, loopback...) addresses, "
+	    "comma-separated; empty = none"),
+	S(callback_secret, "", "whsec_ secret signing callbacks to a task's "
+	    "callbackUrl when its app has no registration; empty = those "
+	    "callbacks are refused"),
+	S(callback_ca_file, "", "CA bundle (PEM) to verify callback "
+	    "receivers with; empty = the system's"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -333,6 +355,8 @@ config_finish(struct config *c, char *why, size_t whylen)
 		    "syslog", c->log_target);
 		return -1;
 	}
+	if (callback_config_check(c, why, whylen) != 0)
+		return -1;
 	if (c->slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 

@@ -47,6 +47,16 @@ struct config {
 	char log_format[16];	/* "logfmt" (default) or "text" */
 	char log_target[16];	/* "" = stderr with -d else syslog */
 	char apps_file[CONFIG_PATH_MAX]; /* API apps; "" = <spool>/apps.conf */
+	/* Callback sender (callback.h, API.md §6-7). */
+	char callback_delays_ms[256];	/* retry schedule, ms, comma list */
+	long callback_jitter_pct;	/* delay * [1, 1 + pct/100) */
+	long callback_timeout_ms;	/* whole attempt */
+	long callback_max_inflight;	/* requests at once per daemon */
+	long callback_allow_http;	/* 1 = plain http allowed (dev only) */
+	char callback_allowed_ports[128]; /* port list */
+	char callback_allow_cidrs[1024]; /* CIDRs exempt from the deny list */
+	char callback_secret[128];	/* whsec_ for URLs without registration */
+	char callback_ca_file[CONFIG_PATH_MAX]; /* "" = system CA store */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "callback.h"
 #include "buf.h"
 #include "dueindex.h"
 #include "hook.h"
@@ -108,6 +109,7 @@ struct commit {
 	int written;			/* results/<id>.json is in place */
 	int warned_move;		/* a failed move was logged */
 	int cancel_marker;		/* state/cancel/<id> to remove */
+	struct buf cb;			/* callback delivery to publish first */
 };
 
 struct node {
@@ -130,6 +132,7 @@ struct node {
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
+	struct callback_sender *cbs;	/* callback sender thread */
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
@@ -1072,6 +1075,17 @@ commit_write(struct node *n, struct commit *c)
 static int
 commit_move(struct node *n, struct commit *c)
 {
+	/* The delivery is durable before the task is terminal (DESIGN §7). */
+	if (c->cb.len > 0) {
+		if (callback_publish(&n->sp, c->id, &c->cb) != 0) {
+			log_warn("%s: cannot write its callback delivery "
+			    "(retried every second)", c->id);
+			c->next_try_mono = tstime_mono_ms() + 1000;
+			return -1;
+		}
+		buf_reset(&c->cb);
+		callback_sender_wake(n->cbs);
+	}
 	if (renameat(c->srcfd, c->name, n->sp.dir[c->dest], c->name) != 0 &&
 	    errno != ENOENT) {
 		if (!c->warned_move)
@@ -1102,6 +1116,7 @@ commit_free(struct commit *c)
 	if (c->srcfd >= 0)
 		close(c->srcfd);
 	buf_fini(&c->result);
+	buf_fini(&c->cb);
 	free(c);
 }
 
@@ -1264,6 +1279,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
 	buf_init(&c->result, 0);
+	buf_init(&c->cb, 0);
 	if (result_encode(t, &ri, &c->result) != 0) {
 		buf_fini(&c->result);
 		free(c);
@@ -1274,6 +1290,9 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	free(otail);
 	free(etail);
 	metrics_task_finished(t->task_code, status);
+	if (callback_prepare(&n->sp, t, c->result.data, c->result.len,
+	    tstime_now_ms(), &c->cb) < 0)
+		log_warn("%s: no callback delivery can be made", t->request_id);
 	if (code != NULL)
 		log_task(LOG_LEVEL_INFO, "task.failed", t->request_id,
 		    t->task_code, a->attempt, "%s: %s after %zu attempt(s): %s",
@@ -1762,6 +1781,12 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			    SPOOL_DONE : strcmp(status, "CANCELLED") == 0 ?
 			    SPOOL_CANCELLED : SPOOL_FAILED;
 
+			/* Its delivery may not have been written yet. */
+			if (callback_enqueue(&n->sp, &t, res, rlen) != 0) {
+				log_warn("%s: callback delivery", id);
+				free(res);
+				goto out;
+			}
 			free(res);
 			if (renameat(dirfd, name, n->sp.dir[dest], name) == 0) {
 				mark_dirty(n, dest);
@@ -2293,6 +2318,15 @@ node_run(struct config *cfg, const char *config_path,
 		return rc;
 	if (metrics_init(n->sp.node) != 0)
 		log_warn("metrics");
+	{
+		char why[512];
+
+		if ((n->cbs = callback_sender_start(cfg, &n->sp, why,
+		    sizeof(why))) == NULL) {
+			log_warnx("callback sender: %s", why);
+			return EX_CONFIG;
+		}
+	}
 	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
 	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
 	/* Our own active/ first: everything there is from a previous life. */
@@ -2428,6 +2462,7 @@ node_run(struct config *cfg, const char *config_path,
 	}
 	free(n->work);
 	free(n->slots);
+	callback_sender_stop(n->cbs);
 	spool_close(&n->sp);
 	close(n->ep);
 	close(n->sigfd);

@@ -15,6 +15,8 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 
+#include "ssrf.h"
+
 /*
  * libcurl is loaded with dlopen(3) the first time a URL is checked, not
  * linked: taskspool.cgi runs once per request, and loading libcurl and
@@ -56,121 +58,25 @@ curl_load(void)
 	return 0;
 }
 
-/* One range: family, address bytes (network order), prefix length. */
-struct range {
-	int family;
-	unsigned char addr[16];
-	int bits;
-};
-
-/* API.md §7.3, from the IANA IPv4 and IPv6 special-purpose registries. */
-static const char *const denied[] = {
-	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
-	"169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24",
-	"192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
-	"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48",
-	"100::/64", "2001::/23", "2001:db8::/32", "2002::/16", "fc00::/7",
-	"fe80::/10", "fec0::/10", "ff00::/8",
-};
-
-/* Parse "addr/bits" into r.  Returns 0 or -1. */
-static int
-range_parse(const char *s, struct range *r)
-{
-	char a[64];
-	const char *slash = strchr(s, '/');
-	char *end;
-	long bits;
-	size_t n = slash != NULL ? (size_t)(slash - s) : strlen(s);
-
-	if (n == 0 || n >= sizeof(a))
-		return -1;
-	memcpy(a, s, n);
-	a[n] = '\0';
-	memset(r, 0, sizeof(*r));
-	if (inet_pton(AF_INET, a, r->addr) == 1)
-		r->family = AF_INET;
-	else if (inet_pton(AF_INET6, a, r->addr) == 1)
-		r->family = AF_INET6;
-	else
-		return -1;
-	if (slash == NULL) {
-		r->bits = r->family == AF_INET ? 32 : 128;
-		return 0;
-	}
-	bits = strtol(slash + 1, &end, 10);
-	if (slash[1] == '\0' || *end != '\0' || bits < 0 ||
-	    bits > (r->family == AF_INET ? 32 : 128))
-		return -1;
-	r->bits = (int)bits;
-	return 0;
-}
-
-static int
-range_has(const struct range *r, int family, const unsigned char *addr)
-{
-	int full = r->bits / 8, rest = r->bits % 8;
-
-	if (r->family != family)
-		return 0;
-	if (memcmp(r->addr, addr, (size_t)full) != 0)
-		return 0;
-	if (rest == 0)
-		return 1;
-	return ((r->addr[full] ^ addr[full]) & (0xff << (8 - rest)) & 0xff)
-	    == 0;
-}
-
-static int
-in_list(const char *list, int family, const unsigned char *addr)
-{
-	char item[80];
-
-	if (list == NULL)
-		return 0;
-	for (const char *p = list; *p != '\0';) {
-		size_t n = strcspn(p, ", \t");
-		struct range r;
-
-		if (n > 0 && n < sizeof(item)) {
-			memcpy(item, p, n);
-			item[n] = '\0';
-			if (range_parse(item, &r) == 0 &&
-			    range_has(&r, family, addr))
-				return 1;
-		}
-		p += n;
-		p += strspn(p, ", \t");
-	}
-	return 0;
-}
-
 int
 urlcheck_addr_denied(const struct sockaddr *sa,
     const struct urlcheck_policy *policy)
 {
-	const unsigned char *addr;
-	int family = sa->sa_family;
+	size_t len = sa->sa_family == AF_INET6 ?
+	    sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
 
-	if (family == AF_INET)
-		addr = (const unsigned char *)
-		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
-	else if (family == AF_INET6)
-		addr = ((const struct sockaddr_in6 *)(const void *)sa)->
-		    sin6_addr.s6_addr;
-	else
-		return 1;
-	if (policy != NULL && in_list(policy->allow_cidrs, family, addr))
-		return 0;
-	for (size_t i = 0; i < sizeof(denied) / sizeof(denied[0]); i++) {
-		struct range r;
+	return ssrf_denied(sa, len, policy != NULL ? policy->allow : NULL);
+}
 
-		if (range_parse(denied[i], &r) == 0 &&
-		    range_has(&r, family, addr))
-			return 1;
-	}
-	return 0;
+/* The port rule: policy's allowed ports (none listed = any), else the
+ * default 443 and 8443. */
+static int
+port_ok(const struct urlcheck_policy *policy, int port)
+{
+	if (policy != NULL && policy->allow != NULL)
+		return policy->allow->nport == 0 ||
+		    ssrf_port_ok(policy->allow, port);
+	return port == 443 || port == 8443;
 }
 
 static int
@@ -270,8 +176,9 @@ urlcheck_url(const char *url, const struct urlcheck_policy *policy,
 		goto out;
 	}
 	if (cu.get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
-	    strcmp(port, "443") != 0 && strcmp(port, "8443") != 0) {
-		snprintf(why, whylen, "the port must be 443 or 8443");
+	    !port_ok(policy, atoi(port))) {
+		snprintf(why, whylen, "the port must be one of the allowed "
+		    "ports (callback_allowed_ports; default 443 or 8443)");
 		goto out;
 	}
 	if (cu.get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||

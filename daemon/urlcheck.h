@@ -25,9 +25,14 @@ enum urlcheck_rc {
 	URLCHECK_UNAVAILABLE	/* libcurl cannot be loaded, or no memory */
 };
 
+struct ssrf_allow;
+
 struct urlcheck_policy {
 	int allow_http;		/* accept http:// (development only) */
-	const char *allow_cidrs; /* "10.1.0.0/16,fd00::/8" or NULL/"" */
+	/* allowed ports (none listed = any) and CIDRs exempt from the deny
+	 * list, as parsed by ssrf.h from callback_allowed_ports and
+	 * callback_allow_cidrs; NULL = ports 443 and 8443, no CIDRs */
+	const struct ssrf_allow *allow;
 };
 
 /*
@@ -42,7 +47,7 @@ int urlcheck_addr_denied(const struct sockaddr *sa,
 /*
  * Check url (NUL-terminated, borrowed) for registration: length, a URL
  * curl_url() accepts, scheme https (or http with allow_http), no userinfo,
- * no fragment, port absent or 443/8443, host name rules of §7.1, and at
+ * no fragment, port absent or allowed (policy; default 443/8443), host name rules of §7.1, and at
  * least one resolved address that is not denied.  Returns the verdict and
  * a human reason in why (never the resolved addresses).
  */
