@@ -26,6 +26,7 @@
 #include "buf.h"
 #include "cli_cron.h"
 #include "cli_jobs.h"
+#include "cli_records.h"
 #include "config.h"
 #include "result.h"
 #include "spool.h"
@@ -61,6 +62,10 @@ static const char *const top_usage =
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
+"  db migrate|status          MariaDB schema (cluster mode)\n"
+"  history [--code C] [--state S] [--since T]   task history from MariaDB\n"
+"  stats [--since T]          per task code: count, success rate, p50/p95\n"
+"  purge --older-than D [--db]   remove finished tasks' files (and rows)\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help.\n"
@@ -1173,6 +1178,17 @@ cli_main(int argc, char **argv)
 		}
 		return cli_jobs_main(argc, argv, c.cfg.spool, c.cfg.hooks_dir,
 		    (int)c.cfg.fsync, c.json);
+	}
+	if (cli_records_handles(cmd)) {
+		char why[1024];
+
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		return cli_records_main(argc, argv, &c.cfg, c.json);
 	}
 	if (strcmp(cmd, "config") == 0) {
 		char why[1024];

@@ -66,6 +66,15 @@ static const struct key_def keys[] = {
 	    "($TASKSPOOL_RESULT_FILE) accepted, bytes"),
 	L(fsync, 0, 1, "1", "1 = every state change is durable (fsync); 0 "
 	    "= no fsync, for throw-away test spools only"),
+	S(mariadb, "", "MariaDB of the records (cluster mode): HOST:PORT, "
+	    "/path/to/socket or mariadb://USER:PASSWORD@HOST:PORT/DB; "
+	    "empty = embedded (result files only)"),
+	S(mariadb_user, "taskspool", "MariaDB user when the mariadb value "
+	    "names none"),
+	S(mariadb_password, "", "MariaDB password when the mariadb value "
+	    "names none"),
+	S(mariadb_database, "taskspool", "MariaDB database when the mariadb "
+	    "value names none"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -43,6 +43,10 @@ struct config {
 	long tail_bytes;	/* stdout/stderr tail kept in the result */
 	long result_max_bytes;	/* largest hook result file accepted */
 	long fsync;		/* 1 = durable writes (default), 0 = tests only */
+	char mariadb[1024];	/* "" = embedded records; see records.h */
+	char mariadb_user[128];
+	char mariadb_password[256];
+	char mariadb_database[65];
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 

@@ -52,6 +52,7 @@
 #include "hook.h"
 #include "log.h"
 #include "nameset.h"
+#include "records.h"
 #include "result.h"
 #include "scheduler.h"
 #include "spool.h"
@@ -129,12 +130,23 @@ struct node {
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
+	struct records *rec;		/* history records (records.h) */
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	int64_t claim_pause;		/* mono ms: no claims before this */
 	unsigned long long claimed, finished, scans;
 };
+
+/* Append a history record (records.h); a failure is logged, never fatal. */
+static void
+record(struct node *n, enum records_kind k, const char *id,
+    const struct task *t, const struct task_attempt *a, const char *env,
+    size_t len)
+{
+	if (n->rec != NULL && records_append(n->rec, k, id, t, a, env, len) != 0)
+		log_warn("%s: cannot write its record to outbox/records/", id);
+}
 
 static void node_conclude(struct node *, struct task *, int srcfd,
     const char *name, int lockfd, struct task_attempt *, int permanent,
@@ -729,6 +741,7 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 2;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->err.fd, &ev);
 	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
+	record(n, RECORDS_RUNNING, id, &sl->t, NULL, NULL, 0);
 	return;
 fail:
 	e = errno;
@@ -1057,6 +1070,8 @@ commit_write(struct node *n, struct commit *c)
 		return -1;
 	}
 	c->written = 1;
+	record(n, RECORDS_RESULT, c->id, NULL, NULL, c->result.data,
+	    c->result.len);
 	return 0;
 }
 
@@ -1191,6 +1206,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		log_info("%s: attempt %d %s (%s); retry %d of %d in %lld ms",
 		    t->request_id, a->attempt, task_outcome_name(a->outcome),
 		    a->reason, a->attempt, retries, (long long)delay);
+		record(n, RECORDS_RETRY, t->request_id, t, a, NULL, 0);
 		return;
 	}
 	if (task_add_attempt(t, a) != 0)
@@ -2260,6 +2276,15 @@ node_run(struct config *cfg, const char *config_path,
 		return rc;
 	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
 	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
+	{
+		char why[512] = "";
+
+		if ((n->rec = records_new(cfg, &n->sp, why, sizeof(why))) ==
+		    NULL || records_start(n->rec) != 0) {
+			log_warnx("records: cannot start: %s", why);
+			return EX_OSERR;
+		}
+	}
 	/* Our own active/ first: everything there is from a previous life. */
 	recover_dir(n, n->sp.self, n->sp.node);
 	leader_tick(n);
@@ -2385,6 +2410,7 @@ node_run(struct config *cfg, const char *config_path,
 	}
 	free(n->work);
 	free(n->slots);
+	records_free(n->rec);
 	spool_close(&n->sp);
 	close(n->ep);
 	close(n->sigfd);
