@@ -8,6 +8,8 @@
 #                          database "taskspool" and the user "taskspool"
 #                          (password "taskspool") and print
 #                          TS_TEST_MARIADB=127.0.0.1:PORT
+#                          (again on the same DIR: the same data and,
+#                          when free, the same port)
 #   mariadb.sh stop DIR    stop that server (SIGTERM to the pid in
 #                          DIR/mariadbd.pid, then wait) and leave DIR
 #
@@ -31,6 +33,9 @@ start)
 	dir=$(cd "$dir" && pwd)
 	user=$(id -un)
 	MARIADBD=$(sbin mariadbd) || { echo "mariadb.sh: no mariadbd" >&2; exit 69; }
+	# A second start on the same DIR (an outage test restarting the
+	# server) keeps the data and, when it can, the port.
+	[ -d "$dir/data/mysql" ] ||
 	"$(sbin mariadb-install-db)" --no-defaults --datadir="$dir/data" \
 	    --user="$user" --auth-root-authentication-method=normal \
 	    --skip-test-db --skip-name-resolve >"$dir/install.log" 2>&1 || {
@@ -42,7 +47,11 @@ start)
 	while :; do
 		# A port in the dynamic range; a collision fails the bind and
 		# the loop tries another.
-		port=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
+		if [ $tries -eq 0 ] && [ -f "$dir/port" ]; then
+			port=$(cat "$dir/port")
+		else
+			port=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
+		fi
 		"$MARIADBD" --no-defaults --user="$user" --datadir="$dir/data" \
 		    --bind-address=127.0.0.1 --port="$port" \
 		    --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" \
