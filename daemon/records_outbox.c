@@ -596,6 +596,7 @@ claim_batch(struct records *r, size_t *n)
 	size_t nh, nv, i;
 
 	have = list_names(r->mine, RECORDS_BATCH, &nh);
+	*n = nh;
 	if (nh >= RECORDS_BATCH)
 		return have;
 	v = list_names(r->recfd, RECORDS_BATCH - nh, &nv);
