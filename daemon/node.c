@@ -1760,6 +1760,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			    SPOOL_DONE : strcmp(status, "CANCELLED") == 0 ?
 			    SPOOL_CANCELLED : SPOOL_FAILED;
 
+			/* Its record may have been lost with the crash. */
+			record(n, RECORDS_RESULT, id, &t, NULL, res, rlen);
 			free(res);
 			if (renameat(dirfd, name, n->sp.dir[dest], name) == 0) {
 				mark_dirty(n, dest);
