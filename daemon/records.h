@@ -40,7 +40,10 @@
 
 #define RECORDS_DIR		"records"		/* under outbox/ */
 #define RECORDS_CLAIMED_DIR	"records-claimed"	/* under outbox/ */
-#define RECORDS_FILE_MAX	(TASK_FILE_MAX + 65536)	/* bytes: an envelope */
+#define RECORDS_FILE_MAX	(64 << 20)	/* bytes: a record file (the
+					 * envelope with a 16 MiB hook result
+					 * and escaped output tails) */
+#define RECORDS_RESULT_MAX	(8 << 20)	/* bytes of result_summary */
 #define RECORDS_BATCH		256	/* records per transaction */
 #define RECORDS_NULL		INT64_MIN	/* an absent number */
 
@@ -144,8 +147,12 @@ extern const struct records_migration records_migrations[];
 /* Result of applying one record. */
 enum records_apply {
 	RECORDS_APPLY_OK,
-	RECORDS_APPLY_REJECT,	/* the server refused this record's values */
-	RECORDS_APPLY_RETRY	/* link down, deadlock, ...: try again later */
+	RECORDS_APPLY_REJECT,	/* the server refused this record's values
+				 * (too long, out of range, bad value, a
+				 * unique key of another task), or its
+				 * result exceeds RECORDS_RESULT_MAX */
+	RECORDS_APPLY_RETRY	/* anything else: link down, deadlock, disk
+				 * full, no table...: try again later */
 };
 
 struct records_db;

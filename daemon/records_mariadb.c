@@ -118,28 +118,28 @@ static const char *const sql[ST_N] = {
 [ST_VERSION] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
 };
 
-/* Server errors that say "later", not "never" (mysqld_error.h). */
+/*
+ * Only errors about this record's values reject it (it then goes to
+ * corrupt/); every other error — the link, locks, a full disk, a missing
+ * table, permissions — is retried with backoff, so a server-side problem
+ * never sends good records to corrupt/ (mysqld_error.h numbers).
+ */
 static enum records_apply
 classify(unsigned e)
 {
-	if (e >= 2000 && e < 3000)	/* client: CR_SERVER_GONE_ERROR, ... */
-		return RECORDS_APPLY_RETRY;
 	switch (e) {
-	case 1040:	/* ER_CON_COUNT_ERROR */
-	case 1044:	/* ER_DBACCESS_DENIED_ERROR */
-	case 1045:	/* ER_ACCESS_DENIED_ERROR */
-	case 1053:	/* ER_SERVER_SHUTDOWN */
-	case 1146:	/* ER_NO_SUCH_TABLE: schema not migrated */
-	case 1205:	/* ER_LOCK_WAIT_TIMEOUT */
-	case 1213:	/* ER_LOCK_DEADLOCK */
-	case 1290:	/* ER_OPTION_PREVENTS_STATEMENT (read-only) */
-	case 1317:	/* ER_QUERY_INTERRUPTED */
-	case 1836:	/* ER_READ_ONLY_MODE */
-	case 1927:	/* ER_CONNECTION_KILLED */
-	case 4031:	/* ER_NET_READ_INTERRUPTED (idle timeout) */
-		return RECORDS_APPLY_RETRY;
-	default:
+	case 1048:	/* ER_BAD_NULL_ERROR */
+	case 1264:	/* ER_WARN_DATA_OUT_OF_RANGE */
+	case 1265:	/* WARN_DATA_TRUNCATED */
+	case 1292:	/* ER_TRUNCATED_WRONG_VALUE */
+	case 1300:	/* ER_INVALID_CHARACTER_STRING */
+	case 1366:	/* ER_TRUNCATED_WRONG_VALUE_FOR_FIELD */
+	case 1406:	/* ER_DATA_TOO_LONG */
+	case 1062:	/* ER_DUP_ENTRY (another task's app_id, request_id) */
+	case 4025:	/* ER_CONSTRAINT_FAILED */
 		return RECORDS_APPLY_REJECT;
+	default:
+		return RECORDS_APPLY_RETRY;
 	}
 }
 
@@ -368,8 +368,10 @@ records_db_close(struct records_db *db)
 enum records_apply
 records_db_begin(struct records_db *db, char *why, size_t whylen)
 {
-	if (mysql_query(db->my, "START TRANSACTION") != 0)
-		return my_fail(db, why, whylen);
+	if (mysql_query(db->my, "START TRANSACTION") != 0) {
+		my_fail(db, why, whylen);
+		return RECORDS_APPLY_RETRY;
+	}
 	return RECORDS_APPLY_OK;
 }
 
@@ -400,6 +402,15 @@ records_db_apply(struct records_db *db, const struct records_row *row,
 	    row->trigger_time;
 	enum records_apply rc;
 
+	/* Larger would exceed MariaDB's default max_allowed_packet (16 MiB)
+	 * with the rest of the row, and the server would drop the link: a
+	 * retry would never end. */
+	if (row->result_summary != NULL &&
+	    strlen(row->result_summary) > RECORDS_RESULT_MAX) {
+		snprintf(why, whylen, "result_summary: %zu bytes, more than "
+		    "%d", strlen(row->result_summary), RECORDS_RESULT_MAX);
+		return RECORDS_APPLY_REJECT;
+	}
 	p_str(&b[0], row->request_id);
 	p_str(&b[1], row->app_id);
 	p_str(&b[2], row->task_code);

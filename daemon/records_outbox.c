@@ -944,9 +944,9 @@ records_new(const struct config *cfg, const struct spool *sp, char *why,
 		    strerror(errno));
 		goto fail;
 	}
-	/* One daemon per node id (the node lock): a held lock here means a
-	 * stale process of ours; wait for nothing, refuse. */
-	if (flock(r->mine, LOCK_EX | LOCK_NB) != 0) {
+	/* One daemon per node id (the node lock), so only another writer
+	 * checking whether we are gone holds this, for a moment: wait. */
+	if (flock(r->mine, LOCK_EX) != 0) {
 		snprintf(why, whylen, "outbox/%s/%s is locked by another "
 		    "writer", RECORDS_CLAIMED_DIR, sp->node);
 		goto fail;

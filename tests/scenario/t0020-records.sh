@@ -122,6 +122,19 @@ test_expect_success 'a record MariaDB rejects goes to corrupt/ and does not bloc
 	test "$(sql "SELECT COUNT(*) FROM task_execution WHERE request_id = \"toolong\"")" = 0
 '
 
+# A writer that died with claimed files: its directory's flock is free, so
+# a running writer moves them back and applies them (within 10 s).
+test_expect_success 'records claimed by a dead writer are applied by another' '
+	mkdir -p "$SPOOL/outbox/records-claimed/ghost" &&
+	printf "{\"v\":1,\"state\":\"RUNNING\",\"requestId\":\"ghost1\",\"taskCode\":\"probe\",\"createdAt\":\"2026-01-02T03:04:05.678Z\",\"attempt\":{\"attempt\":1,\"node\":\"ghost\",\"startedAt\":\"2026-01-02T03:04:06.001Z\"}}" \
+	    >"$SPOOL/outbox/records-claimed/ghost/000000000000002.000000000.ghost.json" &&
+	wait_for "test \$(outbox_count) -eq 0" 40 &&
+	test "$(sql "SELECT status, attempt, node, created_at, started_at FROM task_execution WHERE request_id = \"ghost1\"")" = \
+	    "$(printf "RUNNING\t1\tghost\t1767323045678\t1767323046001")" &&
+	sql "DELETE FROM task_execution WHERE request_id = \"ghost1\";
+	    DELETE FROM task_attempt WHERE request_id = \"ghost1\""
+'
+
 test_expect_success 'keyset pages (7 rows) list every row exactly once while rows are added' '
 	sql "SELECT request_id FROM task_execution" | sort >before &&
 	submit_mix 1001 1040 &&
