@@ -117,7 +117,8 @@ rows_match() {
 	diff "$TRASH/exp.att" "$TRASH/db.att"
 }
 
-# submit_mix FROM TO: tasks mixNNNN with retries and failures: i%4 = 0
+# submit_mix FROM TO: tasks mixNNNN (or $MIX_PREFIX NNNN) with retries and
+# failures: i%4 = 0
 # fails once then succeeds; 1 succeeds with a hook result; 2 fails every
 # attempt (TEMPFAIL, 1 retry); 3 exits 65 (permanent, no retry).  1 also
 # writes 10 bytes to stdout (logs/<id>/ exists for purge to remove).
@@ -130,7 +131,7 @@ submit_mix() {
 		2) _ml_p='{"fail_attempts": 9}'; _ml_r=1;;
 		3) _ml_p='{"exit": 65}'; _ml_r=3;;
 		esac
-		ts submit --code probe --id "mix$_ml_i" --retries "$_ml_r" \
+		ts submit --code probe --id "${MIX_PREFIX:-mix}$_ml_i" --retries "$_ml_r" \
 		    --params "$_ml_p" >/dev/null || return 1
 		_ml_i=$((_ml_i + 1))
 	done

@@ -137,7 +137,7 @@ test_expect_success 'records claimed by a dead writer are applied by another' '
 
 test_expect_success 'keyset pages (7 rows) list every row exactly once while rows are added' '
 	sql "SELECT request_id FROM task_execution" | sort >before &&
-	submit_mix 1001 1040 &&
+	MIX_PREFIX=page submit_mix 1 40 &&
 	ts history --page-size 7 --json >pages.json &&
 	jq -r ".[].requestId" pages.json >ids &&
 	test "$(sort ids | uniq -d | wc -l)" = 0 &&
