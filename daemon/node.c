@@ -144,7 +144,8 @@ record(struct node *n, enum records_kind k, const char *id,
     const struct task *t, const struct task_attempt *a, const char *env,
     size_t len)
 {
-	if (n->rec != NULL && records_append(n->rec, k, id, t, a, env, len) != 0)
+	if (n->rec != NULL &&
+	    records_append(n->rec, k, id, t, a, env, len) != 0)
 		log_warn("%s: cannot write its record to outbox/records/", id);
 }
 
@@ -2283,7 +2284,8 @@ node_run(struct config *cfg, const char *config_path,
 
 		if ((n->rec = records_new(cfg, &n->sp, why, sizeof(why))) ==
 		    NULL || records_start(n->rec) != 0) {
-			log_warnx("records: cannot start: %s", why);
+			log_warnx("records: cannot start: %s", why[0] ? why :
+			    strerror(errno));
 			return EX_OSERR;
 		}
 	}

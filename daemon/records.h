@@ -50,8 +50,8 @@
 /* What records_append() records. */
 enum records_kind {
 	RECORDS_RUNNING,	/* attempt a started (a->end_ms == -1) */
-	RECORDS_RETRY,		/* attempt a ended; the task waits for a retry */
-	RECORDS_RESULT		/* the task ended: result is its envelope */
+	RECORDS_RETRY,		/* attempt a ended; a retry waits */
+	RECORDS_RESULT		/* the task ended: here is its envelope */
 };
 
 struct records;
@@ -103,7 +103,8 @@ struct records_attempt_row {
 
 struct records_row {
 	char *request_id, *app_id, *task_code, *job_code, *status, *node;
-	char *failure_code, *failure_reason, *result_summary;	/* new/NULL */
+	char *failure_code, *failure_reason;	/* new or NULL */
+	char *result_summary;			/* new or NULL */
 	int64_t trigger_time, created_at, started_at, finished_at;
 	int64_t duration_ms, exit_code, max_retries;	/* RECORDS_NULL */
 	int attempt;

@@ -32,7 +32,7 @@ enum stmt_id {
 struct records_db {
 	MYSQL *my;
 	MYSQL_STMT *st[ST_N];
-	unsigned prepare_err;	/* server error of the last failed prepare */
+	unsigned prepare_err;	/* error of the last failed prepare */
 };
 
 /*
@@ -657,7 +657,8 @@ records_db_list(struct records_db *db, const struct records_filter *f,
 	p_str(&p[k++], after_id);
 	p_i64(&p[k++], &lim);
 	memset(&o, 0, sizeof(o));
-	r_str(&o.b[0], t.request_id, sizeof(t.request_id), &o.len[0], &o.nul[0]);
+	r_str(&o.b[0], t.request_id, sizeof(t.request_id), &o.len[0],
+	    &o.nul[0]);
 	r_str(&o.b[1], t.task_code, sizeof(t.task_code), &o.len[1], &o.nul[1]);
 	r_str(&o.b[2], t.status, sizeof(t.status), &o.len[2], &o.nul[2]);
 	r_str(&o.b[3], t.node, sizeof(t.node), &o.len[3], &o.nul[3]);

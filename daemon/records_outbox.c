@@ -39,7 +39,7 @@ struct records {
 	const struct spool *sp;
 	int recfd;			/* outbox/records */
 	int claimfd;			/* outbox/records-claimed */
-	int mine;			/* outbox/records-claimed/<node>, locked */
+	int mine;		/* outbox/records-claimed/<node>, locked */
 	unsigned long seq;
 	pthread_t thread;
 	int started;
@@ -600,7 +600,8 @@ reclaim_orphans(struct records *r)
 		char **v;
 		size_t n;
 
-		if (de->d_name[0] == '.' || strcmp(de->d_name, r->sp->node) == 0)
+		if (de->d_name[0] == '.' ||
+		    strcmp(de->d_name, r->sp->node) == 0)
 			continue;
 		fd = openat(r->claimfd, de->d_name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
@@ -802,7 +803,8 @@ writer_main(void *arg)
 
 			db = records_db_connect(&r->cfg, why, sizeof(why));
 			if (db != NULL && (records_db_version(db, &ver, why,
-			    sizeof(why)) != 0 || ver < records_latest_version())) {
+			    sizeof(why)) != 0 ||
+			    ver < records_latest_version())) {
 				if (ver < records_latest_version())
 					snprintf(why, sizeof(why), "schema "
 					    "version %u < %u: run `taskspool db "
