@@ -40,6 +40,17 @@ test_expect_success 'the indexes the queries use exist' '
 	grep "^ix_created_request 1 1 created_at$" idx
 '
 
+test_expect_success 'the URL form of mariadb, and a bad port named' '
+	grep -v "^mariadb" "$CONF" >url.conf &&
+	echo "mariadb = mariadb://$MDB_USER:$MDB_PASS@$MDB_ADDR/$MDB_DB" >>url.conf &&
+	"$TS" -c url.conf db status >out &&
+	grep "^schema version 1 (latest 1)" out &&
+	grep -v "^mariadb =" "$CONF" >bad.conf &&
+	echo "mariadb = 127.0.0.1:99999" >>bad.conf &&
+	{ "$TS" -c bad.conf db status 2>err; test $? = 69; } &&
+	grep "port must be 1..65535" err
+'
+
 test_expect_success 're-running db migrate is a no-op' '
 	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >before &&
 	ts db migrate >out &&
@@ -98,7 +109,21 @@ test_expect_success 'stats: count, success rate, nearest-rank p50/p95, retries' 
 	# p50/p95 from the durations in the result files, nearest rank
 	jq -s "map(.durationMs) | sort" "$SPOOL"/results/*.json >d.json &&
 	test "$(jq ".[0].p50Ms" st.json)" = "$(jq ".[(($N * 50 + 99) / 100 | floor) - 1]" d.json)" &&
-	test "$(jq ".[0].p95Ms" st.json)" = "$(jq ".[(($N * 95 + 99) / 100 | floor) - 1]" d.json)"
+	test "$(jq ".[0].p95Ms" st.json)" = "$(jq ".[(($N * 95 + 99) / 100 | floor) - 1]" d.json)" &&
+	test "$(jq ".[0].callbackFailures" st.json)" = 0
+'
+
+test_expect_success 'stats counts callbacks that ended CALLBACK_FAILED' '
+	sql "INSERT INTO callback_record (delivery_id, request_id, url, attempts,
+	    state, updated_at) VALUES
+	    (\"d1\", \"mix1\", \"http://a.example/\", 6, \"CALLBACK_FAILED\", 0),
+	    (\"d2\", \"mix2\", \"http://a.example/\", 1, \"CALLBACK_OK\", 0),
+	    (\"d3\", \"mix3\", \"http://a.example/\", 6, \"CALLBACK_FAILED\", 0)" &&
+	ts --json stats >st.json &&
+	test "$(jq ".[0].callbackFailures" st.json)" = 2 &&
+	ts stats >st.txt &&
+	test "$(awk "\$1 == \"probe\" { print \$2, \$NF }" st.txt)" = "$N 2" &&
+	sql "DELETE FROM callback_record"
 '
 
 # A record whose taskCode (100 bytes) does not fit VARCHAR(64), named to
