@@ -136,3 +136,7 @@ submit_mix() {
 		_ml_i=$((_ml_i + 1))
 	done
 }
+
+# Test bodies write their scratch files (out, ids, ...) where they run:
+# in the trash directory, never in the source tree.
+cd "$TRASH" || exit 1
