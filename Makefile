@@ -11,7 +11,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS      = jansson libcrypto libcurl
+PKGS      = jansson libcrypto libcurl libmariadb
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
@@ -31,7 +31,8 @@ LDLIBS   += $(PKG_LIBS) -lpthread
 
 MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c
 LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*.c))
-LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o)
+LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/migrations_gen.o
+MIGRATIONS = $(sort $(wildcard sql/migrations/*.sql))
 PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi
 UNIT_SRCS = $(wildcard tests/unit/check_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -44,6 +45,14 @@ all: $(PROGS) $(TOOL_BINS)
 
 $(BUILD)/obj/%.o: daemon/%.c $(wildcard daemon/*.h)
 	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The schema migrations, compiled in (records.h: records_migrations[]).
+$(BUILD)/gen/migrations_gen.c: sql/embed.sh $(MIGRATIONS)
+	@mkdir -p $(@D)
+	sh sql/embed.sh $(MIGRATIONS) >$@
+
+$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtaskspool.a: $(LIB_OBJS)

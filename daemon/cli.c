@@ -29,6 +29,7 @@
 #include "cli_cron.h"
 #include "cli_jobs.h"
 #include "cli_top.h"
+#include "cli_records.h"
 #include "config.h"
 #include "result.h"
 #include "spool.h"
@@ -70,6 +71,10 @@ static const char *const top_usage =
 "       disable ID | enable ID  callers of the HTTP API (apps.conf)\n"
 "  callbacks list             callback deliveries in outbox/callbacks/\n"
 "  callbacks redeliver ID     send the callback of task ID again\n"
+"  db migrate|status          MariaDB schema (cluster mode)\n"
+"  history [--code C] [--state S] [--since T]   task history from MariaDB\n"
+"  stats [--since T]          per task code: count, success rate, p50/p95\n"
+"  purge --older-than D [--db]   remove finished tasks' files (and rows)\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help.\n"
@@ -1199,7 +1204,7 @@ cli_main(int argc, char **argv)
 		return cli_jobs_main(argc, argv, c.cfg.spool, c.cfg.hooks_dir,
 		    (int)c.cfg.fsync, c.json);
 	}
-	if (strcmp(cmd, "apps") == 0) {
+	if (strcmp(cmd, "apps") == 0 || cli_records_handles(cmd)) {
 		char why[1024];
 
 		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
@@ -1208,7 +1213,10 @@ cli_main(int argc, char **argv)
 			fprintf(stderr, "taskspool: %s\n", why);
 			return EX_CONFIG;
 		}
-		return cli_apps_main(argc, argv, c.cfg.apps_file, c.json);
+		if (strcmp(cmd, "apps") == 0)
+			return cli_apps_main(argc, argv, c.cfg.apps_file,
+			    c.json);
+		return cli_records_main(argc, argv, &c.cfg, c.json);
 	}
 	if (strcmp(cmd, "config") == 0) {
 		char why[1024];

@@ -96,6 +96,15 @@ static const struct key_def keys[] = {
 	    "callbacks are refused"),
 	S(callback_ca_file, "", "CA bundle (PEM) to verify callback "
 	    "receivers with; empty = the system's"),
+	S(mariadb, "", "MariaDB of the records (cluster mode): HOST:PORT, "
+	    "/path/to/socket or mariadb://USER:PASSWORD@HOST:PORT/DB; "
+	    "empty = embedded (result files only)"),
+	S(mariadb_user, "taskspool", "MariaDB user when the mariadb value "
+	    "names none"),
+	S(mariadb_password, "", "MariaDB password when the mariadb value "
+	    "names none"),
+	S(mariadb_database, "taskspool", "MariaDB database when the mariadb "
+	    "value names none"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

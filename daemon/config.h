@@ -57,6 +57,10 @@ struct config {
 	char callback_allow_cidrs[1024]; /* CIDRs exempt from the deny list */
 	char callback_secret[128];	/* whsec_ for URLs without registration */
 	char callback_ca_file[CONFIG_PATH_MAX]; /* "" = system CA store */
+	char mariadb[1024];	/* "" = embedded records; see records.h */
+	char mariadb_user[128];
+	char mariadb_password[256];
+	char mariadb_database[65];
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 

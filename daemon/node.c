@@ -54,6 +54,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "nameset.h"
+#include "records.h"
 #include "result.h"
 #include "scheduler.h"
 #include "spool.h"
@@ -133,6 +134,7 @@ struct node {
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
 	struct callback_sender *cbs;	/* callback sender thread */
+	struct records *rec;		/* history records (records.h) */
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
@@ -140,6 +142,17 @@ struct node {
 	int64_t claim_pause;		/* mono ms: no claims before this */
 	unsigned long long claimed, finished, scans;
 };
+
+/* Append a history record (records.h); a failure is logged, never fatal. */
+static void
+record(struct node *n, enum records_kind k, const char *id,
+    const struct task *t, const struct task_attempt *a, const char *env,
+    size_t len)
+{
+	if (n->rec != NULL &&
+	    records_append(n->rec, k, id, t, a, env, len) != 0)
+		log_warn("%s: cannot write its record to outbox/records/", id);
+}
 
 static void node_conclude(struct node *, struct task *, int srcfd,
     const char *name, int lockfd, struct task_attempt *, int permanent,
@@ -740,6 +753,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	metrics_attempt_started(sl->t.task_code, sl->t.not_before_ms >= 0 ?
 	    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ? sl->t.trigger_ms :
 	    sl->t.created_ms, sl->start_ms);
+	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
+	record(n, RECORDS_RUNNING, id, &sl->t, NULL, NULL, 0);
 	return;
 fail:
 	e = errno;
@@ -1069,6 +1084,8 @@ commit_write(struct node *n, struct commit *c)
 		return -1;
 	}
 	c->written = 1;
+	record(n, RECORDS_RESULT, c->id, NULL, NULL, c->result.data,
+	    c->result.len);
 	return 0;
 }
 
@@ -1221,6 +1238,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		    "%d of %d in %lld ms", t->request_id, a->attempt,
 		    task_outcome_name(a->outcome),
 		    a->reason, a->attempt, retries, (long long)delay);
+		record(n, RECORDS_RETRY, t->request_id, t, a, NULL, 0);
 		return;
 	}
 	if (task_add_attempt(t, a) != 0)
@@ -1787,6 +1805,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 				free(res);
 				goto out;
 			}
+			/* Its record may have been lost with the crash. */
+			record(n, RECORDS_RESULT, id, &t, NULL, res, rlen);
 			free(res);
 			if (renameat(dirfd, name, n->sp.dir[dest], name) == 0) {
 				mark_dirty(n, dest);
@@ -2329,6 +2349,16 @@ node_run(struct config *cfg, const char *config_path,
 	}
 	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
 	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
+	{
+		char why[512] = "";
+
+		if ((n->rec = records_new(cfg, &n->sp, why, sizeof(why))) ==
+		    NULL || records_start(n->rec) != 0) {
+			log_warnx("records: cannot start: %s", why[0] ? why :
+			    strerror(errno));
+			return EX_OSERR;
+		}
+	}
 	/* Our own active/ first: everything there is from a previous life. */
 	recover_dir(n, n->sp.self, n->sp.node);
 	leader_tick(n);
@@ -2463,6 +2493,7 @@ node_run(struct config *cfg, const char *config_path,
 	free(n->work);
 	free(n->slots);
 	callback_sender_stop(n->cbs);
+	records_free(n->rec);
 	spool_close(&n->sp);
 	close(n->ep);
 	close(n->sigfd);

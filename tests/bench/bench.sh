@@ -52,3 +52,4 @@ if [ -x "$BUILD/tools/wheelbench" ]; then
 fi
 BUILD="$BUILD" sh "$(dirname "$0")/bench-triggers.sh"
 BUILD="$BUILD" sh "$(dirname "$0")/bench-callbacks.sh"
+BUILD="$BUILD" sh "$(dirname "$0")/bench-records.sh"

@@ -1,0 +1,289 @@
+/*
+ * check_records.c — unit tests for the pure parts of the records:
+ * records_decode (record files → rows), records_file_name (order),
+ * records_percentile (nearest rank), cli_records_duration, and the
+ * embedded implementation (writes nothing).
+ *
+ * Expected values: epoch ms of the RFC 3339 times computed with GNU date
+ * (`date -ud 2026-01-02T03:04:05.678Z +%s%3N` = 1767323045678); the
+ * nearest-rank percentiles of {15, 20, 35, 40, 50} are the worked example
+ * of the Wikipedia article "Percentile" (5th → 15, 30th → 20, 40th → 20,
+ * 50th → 35, 100th → 50); fences are attempt * 4 + rank (records.h).
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "cli_records.h"
+#include "records.h"
+
+#define T1	"2026-01-02T03:04:05.678Z"
+#define T1_MS	1767323045678LL
+#define T2	"2026-01-02T03:04:06.001Z"
+#define T2_MS	1767323046001LL
+
+static const char running[] =
+"{\"v\":1,\"state\":\"RUNNING\",\"requestId\":\"r1\",\"taskCode\":\"probe\","
+"\"jobCode\":\"nightly\",\"appId\":null,\"createdAt\":\"" T1 "\","
+"\"triggerTime\":null,\"maxRetries\":3,\"attempt\":{\"attempt\":2,"
+"\"node\":\"n1\",\"startedAt\":\"" T2 "\",\"finishedAt\":null,"
+"\"durationMs\":null,\"exitCode\":null,\"signal\":null,\"outcome\":"
+"\"SUCCESS\",\"reason\":\"\",\"retryAt\":null}}";
+
+static const char pending[] =
+"{\"v\":1,\"state\":\"PENDING\",\"requestId\":\"r1\",\"taskCode\":\"probe\","
+"\"createdAt\":\"" T1 "\",\"attempt\":{\"attempt\":1,\"node\":\"n2\","
+"\"startedAt\":\"" T1 "\",\"finishedAt\":\"" T2 "\",\"durationMs\":323,"
+"\"exitCode\":75,\"signal\":null,\"outcome\":\"TEMPFAIL\",\"reason\":"
+"\"exit 75\",\"retryAt\":\"" T2 "\"}}";
+
+static const char result[] =
+"{\"v\":1,\"state\":\"RESULT\",\"requestId\":\"r1\",\"jobCode\":null,"
+"\"appId\":\"app7\",\"result\":{\"requestId\":\"r1\",\"taskCode\":\"probe\","
+"\"status\":\"FAILED\",\"createdAt\":\"" T1 "\",\"startedAt\":\"" T1 "\","
+"\"finishedAt\":\"" T2 "\",\"durationMs\":323,\"attempt\":2,"
+"\"maxRetries\":1,\"node\":\"n2\",\"triggerTime\":\"" T2 "\","
+"\"result\":{\"ok\": false, \"n\": [1, 2]},"
+"\"failureReason\":{\"code\":\"TIMEOUT\",\"message\":\"attempt 2 of 2\"},"
+"\"attempts\":[{\"attempt\":1,\"node\":\"n1\",\"startedAt\":\"" T1 "\","
+"\"finishedAt\":\"" T1 "\",\"durationMs\":0,\"exitCode\":75,\"signal\":null,"
+"\"outcome\":\"TEMPFAIL\",\"reason\":\"exit 75\",\"retryAt\":\"" T1 "\"},"
+"{\"attempt\":2,\"node\":\"n2\",\"startedAt\":\"" T1 "\",\"finishedAt\":\""
+T2 "\",\"durationMs\":323,\"exitCode\":null,\"signal\":9,\"outcome\":"
+"\"TIMEOUT\",\"reason\":\"killed\",\"retryAt\":null}],"
+"\"stdoutTail\":\"\",\"stderrTail\":\"\"}}";
+
+START_TEST(test_decode_running)
+{
+	struct records_row r;
+	char why[256];
+
+	ck_assert_int_eq(records_decode(running, strlen(running), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(r.request_id, "r1");
+	ck_assert_str_eq(r.task_code, "probe");
+	ck_assert_str_eq(r.job_code, "nightly");
+	ck_assert_ptr_null(r.app_id);
+	ck_assert_str_eq(r.status, "RUNNING");
+	ck_assert_str_eq(r.node, "n1");
+	ck_assert_int_eq(r.attempt, 2);
+	ck_assert_int_eq(r.fence, 2 * 4 + 1);
+	ck_assert_int_eq(r.created_at, T1_MS);
+	ck_assert_int_eq(r.started_at, T2_MS);
+	/* no triggerTime: the createdAt */
+	ck_assert_int_eq(r.trigger_time, T1_MS);
+	ck_assert_int_eq(r.max_retries, 3);
+	ck_assert(r.finished_at == RECORDS_NULL);
+	ck_assert_uint_eq(r.natt, 1);
+	ck_assert_str_eq(r.att[0].state, "RUNNING");
+	ck_assert_int_eq(r.att[0].fence, 1);
+	ck_assert(r.att[0].exit_code == RECORDS_NULL);
+	records_row_fini(&r);
+}
+END_TEST
+
+START_TEST(test_decode_pending)
+{
+	struct records_row r;
+	char why[256];
+
+	ck_assert_int_eq(records_decode(pending, strlen(pending), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(r.status, "PENDING");
+	ck_assert_int_eq(r.fence, 1 * 4 + 2);
+	ck_assert_int_eq(r.exit_code, 75);
+	ck_assert_int_eq(r.duration_ms, 323);
+	ck_assert_str_eq(r.att[0].state, "TEMPFAIL");
+	ck_assert_int_eq(r.att[0].fence, 3);
+	ck_assert_int_eq(r.att[0].retry_at, T2_MS);
+	ck_assert_int_eq(r.att[0].finished_at, T2_MS);
+	ck_assert_str_eq(r.att[0].reason, "exit 75");
+	records_row_fini(&r);
+}
+END_TEST
+
+START_TEST(test_decode_result)
+{
+	struct records_row r;
+	char why[256];
+
+	ck_assert_int_eq(records_decode(result, strlen(result), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(r.status, "FAILED");
+	ck_assert_str_eq(r.app_id, "app7");
+	ck_assert_ptr_null(r.job_code);
+	ck_assert_int_eq(r.attempt, 2);
+	ck_assert_int_eq(r.fence, 2 * 4 + 3);
+	ck_assert_int_eq(r.trigger_time, T2_MS);
+	ck_assert_int_eq(r.created_at, T1_MS);
+	ck_assert_int_eq(r.finished_at, T2_MS);
+	ck_assert_int_eq(r.duration_ms, 323);
+	ck_assert_int_eq(r.max_retries, 1);
+	ck_assert(r.exit_code == RECORDS_NULL);	/* the last attempt's */
+	ck_assert_str_eq(r.failure_code, "TIMEOUT");
+	ck_assert_str_eq(r.failure_reason, "attempt 2 of 2");
+	/* compact JSON, members in file order */
+	ck_assert_str_eq(r.result_summary, "{\"ok\":false,\"n\":[1,2]}");
+	ck_assert_uint_eq(r.natt, 2);
+	ck_assert_str_eq(r.att[0].state, "TEMPFAIL");
+	ck_assert_int_eq(r.att[0].exit_code, 75);
+	ck_assert_str_eq(r.att[1].state, "TIMEOUT");
+	ck_assert_int_eq(r.att[1].sig, 9);
+	ck_assert_str_eq(r.att[1].node, "n2");
+	records_row_fini(&r);
+}
+END_TEST
+
+START_TEST(test_decode_rejects)
+{
+	static const char *const bad[] = {
+		"",
+		"{not json",
+		"[]",
+		"{\"v\":2,\"state\":\"RUNNING\"}",
+		"{\"v\":1,\"state\":\"RUNNING\",\"taskCode\":\"x\"}",
+		"{\"v\":1,\"state\":\"DONE\",\"requestId\":\"r\"}",
+		"{\"v\":1,\"state\":\"RUNNING\",\"requestId\":\"r\","
+		    "\"taskCode\":\"x\",\"attempt\":{\"attempt\":0}}",
+		"{\"v\":1,\"state\":\"RUNNING\",\"requestId\":\"r\","
+		    "\"taskCode\":\"x\",\"attempt\":{\"attempt\":1,"
+		    "\"startedAt\":\"yesterday\"}}",
+		"{\"v\":1,\"state\":\"RESULT\",\"requestId\":\"r\","
+		    "\"result\":{\"taskCode\":\"x\",\"status\":\"SUCCESS\"}}",
+		"{\"v\":1,\"v\":1,\"state\":\"RUNNING\"}",
+	};
+	struct records_row r;
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(records_decode(bad[i], strlen(bad[i]), &r, why,
+		    sizeof(why)) == -1, "accepted: %s", bad[i]);
+		ck_assert_msg(why[0] != '\0', "no reason for: %s", bad[i]);
+		ck_assert_ptr_null(r.request_id);
+	}
+}
+END_TEST
+
+START_TEST(test_file_names_sort_in_time_order)
+{
+	char a[SPOOL_NAME_MAX], b[SPOOL_NAME_MAX], c[SPOOL_NAME_MAX];
+
+	ck_assert_int_eq(records_file_name(a, sizeof(a), 999, 7, "n2"), 0);
+	ck_assert_int_eq(records_file_name(b, sizeof(b), 1000, 3, "n1"), 0);
+	ck_assert_int_eq(records_file_name(c, sizeof(c), 1000, 12, "n1"), 0);
+	ck_assert_str_eq(a, "000000000000999.000000007.n2.json");
+	ck_assert_str_eq(b, "000000000001000.000000003.n1.json");
+	ck_assert_int_lt(strcmp(a, b), 0);
+	ck_assert_int_lt(strcmp(b, c), 0);
+	ck_assert_int_eq(records_file_name(a, 20, 1, 1, "n1"), -1);
+}
+END_TEST
+
+START_TEST(test_percentile_nearest_rank)
+{
+	static const int64_t v[] = { 15, 20, 35, 40, 50 };
+
+	ck_assert_int_eq(records_percentile(v, 5, 5), 15);
+	ck_assert_int_eq(records_percentile(v, 5, 30), 20);
+	ck_assert_int_eq(records_percentile(v, 5, 40), 20);
+	ck_assert_int_eq(records_percentile(v, 5, 50), 35);
+	ck_assert_int_eq(records_percentile(v, 5, 100), 50);
+	ck_assert(records_percentile(v, 0, 50) == RECORDS_NULL);
+}
+END_TEST
+
+START_TEST(test_duration)
+{
+	int64_t ms;
+
+	ck_assert_int_eq(cli_records_duration("7d", &ms), 0);
+	ck_assert_int_eq(ms, 604800000);		/* 7 * 86400 * 1000 */
+	ck_assert_int_eq(cli_records_duration("90", &ms), 0);
+	ck_assert_int_eq(ms, 90000);
+	ck_assert_int_eq(cli_records_duration("2w", &ms), 0);
+	ck_assert_int_eq(ms, 1209600000);		/* 14 days */
+	ck_assert_int_eq(cli_records_duration("36h", &ms), 0);
+	ck_assert_int_eq(ms, 129600000);
+	ck_assert_int_eq(cli_records_duration("5m", &ms), 0);
+	ck_assert_int_eq(ms, 300000);
+	ck_assert_int_eq(cli_records_duration("7x", &ms), -1);
+	ck_assert_int_eq(cli_records_duration("7dd", &ms), -1);
+	ck_assert_int_eq(cli_records_duration("-1d", &ms), -1);
+	ck_assert_int_eq(cli_records_duration("", &ms), -1);
+	ck_assert_int_eq(cli_records_duration("99999999999999999w", &ms),
+	    -1);
+}
+END_TEST
+
+/* Embedded mode: records_append writes nothing, no outbox directory. */
+START_TEST(test_embedded_writes_nothing)
+{
+	char tmpl[] = "/tmp/check_records.XXXXXX", why[512], path[600];
+	struct config cfg;
+	struct spool sp;
+	struct records *r;
+	struct task t;
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/spool", tmpl);
+	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
+	ck_assert_int_eq(spool_open(&sp, path, "n1", 0, why, sizeof(why)), 0);
+	config_defaults(&cfg);
+	r = records_new(&cfg, &sp, why, sizeof(why));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(records_start(r), 0);
+	task_init(&t);
+	snprintf(t.task_code, sizeof(t.task_code), "probe");
+	ck_assert_int_eq(records_append(r, RECORDS_RUNNING, "r1", &t, NULL,
+	    NULL, 0), 0);
+	records_free(r);
+	d = fdopendir(dup(sp.dir[SPOOL_OUTBOX]));
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	ck_assert_int_eq(n, 0);
+	spool_close(&sp);
+	snprintf(path, sizeof(path), "rm -rf %s", tmpl);
+	ck_assert_int_eq(system(path), 0);
+}
+END_TEST
+
+static Suite *
+records_suite(void)
+{
+	Suite *s = suite_create("records");
+	TCase *tc = tcase_create("records");
+
+	tcase_add_test(tc, test_decode_running);
+	tcase_add_test(tc, test_decode_pending);
+	tcase_add_test(tc, test_decode_result);
+	tcase_add_test(tc, test_decode_rejects);
+	tcase_add_test(tc, test_file_names_sort_in_time_order);
+	tcase_add_test(tc, test_percentile_nearest_rank);
+	tcase_add_test(tc, test_duration);
+	tcase_add_test(tc, test_embedded_writes_nothing);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(records_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
