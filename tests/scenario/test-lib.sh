@@ -126,12 +126,19 @@ drop() {
 # count_files DIR: regular files directly in DIR.
 count_files() { find "$1" -maxdepth 1 -type f | wc -l; }
 
+_tl_run_body() {
+	eval "$body"
+}
+
 test_expect_success() {
 	test_count=$((test_count + 1))
 	desc=$1; body=$2
 	# In this shell (not a subshell), so daemons started by a test are
-	# children of the script: `wait` works and cleanup knows them.
-	if { eval "$body"; } >"$TRASH/out.$test_count" 2>&1; then
+	# children of the script: `wait` works and cleanup knows them.  The
+	# body runs in a function of its own, so a `return 1` in it fails the
+	# test (it would otherwise return from test_expect_success itself and
+	# the test would vanish from the output).
+	if _tl_run_body >"$TRASH/out.$test_count" 2>&1; then
 		echo "ok $test_count - $desc"
 	else
 		test_failed=$((test_failed + 1))
