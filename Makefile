@@ -9,7 +9,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS      = jansson libcrypto
+PKGS      = jansson libcrypto hiredis
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)

@@ -66,6 +66,19 @@ static const struct key_def keys[] = {
 	    "($TASKSPOOL_RESULT_FILE) accepted, bytes"),
 	L(fsync, 0, 1, "1", "1 = every state change is durable (fsync); 0 "
 	    "= no fsync, for throw-away test spools only"),
+	S(redis, "", "host:port of the Redis server: cluster mode (leases, "
+	    "heartbeats, leader lock in Redis); empty = embedded mode"),
+	S(redis_password, "", "Redis AUTH password; empty = none"),
+	L(redis_db, 0, 1000000, "0", "Redis database index (SELECT)"),
+	S(redis_prefix, "taskspool:", "prefix of every Redis key (one "
+	    "prefix per spool sharing a server)"),
+	S(sentinel, "", "host:port[,host:port...] of Redis Sentinels: the "
+	    "master is asked of them at each connection (overrides redis)"),
+	S(sentinel_master, "mymaster", "master name given to the sentinels"),
+	L(lease_ms, 1000, 86400000, "180000", "ms a Redis task lease lives "
+	    "without renewal; a node that cannot renew kills the hook first"),
+	L(lease_renew_ms, 100, 43200000, "30000", "ms between lease "
+	    "renewals; at most lease_ms/2 (lease_ms/6 advised)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

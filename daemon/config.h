@@ -43,6 +43,14 @@ struct config {
 	long tail_bytes;	/* stdout/stderr tail kept in the result */
 	long result_max_bytes;	/* largest hook result file accepted */
 	long fsync;		/* 1 = durable writes (default), 0 = tests only */
+	char redis[256];	/* "host:port" of Redis: cluster mode; "" = embedded */
+	char redis_password[256]; /* AUTH password, "" = none */
+	long redis_db;		/* SELECT index */
+	char redis_prefix[64];	/* prefix of every key */
+	char sentinel[256];	/* "host:port[,...]" of Redis Sentinels */
+	char sentinel_master[64]; /* master name asked of the sentinels */
+	long lease_ms;		/* Redis lease of a running task, ms */
+	long lease_renew_ms;	/* lease renewal period, ms */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 };
 

@@ -48,6 +48,7 @@
 
 #include "backoff.h"
 #include "buf.h"
+#include "coord.h"
 #include "dueindex.h"
 #include "hook.h"
 #include "log.h"
@@ -78,6 +79,7 @@ struct slot {
 	int used;
 	pid_t pid;
 	int lockfd;			/* the lease: flock on the task */
+	int fenced;			/* lease lost: killed, no outcome */
 	char name[SPOOL_NAME_MAX];	/* <id>.json in active/<self>/ */
 	struct task t;
 	int attempt;
@@ -120,7 +122,8 @@ struct node {
 	int wd_incoming, wd_delayed, wd_cancel, wd_jobs;
 	struct sched *sched;		/* leader: recurring jobs */
 	int jobs_dirty;			/* jobs/ changed: rescan */
-	int nodelock, leaderfd, leader;
+	int nodelock, leader;
+	struct coord *coord;		/* leases, leader lock, heartbeats */
 	struct slot *slots;
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
@@ -133,6 +136,8 @@ struct node {
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	int64_t claim_pause;		/* mono ms: no claims before this */
+	int64_t next_lease;		/* mono ms: next lease renewal */
+	int coord_down;			/* backend unreachable was logged */
 	unsigned long long claimed, finished, scans;
 };
 
@@ -208,24 +213,6 @@ effective_retries(const struct node *n, const struct task *t)
 	return t->max_retries >= 0 ? t->max_retries : (int)n->cfg->max_retries;
 }
 
-/* Lock fd exclusively without blocking and check it is still dirfd/name. */
-static int
-lock_verify(int fd, int dirfd, const char *name)
-{
-	struct stat a, b;
-
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
-		return -1;
-	if (fstat(fd, &a) != 0 || fstatat(dirfd, name, &b,
-	    AT_SYMLINK_NOFOLLOW) != 0 || a.st_ino != b.st_ino ||
-	    a.st_dev != b.st_dev) {
-		flock(fd, LOCK_UN);
-		errno = ESTALE;
-		return -1;
-	}
-	return 0;
-}
-
 static void
 mark_dirty(struct node *n, enum spool_dir d)
 {
@@ -262,6 +249,97 @@ quarantine(struct node *n, int dirfd, const char *name, const char *reason)
 		return;
 	}
 	log_warnx("rejected %s → corrupt/: %s", safe, reason);
+}
+
+/* --- leases (coord) --- */
+
+/*
+ * Lease request id for attempt on fd, whose flock is held.  Returns 0, or
+ * -1: another node's lease (a copy runs or is being reaped there), or the
+ * coordination backend is unreachable (n->coord_down set, logged once).
+ */
+static int
+lease_take(struct node *n, int fd, const char *id, int attempt)
+{
+	char why[512];
+
+	switch (coord_lease_acquire(n->coord, fd, id, attempt,
+	    tstime_mono_ms(), why, sizeof(why))) {
+	case COORD_OK:
+		if (n->coord_down)
+			log_info("%s coordination is back", coord_kind(
+			    n->coord));
+		n->coord_down = 0;
+		return 0;
+	case COORD_BUSY:
+		log_debug("%s: leased by another node", id);
+		return -1;
+	default:
+		if (!n->coord_down)
+			log_warnx("%s; no claims until it answers", why);
+		n->coord_down = 1;
+		return -1;
+	}
+}
+
+/*
+ * What a fenced attempt (its lease lost) ended with goes to
+ * logs/<id>/<attempt>.stale, never into results/: the reaper concludes
+ * that attempt as LOST.  Best effort (a missing record loses nothing).
+ */
+static void
+record_stale(struct node *n, const char *id, int attempt, long long fence,
+    const char *what)
+{
+	char lname[64];
+	int dfd, fd;
+	struct buf b;
+
+	log_warnx("%s: attempt %d is stale (lease lost): %s; not reported "
+	    "as the outcome", id, attempt, what);
+	if (mkdirat(n->sp.dir[SPOOL_LOGS], id, 0750) != 0 && errno != EEXIST)
+		return;
+	dfd = openat(n->sp.dir[SPOOL_LOGS], id, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	snprintf(lname, sizeof(lname), "%d.stale", attempt);
+	fd = openat(dfd, lname, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+	    O_CLOEXEC, 0640);
+	close(dfd);
+	if (fd < 0)
+		return;
+	buf_init(&b, 0);
+	if (buf_printf(&b, "node=%s attempt=%d fence=%lld at_ms=%lld: %s\n",
+	    n->sp.node, attempt, fence, (long long)tstime_now_ms(), what) == 0)
+		(void)!write(fd, b.data, b.len);
+	buf_fini(&b);
+	close(fd);
+}
+
+/*
+ * coord_tick's report: the lease on fd is lost or could not be renewed
+ * in time.  Self-fencing: the hook holding it is killed at once (its
+ * whole process group) and will not be concluded; a queued commit is
+ * dropped by commits_flush.
+ */
+static void
+lease_lost(void *arg, int fd)
+{
+	struct node *n = arg;
+
+	for (long i = 0; i < n->nslots; i++) {
+		struct slot *sl = &n->slots[i];
+
+		if (!sl->used || sl->lockfd != fd || sl->fenced)
+			continue;
+		sl->fenced = 1;
+		log_warnx("%.*s: lease lost or not renewed in time; killing "
+		    "process group %d (self-fencing)", (int)strlen(sl->name) -
+		    5, sl->name, (int)sl->pid);
+		if (sl->pid > 0)
+			(void)hook_kill_group(sl->pid, SIGKILL);
+	}
 }
 
 /* --- candidates from incoming/ --- */
@@ -680,6 +758,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	snprintf(num, sizeof(num), "%d", effective_retries(n, &sl->t) + 1);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_MAX_ATTEMPTS", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_NODE", n->sp.node);
+	snprintf(num, sizeof(num), "%lld", coord_lease_fence(n->coord, lockfd));
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_FENCE", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TRIGGER_TIME",
 	    sl->t.trigger_ms >= 0 ? tstime_format_ms(when, sizeof(when),
 	    sl->t.trigger_ms) : "");
@@ -755,7 +835,7 @@ fail:
 		    nm) != 0)
 			log_warn("%s: move back to incoming/ (recovered as a "
 			    "lost attempt instead)", id);
-		close(lockfd);
+		coord_lease_close(n->coord, lockfd);
 		n->claim_pause = tstime_mono_ms() + 1000;
 		return;
 	}
@@ -853,7 +933,7 @@ claim(struct node *n, const char *name, int announced)
 		}
 		return;
 	}
-	if (lock_verify(fd, dfd, name) != 0) {
+	if (coord_flock_verify(fd, dfd, name) != 0) {
 		close(fd);		/* another daemon is claiming it */
 		return;
 	}
@@ -964,6 +1044,13 @@ claim(struct node *n, const char *name, int announced)
 	}
 	if (t.not_before_ms < 0 && due >= 0)
 		t.not_before_ms = due;
+	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
+		if (n->coord_down) {
+			cand_add(n, name, announced);
+			n->claim_pause = tstime_mono_ms() + 1000;
+		}
+		goto out;		/* leased elsewhere, or no backend */
+	}
 	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
 		if (errno == EEXIST) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
@@ -1024,7 +1111,7 @@ claim(struct node *n, const char *name, int announced)
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
 	if (fd >= 0)
-		close(fd);
+		coord_lease_close(n->coord, fd);
 	task_fini(&t);
 	buf_fini(&b);
 }
@@ -1086,10 +1173,10 @@ commit_move(struct node *n, struct commit *c)
 }
 
 static void
-commit_free(struct commit *c)
+commit_free(struct node *n, struct commit *c)
 {
 	if (c->lockfd >= 0)
-		close(c->lockfd);
+		coord_lease_close(n->coord, c->lockfd);
 	if (c->srcfd >= 0)
 		close(c->srcfd);
 	buf_fini(&c->result);
@@ -1103,6 +1190,20 @@ commits_flush(struct node *n)
 	int64_t now = tstime_mono_ms();
 	int any = 0;
 
+	for (pp = &n->commits; *pp != NULL;) {
+		struct commit *c = *pp;
+
+		if (!c->written && coord_lease_valid(n->coord, c->lockfd,
+		    now) != COORD_OK) {
+			record_stale(n, c->id, -1, coord_lease_fence(n->coord,
+			    c->lockfd), "result not written before the lease "
+			    "was lost");
+			*pp = c->next;
+			commit_free(n, c);
+			continue;
+		}
+		pp = &c->next;
+	}
 	for (struct commit *c = n->commits; c != NULL; c = c->next)
 		if (!c->written && c->next_try_mono <= now) {
 			if (commit_write(n, c) == 0)
@@ -1120,7 +1221,7 @@ commits_flush(struct node *n)
 		if (c->written && c->next_try_mono <= now &&
 		    commit_move(n, c) == 0) {
 			*pp = c->next;
-			commit_free(c);
+			commit_free(n, c);
 			continue;
 		}
 		pp = &c->next;
@@ -1150,7 +1251,14 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (name_to_id(name, t->request_id) != 0) {
 		log_warnx("conclude: bad name %s", name);
 		if (lockfd >= 0)
-			close(lockfd);
+			coord_lease_close(n->coord, lockfd);
+		return;
+	}
+	if (coord_lease_valid(n->coord, lockfd, tstime_mono_ms()) !=
+	    COORD_OK) {
+		record_stale(n, t->request_id, a->attempt, coord_lease_fence(
+		    n->coord, lockfd), a->reason);
+		coord_lease_close(n->coord, lockfd);
 		return;
 	}
 	n->finished++;
@@ -1175,7 +1283,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 			log_warn("%s: cannot queue retry", t->request_id);
 			buf_fini(&enc);
 			if (lockfd >= 0)
-				close(lockfd);
+				coord_lease_close(n->coord, lockfd);
 			return;
 		}
 		buf_fini(&enc);
@@ -1185,7 +1293,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		if (srcfd == n->sp.self)
 			n->dirty_self = 1;
 		if (lockfd >= 0)
-			close(lockfd);
+			coord_lease_close(n->coord, lockfd);
 		if (n->leader)
 			delayed_note(n, name);
 		log_info("%s: attempt %d %s (%s); retry %d of %d in %lld ms",
@@ -1234,6 +1342,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	ri.stderr_tail = etail;
 	ri.stderr_len = elen;
 	ri.max_retries = retries;
+	ri.fence = coord_lease_fence(n->coord, lockfd);
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		goto nomem;
@@ -1279,7 +1388,7 @@ nomem:
 	log_warn("%s: cannot conclude the attempt now (out of memory or "
 	    "descriptors); left in active/ for recovery", t->request_id);
 	if (lockfd >= 0)
-		close(lockfd);
+		coord_lease_close(n->coord, lockfd);
 }
 
 /*
@@ -1382,6 +1491,18 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 
 		if (name_to_id(sl->name, sid) == 0)
 			kill_strays(n, sid, sl->attempt);
+		if (sl->fenced) {
+			/* The file stays in active/<self>/, unlocked: the
+			 * reaper concludes the attempt as LOST. */
+			record_stale(n, sid, sl->attempt, coord_lease_fence(
+			    n->coord, sl->lockfd), "killed by its node "
+			    "(self-fencing)");
+			work_reset(&n->work[sl - n->slots]);
+			coord_lease_close(n->coord, sl->lockfd);
+			sl->lockfd = -1;
+			slot_free(n, sl);
+			return;
+		}
 	}
 	stream_drain(n, sl, &sl->out, "out");
 	stream_drain(n, sl, &sl->err, "err");
@@ -1585,17 +1706,18 @@ cancel_pending(struct node *n, const char *id)
 		    sizeof(why));
 		if (fd < 0)
 			continue;
-		if (lock_verify(fd, dfd, file) != 0) {
-			close(fd);
+		if (coord_flock_verify(fd, dfd, file) != 0) {
+			coord_lease_close(n->coord, fd);
 			continue;
 		}
 		task_init(&t);
 		buf_init(&b, TASK_FILE_MAX);
 		if (buf_read_fd(&b, fd) != 0 || task_decode(b.data != NULL ?
 		    b.data : "", b.len, &t, &te) != 0 ||
+		    lease_take(n, fd, id, (int)t.nattempts + 1) != 0 ||
 		    spool_move_excl(dfd, file, n->sp.self, file) != 0) {
 			/* Malformed files are the claim path's business. */
-			close(fd);
+			coord_lease_close(n->coord, fd);
 			task_fini(&t);
 			buf_fini(&b);
 			return 0;
@@ -1691,7 +1813,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 
 	if (name_to_id(name, id) != 0) {
 		quarantine(n, dirfd, name, "file name: not <requestId>.json");
-		close(fd);
+		coord_lease_close(n->coord, fd);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++)
@@ -1702,7 +1824,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			    spool_dir_name(newer[i]));
 			(void)unlinkat(dirfd, name, 0);
 			(void)spool_sync_dir(&n->sp, dirfd);
-			close(fd);
+			coord_lease_close(n->coord, fd);
 			return;
 		}
 	/* A newer copy may already be running on another node. */
@@ -1714,7 +1836,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			    "%s/ runs the newer one)", id, owner, other);
 			(void)unlinkat(dirfd, name, 0);
 			(void)spool_sync_dir(&n->sp, dirfd);
-			close(fd);
+			coord_lease_close(n->coord, fd);
 			return;
 		}
 	}
@@ -1795,7 +1917,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 	fd = -1;
 out:
 	if (fd >= 0)
-		close(fd);
+		coord_lease_close(n->coord, fd);
 	task_fini(&t);
 	buf_fini(&b);
 }
@@ -1836,9 +1958,21 @@ recover_dir(struct node *n, int dirfd, const char *owner)
 				    "file: is a symbolic link (not allowed)");
 			continue;
 		}
-		if (lock_verify(tf, dirfd, de->d_name) != 0) {
-			close(tf);	/* its owner is alive */
-			continue;
+		{
+			char oid[TASK_ID_MAX + 1], why[512];
+			enum coord_status st;
+
+			if (name_to_id(de->d_name, oid) != 0)
+				oid[0] = '\0';
+			st = coord_orphan_take(n->coord, tf, dirfd, de->d_name,
+			    oid[0] != '\0' ? oid : "-", tstime_mono_ms(), why,
+			    sizeof(why));
+			if (st != COORD_OK) {
+				close(tf);	/* its owner is alive */
+				if (st == COORD_ERR)
+					break;	/* cannot tell now */
+				continue;
+			}
 		}
 		recover_orphan(n, dirfd, owner, de->d_name, tf);
 	}
@@ -1901,12 +2035,30 @@ clean_tmp(struct node *n)
 static void
 leader_tick(struct node *n)
 {
+	unsigned long long epoch;
+	int r = coord_leader(n->coord, tstime_mono_ms(), &epoch);
+
+	/* With expiring leases, what this node left in its own active/
+	 * (self-fenced attempts) is recovered once their leases are gone. */
+	if (coord_leases_expire(n->coord))
+		recover_dir(n, n->sp.self, n->sp.node);
+	if (r != 1) {
+		if (n->leader) {
+			log_warnx("node %s is no longer the leader (%s)",
+			    n->sp.node, r == 0 ? "deposed: another node holds "
+			    "the lock" : "coordination backend unreachable");
+			n->leader = 0;
+			scheduler_free(n->sched);
+			n->sched = NULL;
+			due_index_free(n->delayed);
+			n->delayed = NULL;
+		}
+		return;
+	}
 	if (!n->leader) {
-		if (flock(n->leaderfd, LOCK_EX | LOCK_NB) != 0)
-			return;
 		n->leader = 1;
-		log_info("node %s is now the leader (state/leader.lock)",
-		    n->sp.node);
+		log_info("node %s is now the leader (%s lock, epoch %llu)",
+		    n->sp.node, coord_kind(n->coord), epoch);
 		due_index_free(n->delayed);
 		n->delayed = due_index_new((uint64_t)tstime_now_ms());
 		if (n->delayed == NULL)
@@ -1928,23 +2080,26 @@ leader_tick(struct node *n)
 static void
 heartbeat(struct node *n)
 {
-	char name[128];
-	struct buf b;
+	static int64_t started;
+	struct coord_node info;
+	char why[512];
+	double load[1];
 
-	snprintf(name, sizeof(name), "heartbeat.%.64s", n->sp.node);
-	buf_init(&b, 0);
-	if (buf_printf(&b, "pid=%d\nslots=%ld\nrunning=%ld\nclaimed=%llu\n"
-	    "finished=%llu\nleader=%d\nat_ms=%lld\n", (int)getpid(),
-	    n->nslots, n->nrunning, n->claimed, n->finished, n->leader,
-	    (long long)tstime_now_ms()) == 0) {
-		struct spool quiet = n->sp;
-
-		quiet.do_fsync = 0;	/* liveness, not data */
-		if (spool_publish(&quiet, n->sp.dir[SPOOL_STATE], name, b.data,
-		    b.len, -1, 0) != 0)
-			log_warn("heartbeat");
-	}
-	buf_fini(&b);
+	if (started == 0)
+		started = tstime_now_ms();
+	memset(&info, 0, sizeof(info));
+	snprintf(info.id, sizeof(info.id), "%s", n->sp.node);
+	info.pid = (long)getpid();
+	info.slots = n->nslots;
+	info.running = n->nrunning;
+	info.claimed = n->claimed;
+	info.finished = n->finished;
+	info.leader = n->leader;
+	info.at_ms = tstime_now_ms();
+	info.started_ms = started;
+	info.load1 = getloadavg(load, 1) == 1 ? load[0] : 0;
+	if (coord_heartbeat(n->coord, &info, why, sizeof(why)) != 0)
+		log_warnx("heartbeat: %s", why);
 }
 
 /* --- events --- */
@@ -2105,6 +2260,8 @@ next_wakeup(struct node *n)
 		t = n->next_reap;
 	if (n->next_hb < t)
 		t = n->next_hb;
+	if (n->next_lease < t)
+		t = n->next_lease;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
@@ -2164,11 +2321,10 @@ setup(struct node *n)
 		    "daemon its own node_id", n->sp.node, lname);
 		return EX_TEMPFAIL;
 	}
-	n->leaderfd = openat(n->sp.dir[SPOOL_STATE], "leader.lock", O_RDWR |
-	    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (n->leaderfd < 0) {
-		log_warn("state/leader.lock");
-		return EX_CANTCREAT;
+	n->coord = coord_open(n->cfg, n->sp.node, &n->sp, why, sizeof(why));
+	if (n->coord == NULL) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
 	}
 	n->slots = calloc((size_t)n->cfg->slots, sizeof(*n->slots));
 	if (n->slots == NULL)
@@ -2255,11 +2411,12 @@ node_run(struct config *cfg, const char *config_path,
 	n->config_path = config_path;
 	n->overrides = overrides;
 	n->noverrides = noverrides;
-	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->leaderfd = -1;
+	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
-	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
-	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
+	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d, "
+	    "%s coordination", n->sp.node, cfg->spool, cfg->hooks_dir,
+	    n->nslots, (int)getpid(), coord_kind(n->coord));
 	/* Our own active/ first: everything there is from a previous life. */
 	recover_dir(n, n->sp.self, n->sp.node);
 	leader_tick(n);
@@ -2268,6 +2425,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->next_scan = tstime_mono_ms() + cfg->scan_interval_ms;
 	n->next_reap = tstime_mono_ms() + cfg->reap_interval_ms;
 	n->next_hb = tstime_mono_ms() + cfg->heartbeat_ms;
+	n->next_lease = INT64_MAX;
 
 	for (;;) {
 		int nev, sigchld = 0;
@@ -2326,6 +2484,8 @@ node_run(struct config *cfg, const char *config_path,
 		if (n->reload)
 			reload_config(n);
 		check_timeouts(n);
+		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
+		    lease_lost, n);
 		now = tstime_mono_ms();
 		if (n->leader)
 			promote_delayed(n);
@@ -2364,12 +2524,9 @@ node_run(struct config *cfg, const char *config_path,
 	flush_dirty(n);
 	log_info("node %s stopped: %llu claimed, %llu attempts concluded",
 	    n->sp.node, n->claimed, n->finished);
-	{
-		char hb[128];
-
-		snprintf(hb, sizeof(hb), "heartbeat.%.64s", n->sp.node);
-		(void)unlinkat(n->sp.dir[SPOOL_STATE], hb, 0);
-	}
+	/* Leases still held (commits not written) end; the leader lock and
+	 * the heartbeat go. */
+	coord_close(n->coord);
 	nameset_fini(&n->cand);
 	due_index_free(n->delayed);
 	scheduler_free(n->sched);
@@ -2391,6 +2548,5 @@ node_run(struct config *cfg, const char *config_path,
 	close(n->ino);
 	close(n->hooksfd);
 	close(n->nodelock);
-	close(n->leaderfd);
 	return 0;
 }

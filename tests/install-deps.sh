@@ -4,7 +4,8 @@
 # everything is already present.
 set -eu
 pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
-      libcurl4-openssl-dev libhiredis-dev libmariadb-dev jq procps tzdata"
+      libcurl4-openssl-dev libhiredis-dev libmariadb-dev jq procps tzdata
+      redis-server"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
