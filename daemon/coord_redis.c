@@ -8,6 +8,8 @@
  *   leader             "<node>:<leader epoch>", PX heartbeat_ms
  *   leader_epoch       INCR counter: the leader's fencing epoch
  *   node:<id>          hash: the node's heartbeat, PX 3 x heartbeat_ms
+ *                      (also written to state/heartbeat.<id>, as in
+ *                      embedded mode)
  * Every change of a lease or of the leader key is one Lua script (EVALSHA,
  * EVAL when the server lost its script cache), so a check and the change
  * it guards are atomic: a lease is extended or deleted only by the holder
@@ -344,6 +346,7 @@ redis_close(struct coord *c)
 	if (c->redis != NULL)
 		redisFree(c->redis);
 	c->redis = NULL;
+	coord_file_ops.close(c);	/* the heartbeat file */
 }
 
 static enum coord_status
@@ -449,7 +452,9 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	int argc = 0;
 	redisReply *r;
 
-	if (ensure(c, why, whylen) != 0)
+	/* The file too: local tools and NFS hosts see it without Redis. */
+	if (coord_file_ops.heartbeat(c, info, why, whylen) != 0 ||
+	    ensure(c, why, whylen) != 0)
 		return -1;
 	key(c, k, sizeof(k), "node:", c->node);
 	snprintf(v[0], sizeof(v[0]), "%ld", info->pid);

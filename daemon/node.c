@@ -109,6 +109,7 @@ struct commit {
 	int written;			/* results/<id>.json is in place */
 	int warned_move;		/* a failed move was logged */
 	int cancel_marker;		/* state/cancel/<id> to remove */
+	int attempt;			/* the attempt concluded */
 };
 
 struct node {
@@ -1195,9 +1196,9 @@ commits_flush(struct node *n)
 
 		if (!c->written && coord_lease_valid(n->coord, c->lockfd,
 		    now) != COORD_OK) {
-			record_stale(n, c->id, -1, coord_lease_fence(n->coord,
-			    c->lockfd), "result not written before the lease "
-			    "was lost");
+			record_stale(n, c->id, c->attempt, coord_lease_fence(
+			    n->coord, c->lockfd), "result not written before "
+			    "the lease was lost");
 			*pp = c->next;
 			commit_free(n, c);
 			continue;
@@ -1354,6 +1355,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	}
 	c->from_self = srcfd == n->sp.self;
 	c->lockfd = lockfd;
+	c->attempt = a->attempt;
 	c->dest = dest;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->id, sizeof(c->id), "%s", t->request_id);

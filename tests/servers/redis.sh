@@ -1,7 +1,9 @@
 #!/bin/sh
 # Start or stop a throw-away redis-server for the tests.
 #
-#   redis.sh start DIR   start redis-server on 127.0.0.1 and a free port,
+#   redis.sh start DIR   start redis-server on 127.0.0.1 and a free port
+#                        (the port of an earlier start with the same DIR,
+#                        so a test can stop and restart "the" server),
 #                        data, pid file and log in DIR (no persistence);
 #                        wait until it answers PING; print
 #                        TS_TEST_REDIS=127.0.0.1:PORT
@@ -33,7 +35,12 @@ start)
 	command -v redis-server >/dev/null 2>&1 || { echo "redis.sh: redis-server not installed" >&2; exit 69; }
 	mkdir -p "$dir"
 	for try in 1 2 3 4 5; do
-		port=$(free_port)
+		if [ -f "$dir/redis.port" ] && [ $try = 1 ]; then
+			port=$(cat "$dir/redis.port")
+		else
+			port=$(free_port)
+		fi
+		: >"$dir/redis.log"
 		redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" \
 		    --save "" --appendonly no --daemonize yes \
 		    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
