@@ -36,7 +36,7 @@ static const struct key_def keys[] = {
 	S(hooks_dir, "", "directory of hooks (executables named after task "
 	    "codes); empty = <spool>/hooks"),
 	S(node_id, "", "this daemon's node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
-	    "; empty = the host name"),
+	    "; empty = <host>-<yyyymmdd>-<nn> (daemon)"),
 	S(log_level, "info", "error | warning | info | debug"),
 	L(slots, 0, 4096, "0", "hooks run at once by one daemon; 0 = number "
 	    "of CPUs"),
@@ -307,6 +307,7 @@ config_finish(struct config *c, char *why, size_t whylen)
 		if (host[0] == '\0' || !isalnum((unsigned char)host[0]))
 			snprintf(host, sizeof(host), "node");
 		snprintf(c->node_id, sizeof(c->node_id), "%.64s", host);
+		c->node_id_auto = 1;
 	}
 	if (!spool_code_ok(c->node_id)) {
 		snprintf(why, whylen, "node_id: \"%s\" does not match "

@@ -52,6 +52,9 @@ struct config {
 	long lease_ms;		/* Redis lease of a running task, ms */
 	long lease_renew_ms;	/* lease renewal period, ms */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
+	int node_id_auto;	/* node_id was empty: config_finish put the
+				 * host name there; the daemon makes it
+				 * <host>-<yyyymmdd>-<nn> (node.c) */
 };
 
 /* Fill c with the built-in defaults (spool /var/spool/taskspool). */
@@ -80,7 +83,8 @@ int config_load(struct config *c, const char *path, char *why,
 int config_locate(struct config *c, const char *explicit_path,
     const char *spool, char *why, size_t whylen);
 
-/* Resolve derived defaults (hooks_dir, node_id, slots).  Returns 0/-1. */
+/* Resolve derived defaults (hooks_dir, node_id — the host name's first
+ * label, with node_id_auto set —, slots).  Returns 0/-1. */
 int config_finish(struct config *c, char *why, size_t whylen);
 
 /*

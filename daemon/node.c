@@ -2212,8 +2212,9 @@ reload_config(struct node *n)
 		log_warnx("SIGHUP: configuration not reloaded: %s", why);
 		return;
 	}
-	if (strcmp(c.node_id, n->cfg->node_id) != 0 ||
-	    strcmp(c.hooks_dir, n->cfg->hooks_dir) != 0)
+	if ((strcmp(c.node_id, n->cfg->node_id) != 0 && !(c.node_id_auto &&
+	    n->cfg->node_id_auto)) || strcmp(c.hooks_dir, n->cfg->hooks_dir)
+	    != 0)
 		log_warnx("SIGHUP: node_id and hooks_dir changes need a "
 		    "restart; keeping the old values");
 	snprintf(c.node_id, sizeof(c.node_id), "%s", n->cfg->node_id);
@@ -2295,13 +2296,64 @@ next_wakeup(struct node *n)
 	return t < 0 ? 0 : t > 60000 ? 60000 : t;
 }
 
+/*
+ * node_id was not configured: take <host>-<yyyymmdd>-<nn>, the host name
+ * (as config_finish chose it), the start date (UTC) and the first
+ * sequence number 01..99 whose state/node.<id>.lock is free (held from
+ * now on), so that two daemons of one host get distinct ids and logs
+ * tell which day's incarnation ran what.  Returns 0 or a sysexits code.
+ */
+static int
+auto_node_id(struct node *n)
+{
+	struct spool sp;
+	char why[512], id[128], lname[160];
+	time_t now = (time_t)(tstime_now_ms() / 1000);
+	struct tm tm;
+
+	if (spool_open(&sp, n->cfg->spool, NULL, 0, why, sizeof(why)) != 0) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
+	}
+	gmtime_r(&now, &tm);
+	for (int seq = 1; seq <= 99; seq++) {
+		int fd;
+
+		snprintf(id, sizeof(id), "%.52s-%04d%02d%02d-%02d",
+		    n->cfg->node_id, tm.tm_year + 1900, tm.tm_mon + 1,
+		    tm.tm_mday, seq);
+		if (strlen(id) > CONFIG_NODE_MAX)
+			break;		/* cannot happen: 52 + 12 */
+		snprintf(lname, sizeof(lname), "node.%s.lock", id);
+		fd = openat(sp.dir[SPOOL_STATE], lname, O_RDWR | O_CREAT |
+		    O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (fd < 0)
+			break;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			n->nodelock = fd;
+			snprintf(n->cfg->node_id, sizeof(n->cfg->node_id), "%s",
+			    id);
+			spool_close(&sp);
+			return 0;
+		}
+		close(fd);
+	}
+	log_warnx("no free node id %.52s-<date>-01..99 (state/node.*.lock); "
+	    "set node_id", n->cfg->node_id);
+	spool_close(&sp);
+	return EX_TEMPFAIL;
+}
+
 static int
 setup(struct node *n)
 {
 	char why[512], lname[128];
 	sigset_t mask;
 	struct epoll_event ev;
+	int rc;
 
+	if (n->cfg->node_id_auto && (rc = auto_node_id(n)) != 0)
+		return rc;
 	if (spool_open(&n->sp, n->cfg->spool, n->cfg->node_id,
 	    (int)n->cfg->fsync, why, sizeof(why)) != 0) {
 		log_warnx("%s", why);
@@ -2315,8 +2367,9 @@ setup(struct node *n)
 	}
 	/* One daemon per node id. */
 	snprintf(lname, sizeof(lname), "node.%.64s.lock", n->sp.node);
-	n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR | O_CREAT |
-	    O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (n->nodelock < 0)		/* (auto_node_id holds it already) */
+		n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR |
+		    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (n->nodelock < 0 || flock(n->nodelock, LOCK_EX | LOCK_NB) != 0) {
 		log_warnx("node id \"%s\" is already in use by a running "
 		    "daemon on this spool (state/%s is locked); give each "

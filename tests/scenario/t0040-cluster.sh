@@ -25,8 +25,15 @@ drop_many() {	# drop_many PREFIX COUNT [extra members]
 	done
 }
 
-leader_node() { rcli GET "${PREFIX}leader" | sed 's/:[0-9]*$//'; }
-leader_epoch() { rcli GET "${PREFIX}leader" | sed 's/.*://'; }
+# read_leader: LNODE and LEPOCH from one read of the leader key ("" when
+# there is none at this instant).
+read_leader() {
+	_cl_v=$(rcli GET "${PREFIX}leader")
+	LNODE=${_cl_v%:*}
+	LEPOCH=${_cl_v##*:}
+	test -n "$_cl_v"
+}
+leader_node() { read_leader && echo "$LNODE"; }
 
 test_expect_success 'three daemons start in cluster mode' '
 	: >"$TRASH/ids" &&
@@ -113,15 +120,15 @@ test_expect_success 'k9 is rerun elsewhere only after the dead node lease is gon
 '
 
 test_expect_success 'kill -9 of the leader: another node leads with a greater epoch' '
-	wait_for "test -n \"\$(leader_node)\"" 20 &&
-	old=$(leader_node) && oldepoch=$(leader_epoch) &&
+	wait_for read_leader 20 &&
+	old=$LNODE && oldepoch=$LEPOCH &&
 	now_ns >>"$TRASH/kills" &&
 	t0=$(now_ns) &&
 	kill9_daemon "$old" &&
-	wait_for "test -n \"\$(leader_node)\" && test \"\$(leader_node)\" != $old" 30 &&
+	wait_for "read_leader && test \$LNODE != $old" 30 &&
 	t1=$(now_ns) &&
-	echo "# new leader $(leader_node) after $(( (t1 - t0) / 1000000 )) ms" >&3 &&
-	test "$(leader_epoch)" -gt "$oldepoch" &&
+	echo "# new leader $LNODE (epoch $LEPOCH, was $old epoch $oldepoch) after $(( (t1 - t0) / 1000000 )) ms" >&3 &&
+	test "$LEPOCH" -gt "$oldepoch" &&
 	echo "$old" >"$TRASH/oldleader"
 ' 3>&1
 
@@ -133,6 +140,20 @@ test_expect_success 'after the leader died: delayed and immediate tasks all run 
 	check_once "$TRASH/ids" &&
 	check_no_overlap &&
 	test "$(grep -c "^START dl-" "$SPOOL/probe.log")" = 50
+'
+
+test_expect_success 'without node_id two daemons are <host>-<UTC date>-01 and -02' '
+	"$TSD" -d -c "$CONF" -j 1 >>"$TRASH/log.auto1" 2>&1 &
+	p1=$!
+	DAEMON_PIDS="$DAEMON_PIDS $p1"
+	"$TSD" -d -c "$CONF" -j 1 >>"$TRASH/log.auto2" 2>&1 &
+	p2=$!
+	DAEMON_PIDS="$DAEMON_PIDS $p2"
+	day=$(date -u +%Y%m%d) &&
+	wait_for "test \$(ts nodes | grep -c -- \"-$day-0[12] alive\") = 2" 20 &&
+	ts nodes | grep -- "-$day-0[12] " | cut -d" " -f1 | sed "s/.*-//" | sort | tr "\n" " " >"$TRASH/seq" &&
+	test "$(cat "$TRASH/seq")" = "01 02 " &&
+	kill $p1 $p2 && wait $p1 $p2
 '
 
 test_expect_success 'daemons drain and stop; their registry entries go' '
