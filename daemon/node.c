@@ -49,11 +49,13 @@
 #include "backoff.h"
 #include "buf.h"
 #include "coord.h"
+#include "dispatch.h"
 #include "dueindex.h"
 #include "hook.h"
 #include "log.h"
 #include "nameset.h"
 #include "result.h"
+#include "router.h"
 #include "scheduler.h"
 #include "spool.h"
 #include "task.h"
@@ -120,7 +122,12 @@ struct node {
 	struct spool sp;
 	int hooksfd;
 	int ep, sigfd, ino;
-	int wd_incoming, wd_delayed, wd_cancel, wd_jobs;
+	int wd_incoming, wd_delayed, wd_cancel, wd_jobs, wd_queue;
+	int qself;			/* queue/<self>/ */
+	struct nameset qcand;		/* names waiting in queue/<self>/ */
+	struct router *router;		/* leader: the dispatcher */
+	int route_dirty;		/* incoming/ changed: route pass due */
+	int64_t next_route;		/* mono ms: no route pass before */
 	struct sched *sched;		/* leader: recurring jobs */
 	int jobs_dirty;			/* jobs/ changed: rescan */
 	int nodelock, leader;
@@ -357,6 +364,21 @@ cand_add(struct node *n, const char *name, int announced)
 		c->flags |= CAND_ANNOUNCED;
 }
 
+/* Again later: name in dfd (incoming/ or queue/<self>/). */
+static void
+cand_again(struct node *n, int dfd, const char *name, int announced)
+{
+	struct nameset_node *c;
+
+	if (dfd != n->qself) {
+		cand_add(n, name, announced);
+		return;
+	}
+	c = nameset_add(&n->qcand, name, NULL);
+	if (c != NULL && announced)
+		c->flags |= CAND_ANNOUNCED;
+}
+
 static void
 scan_incoming(struct node *n)
 {
@@ -370,6 +392,14 @@ scan_incoming(struct node *n)
 	while ((de = readdir(dp)) != NULL)
 		cand_add(n, de->d_name, 0);
 	closedir(dp);
+	/* And what the dispatcher put in our queue/<self>/. */
+	if (n->qself >= 0 && (dp = spool_opendir(n->qself)) != NULL) {
+		while ((de = readdir(dp)) != NULL)
+			if (de->d_name[0] != '.')
+				cand_again(n, n->qself, de->d_name, 0);
+		closedir(dp);
+	}
+	n->route_dirty = 1;
 }
 
 /* --- delayed/ (leader) --- */
@@ -898,13 +928,14 @@ hook_ok(struct node *n, const char *code)
 
 
 /*
- * Try to claim incoming/name.  announced: the writer closed or renamed it
- * in, so a parse failure is final (else it may still be being written).
+ * Try to claim dfd/name, dfd being incoming/ or queue/<self>/.
+ * announced: the writer closed or renamed it in, so a parse failure is
+ * final (else it may still be being written).
  */
 static void
-claim(struct node *n, const char *name, int announced)
+claim(struct node *n, int dfd, const char *name, int announced)
 {
-	int fd, dfd = n->sp.dir[SPOOL_INCOMING];
+	int fd;
 	struct stat st;
 	char why[512], id[TASK_ID_MAX + 1], final[SPOOL_NAME_MAX];
 	struct task t;
@@ -928,7 +959,7 @@ claim(struct node *n, const char *name, int announced)
 		else {
 			log_warn("open incoming/%s", name);
 			if (errno == EMFILE || errno == ENFILE) {
-				cand_add(n, name, announced);
+				cand_again(n, dfd, name, announced);
 				n->claim_pause = tstime_mono_ms() + 1000;
 			}
 		}
@@ -1045,9 +1076,26 @@ claim(struct node *n, const char *name, int announced)
 	}
 	if (t.not_before_ms < 0 && due >= 0)
 		t.not_before_ms = due;
+	/* Routed tasks (DESIGN §6): the leader's dispatcher moves them to
+	 * queue/<node>/; from our queue we run only what is still ours. */
+	{
+		const char *tg;
+
+		if (dfd != n->qself && dispatch_parse(t.route, &tg) >
+		    DISPATCH_ANY)
+			goto out;
+		if (dfd == n->qself && !router_owns(&t, n->sp.node)) {
+			log_info("%s: in queue/%s/ but routed to %s; back to "
+			    "incoming/", id, n->sp.node, t.route);
+			if (spool_move_excl(dfd, name, n->sp.dir[
+			    SPOOL_INCOMING], name) != 0)
+				log_warn("%s: move back to incoming/", id);
+			goto out;
+		}
+	}
 	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
 		if (n->coord_down) {
-			cand_add(n, name, announced);
+			cand_again(n, dfd, name, announced);
 			n->claim_pause = tstime_mono_ms() + 1000;
 		}
 		goto out;		/* leased elsewhere, or no backend */
@@ -1077,7 +1125,7 @@ claim(struct node *n, const char *name, int announced)
 			if (spool_move_excl(n->sp.self, final, dfd, name) != 0)
 				log_warn("%s: move back to incoming/", id);
 			else
-				cand_add(n, name, 1);
+				cand_again(n, dfd, name, 1);
 			goto out;
 		}
 	}
@@ -2131,8 +2179,12 @@ handle_inotify(struct node *n)
 			}
 			if (ev->len == 0)
 				continue;
-			if (ev->wd == n->wd_incoming)
+			if (ev->wd == n->wd_incoming) {
 				cand_add(n, ev->name, (ev->mask &
+				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
+				n->route_dirty = 1;
+			} else if (ev->wd == n->wd_queue && ev->name[0] != '.')
+				cand_again(n, n->qself, ev->name, (ev->mask &
 				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
 			else if (ev->wd == n->wd_delayed && n->leader)
 				delayed_note(n, ev->name);
@@ -2265,6 +2317,8 @@ next_wakeup(struct node *n)
 		t = n->next_hb;
 	if (n->next_lease < t)
 		t = n->next_lease;
+	if (n->leader && n->route_dirty && n->next_route < t)
+		t = n->next_route;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
@@ -2381,6 +2435,12 @@ setup(struct node *n)
 		log_warnx("%s", why);
 		return EX_CONFIG;
 	}
+	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
+	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
+	if (n->qself < 0 || n->router == NULL) {
+		log_warn("queue/%s/", n->sp.node);
+		return EX_CANTCREAT;
+	}
 	n->slots = calloc((size_t)n->cfg->slots, sizeof(*n->slots));
 	if (n->slots == NULL)
 		return EX_OSERR;
@@ -2393,7 +2453,8 @@ setup(struct node *n)
 			log_warn("tmp/work.%s.%ld", n->sp.node, i);
 			return EX_CANTCREAT;
 		}
-	if (nameset_init(&n->cand) != 0 || nameset_init(&n->hookcache) != 0 ||
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
+	    nameset_init(&n->hookcache) != 0 ||
 	    nameset_init(&n->cancels) != 0)
 		return EX_OSERR;
 
@@ -2416,7 +2477,7 @@ setup(struct node *n)
 	}
 	/* Watch before the first scan, so nothing slips between them. */
 	{
-		char p[CONFIG_PATH_MAX + 32];
+		char p[CONFIG_PATH_MAX + 96];
 
 		snprintf(p, sizeof(p), "%s/incoming", n->cfg->spool);
 		n->wd_incoming = inotify_add_watch(n->ino, p, IN_MOVED_TO |
@@ -2427,6 +2488,10 @@ setup(struct node *n)
 		snprintf(p, sizeof(p), "%s/jobs", n->cfg->spool);
 		n->wd_jobs = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR);
+		snprintf(p, sizeof(p), "%s/queue/%s", n->cfg->spool,
+		    n->sp.node);
+		n->wd_queue = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_CLOSE_WRITE | IN_ONLYDIR);
 		snprintf(p, sizeof(p), "%s/state/cancel", n->cfg->spool);
 		n->wd_cancel = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_CREATE | IN_ONLYDIR);
@@ -2466,7 +2531,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->config_path = config_path;
 	n->overrides = overrides;
 	n->noverrides = noverrides;
-	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = -1;
+	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->qself = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
 	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d, "
@@ -2487,11 +2552,14 @@ node_run(struct config *cfg, const char *config_path,
 		int64_t now;
 
 		while (!n->draining && n->nrunning < n->nslots &&
-		    n->cand.head != NULL &&
+		    (n->cand.head != NULL || n->qcand.head != NULL) &&
 		    tstime_mono_ms() >= n->claim_pause) {
-			struct nameset_node *c = nameset_pop(&n->cand);
+			int q = n->qcand.head != NULL;	/* routed to us first */
+			struct nameset_node *c = nameset_pop(q ? &n->qcand :
+			    &n->cand);
 
-			claim(n, c->name, c->flags & CAND_ANNOUNCED);
+			claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
+			    c->name, c->flags & CAND_ANNOUNCED);
 			free(c);
 		}
 		if (n->commits != NULL)
@@ -2544,6 +2612,13 @@ node_run(struct config *cfg, const char *config_path,
 		now = tstime_mono_ms();
 		if (n->leader)
 			promote_delayed(n);
+		if (n->leader && !n->draining && n->route_dirty &&
+		    now >= n->next_route) {
+			n->route_dirty = 0;
+			n->next_route = now + 20;	/* batch bursts */
+			(void)router_pass(n->router, tstime_now_ms(),
+			    now >= n->next_scan);
+		}
 		/* A draining leader fires no more jobs: its successor (or
 		 * its restart) picks up from the saved progress. */
 		if (n->leader && n->sched != NULL && !n->draining) {
@@ -2569,6 +2644,9 @@ node_run(struct config *cfg, const char *config_path,
 			 * deadline still moves, or epoll would never sleep. */
 			if (!n->draining)
 				leader_tick(n);
+			if (n->leader && !n->draining)
+				(void)router_reap_offline(n->router,
+				    tstime_now_ms());
 			n->next_reap = now + cfg->reap_interval_ms;
 		}
 		if (now >= n->next_hb) {
@@ -2583,6 +2661,10 @@ node_run(struct config *cfg, const char *config_path,
 	 * the heartbeat go. */
 	coord_close(n->coord);
 	nameset_fini(&n->cand);
+	nameset_fini(&n->qcand);
+	router_free(n->router);
+	if (n->qself >= 0)
+		close(n->qself);
 	due_index_free(n->delayed);
 	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);

@@ -142,6 +142,23 @@ START_TEST(node_joins_takes_only)
 }
 END_TEST
 
+/* FIELD-FAILURES B42: 1000 keys over two nodes, 500 ± 75 each. */
+START_TEST(two_nodes_balanced)
+{
+	const char *ab[] = { "A", "B" };
+	struct ring *r = ring_new(ab, 2, RING_VNODES);
+	char key[32];
+	int na = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "job-%d", i);
+		na += strcmp(ring_lookup(r, key), "A") == 0;
+	}
+	ck_assert_msg(na >= 425 && na <= 575, "A has %d of 1000", na);
+	ring_free(r);
+}
+END_TEST
+
 START_TEST(edges)
 {
 	const char *one[] = { "solo" }, *lng[] = {
@@ -178,6 +195,7 @@ main(void)
 	tcase_add_test(tc, order_and_duplicates_do_not_matter);
 	tcase_add_test(tc, node_leaves_moves_only_its_keys);
 	tcase_add_test(tc, node_joins_takes_only);
+	tcase_add_test(tc, two_nodes_balanced);
 	tcase_add_test(tc, edges);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
