@@ -2317,7 +2317,7 @@ next_wakeup(struct node *n)
 		t = n->next_hb;
 	if (n->next_lease < t)
 		t = n->next_lease;
-	if (n->leader && n->route_dirty && n->next_route < t)
+	if (n->leader && !n->draining && n->route_dirty && n->next_route < t)
 		t = n->next_route;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
@@ -2344,7 +2344,8 @@ next_wakeup(struct node *n)
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
-	if (n->claim_pause > now && n->cand.head != NULL && n->claim_pause < t)
+	if (n->claim_pause > now && (n->cand.head != NULL ||
+	    n->qcand.head != NULL) && n->claim_pause < t)
 		t = n->claim_pause;
 	t -= now;
 	return t < 0 ? 0 : t > 60000 ? 60000 : t;

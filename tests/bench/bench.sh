@@ -51,3 +51,4 @@ if [ -x "$BUILD/tools/wheelbench" ]; then
 	"$BUILD/tools/wheelbench" | sed 's/^/  /'
 fi
 BUILD="$BUILD" sh "$(dirname "$0")/bench-triggers.sh"
+BUILD="$BUILD" sh "$(dirname "$0")/bench-cluster.sh"
