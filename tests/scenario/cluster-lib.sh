@@ -39,12 +39,28 @@ rcli() { redis-cli -h "${REDIS%:*}" -p "${REDIS##*:}" "$@"; }
 # now_ns: wall clock, ns (the probe's clock).
 now_ns() { date +%s%N; }
 
+# kill9_logged NODE: kill -9 the daemon of NODE and append to $TRASH/kills
+# "<ns before> <pid> <node> <ns after>", "after" being once the daemon is
+# dead (a zombie or gone): its hooks have then been sent SIGKILL by
+# PR_SET_PDEATHSIG.
+kill9_logged() {
+	_cl_pid=$(daemon_pid "$1")
+	_cl_t0=$(now_ns)
+	kill -9 "$_cl_pid" 2>/dev/null
+	while [ -r "/proc/$_cl_pid/stat" ] &&
+	    [ "$(cut -d" " -f3 "/proc/$_cl_pid/stat" 2>/dev/null)" != Z ]; do
+		sleep 0.01
+	done
+	sleep 0.05	# SIGKILL delivery to the hooks
+	echo "$_cl_t0 $_cl_pid $1 $(now_ns)" >>"$TRASH/kills"
+}
+
 # check_no_overlap: for every id of probe.log, no two attempts overlap.
 # An attempt ends at its END line; one killed without END ends at its
 # logs/<id>/<attempt>.stale record (self-fencing: written after the hook
-# died) or else at the first time in $TRASH/kills (ns, one per line:
-# when the test killed a daemon, whose hooks die with it) after its
-# START.  Prints the offending ids.
+# died) or else at the first kill of its node (results/ names the node of
+# each attempt; $TRASH/kills as written by kill9_logged) that was over
+# after its START.  Prints the offending ids.
 check_no_overlap() {
 	find "$SPOOL/logs" -name '*.stale' 2>/dev/null | while read -r f; do
 		_cl_id=$(basename "$(dirname "$f")")
@@ -54,8 +70,13 @@ check_no_overlap() {
 	done >"$TRASH/stale.lines"
 	touch "$TRASH/kills"
 	sed 's/^/KILL /' "$TRASH/kills" >"$TRASH/kill.lines"
-	cat "$TRASH/kill.lines" "$TRASH/stale.lines" "$SPOOL/probe.log" | awk '
-		$1 == "KILL"  { nk++; kill[nk] = $2 + 0; next }
+	(cd "$SPOOL/results" && find . -name "*.json" -print | xargs -r jq -r \
+	    '.requestId as $i | .attempts[] | "NODE \($i) \(.attempt) \(.node)"') \
+	    >"$TRASH/node.lines"
+	cat "$TRASH/kill.lines" "$TRASH/node.lines" "$TRASH/stale.lines" \
+	    "$SPOOL/probe.log" | awk '
+		$1 == "KILL"  { nk++; kn[nk] = $4; kill[nk] = $5 + 0; next }
+		$1 == "NODE"  { nd[$2 " " $3] = $4; next }
 		$1 == "STALE" { st[$2 " " $3] = $4 * 1000000; next }
 		$1 == "START" { s[$2 " " $3] = $4 + 0; ids[$2] = 1
 				if ($3 + 0 > max[$2]) max[$2] = $3 + 0; next }
@@ -74,7 +95,8 @@ check_no_overlap() {
 					else {
 						prev_end = 9e18
 						for (i = 1; i <= nk; i++)
-							if (kill[i] > s[k] && kill[i] < prev_end)
+							if (kn[i] == nd[k] && kill[i] > s[k] &&
+							    kill[i] < prev_end)
 								prev_end = kill[i]
 					}
 				}
@@ -83,9 +105,11 @@ check_no_overlap() {
 		}'
 }
 
-# check_once IDS_FILE: every id terminal exactly once (one file in
-# done|failed|cancelled, one result), none left in incoming/ delayed/
-# active/*/ queue/*/, no task file in tmp/.
+# check_once IDS_FILE [KILLS]: every id terminal exactly once (one file
+# in done|failed|cancelled, one result), none left in incoming/ delayed/
+# active/*/ queue/*/, and no file in tmp/ (with KILLS, a file of
+# "<ns> <pid>" lines of killed daemons: only the temporaries those
+# daemons were writing, named <s>.<ns>.P<pid>.<n>).
 check_once() {
 	for d in done failed cancelled; do ls "$SPOOL/$d"; done |
 	    sed 's/\.json$//' | sort >"$TRASH/terminal.ids" &&
@@ -94,5 +118,14 @@ check_once() {
 	test "$(count_files "$SPOOL/incoming")" = 0 &&
 	test "$(count_files "$SPOOL/delayed")" = 0 &&
 	test "$(find "$SPOOL/active" "$SPOOL/queue" -mindepth 2 -type f | wc -l)" = 0 &&
-	test "$(find "$SPOOL/tmp" -type f | wc -l)" = 0
+	if [ -z "${2:-}" ]; then
+		test "$(find "$SPOOL/tmp" -type f | wc -l)" = 0
+	else
+		find "$SPOOL/tmp" -maxdepth 1 -type f | sed "s|.*/||" |
+		    awk "FILENAME == ARGV[1] { killed[\$2] = 1; next }
+			{ if (split(\$0, f, \".\") != 4 || f[3] !~ /^P[0-9]+\$/ ||
+			    !(substr(f[3], 2) in killed)) { print \"stray:\", \$0; bad = 1 } }
+			END { exit bad }" "$2" - &&
+		test "$(find "$SPOOL/tmp" -mindepth 2 -type f | wc -l)" = 0
+	fi
 }

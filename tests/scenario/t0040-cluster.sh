@@ -98,8 +98,7 @@ test_expect_success 'kill -9 of a node mid-hook: its process group dies with it'
 	echo "$victim" >"$TRASH/victim" &&
 	rcli GET "${PREFIX}lease:k9" >"$TRASH/k9.token" &&
 	grep -q "^$victim:" "$TRASH/k9.token" &&
-	now_ns >>"$TRASH/kills" &&
-	kill9_daemon "$victim" &&
+	kill9_logged "$victim" &&
 	wait_for "! kill -0 $hookpid 2>/dev/null" 10
 '
 
@@ -122,9 +121,8 @@ test_expect_success 'k9 is rerun elsewhere only after the dead node lease is gon
 test_expect_success 'kill -9 of the leader: another node leads with a greater epoch' '
 	wait_for read_leader 20 &&
 	old=$LNODE && oldepoch=$LEPOCH &&
-	now_ns >>"$TRASH/kills" &&
 	t0=$(now_ns) &&
-	kill9_daemon "$old" &&
+	kill9_logged "$old" &&
 	wait_for "read_leader && test \$LNODE != $old" 30 &&
 	t1=$(now_ns) &&
 	echo "# new leader $LNODE (epoch $LEPOCH, was $old epoch $oldepoch) after $(( (t1 - t0) / 1000000 )) ms" >&3 &&
