@@ -11,7 +11,7 @@
 . "$(dirname "$0")/cluster-lib.sh"
 redis_setup
 
-N=${CLUSTER_N:-1500}
+N=${CLUSTER_N:-3000}
 
 drop_many() {	# drop_many PREFIX COUNT [extra members]
 	_i=1
