@@ -1,6 +1,10 @@
 /*
  * node — the node daemon; see node.h.
  *
+ * Coordination (leases, leader lock, heartbeats) goes through coord.h:
+ * flock and files in embedded mode, Redis in cluster mode; routed tasks
+ * go through router.h (the leader's dispatcher, queue/<node>/).
+ *
  * Owns: the claim loop over incoming/, the slots (running hooks), attempt
  * conclusion (retry with backoff into delayed/, or the terminal move with
  * its result), recovery of active/<self>/ at start, and — while it holds
@@ -2386,8 +2390,7 @@ auto_node_id(struct node *n)
 			break;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			n->nodelock = fd;
-			snprintf(n->cfg->node_id, sizeof(n->cfg->node_id), "%s",
-			    id);
+			memcpy(n->cfg->node_id, id, strlen(id) + 1); /* <= 64 */
 			spool_close(&sp);
 			return 0;
 		}

@@ -146,7 +146,8 @@ to_queue(struct router *r, const char *name, const char *node,
 static int
 broadcast(struct router *r, struct task *t, const char *name)
 {
-	char id[TASK_ID_MAX + 1], sid[TASK_ID_MAX + 16], fname[SPOOL_NAME_MAX];
+	char id[TASK_ID_MAX + 1], sid[TASK_ID_MAX + 32];
+	char fname[TASK_ID_MAX + 48];
 	char route[CONFIG_NODE_MAX + 8];
 	int done = 0;
 
