@@ -50,7 +50,7 @@ struct coord {
 	/* file backend */
 	int leaderfd;
 	/* redis backend */
-	void *redis;			/* redisContext *, NULL = not connected */
+	void *redis;			/* redisContext *, NULL = none */
 	int64_t retry_mono;		/* no reconnect before this */
 	char addr[256], password[256], prefix[64];
 	char sentinel[256], sentinel_master[64];

@@ -28,7 +28,7 @@ struct router {
 	struct dispatch_node *dn;	/* the same, with assigned counts */
 	size_t nlive;
 	struct ring *ring;		/* of the live nodes */
-	int64_t live_at;		/* mono ms of the last read, 0 = never */
+	int64_t live_at;		/* mono ms of the last read, 0 never */
 	int live_ok;			/* the last read succeeded */
 	unsigned long rr;		/* round-robin position */
 	struct nameset plain;		/* incoming/ names not to route */
@@ -233,7 +233,7 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 	}
 	snprintf(final, sizeof(final), "%s.json", t.request_id);
 	if (strcmp(final, name) != 0)
-		goto out;		/* a name mismatch is quarantined there */
+		goto out;	/* a name mismatch is quarantined there */
 	if (route == DISPATCH_BROADCAST) {
 		moved = broadcast(r, &t, name);
 		goto out;

@@ -359,6 +359,20 @@ START_TEST(leader_deposed)
 		ck_assert_uint_gt(eb, ea);
 		ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 0);
 		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 1);
+		/* FIELD-FAILURES B02 phase 2: a token of no node holds the
+		 * key: nobody leads while it exists, then one node does. */
+		ck_assert_int_eq(raw("DEL %s", k), 1);
+		{
+			char cmd[200];
+
+			snprintf(cmd, sizeof(cmd), "SET %s ghost PX 600", k);
+			ck_assert_int_eq(raw(cmd, ""), -1);	/* +OK */
+		}
+		ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 0);
+		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 0);
+		sleep_ms(700);
+		ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 1);
+		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 0);
 	}
 	coord_close(a);
 	coord_close(b);

@@ -54,7 +54,8 @@ START_TEST(small_ring_by_hand)
 	ck_assert_ptr_nonnull(r3);
 	ck_assert_ptr_nonnull(r2);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_str_eq(ring_lookup(r3, cases[i].key), cases[i].with_c);
+		ck_assert_str_eq(ring_lookup(r3, cases[i].key),
+		    cases[i].with_c);
 		ck_assert_str_eq(ring_lookup(r2, cases[i].key),
 		    cases[i].without_c);
 	}
