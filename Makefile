@@ -11,7 +11,7 @@
 
 BUILD    ?= build
 CC       ?= cc
-PKGS      = jansson libcrypto libcurl libmariadb
+PKGS      = jansson libcrypto libcurl libmariadb hiredis
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)

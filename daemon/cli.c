@@ -30,6 +30,7 @@
 #include "cli_jobs.h"
 #include "cli_top.h"
 #include "cli_records.h"
+#include "cli_nodes.h"
 #include "config.h"
 #include "result.h"
 #include "spool.h"
@@ -64,6 +65,7 @@ static const char *const top_usage =
 "  cancel ID                  cancel a pending or running task\n"
 "  retry ID                   run a FAILED or CANCELLED task again\n"
 "  config                     print the effective configuration\n"
+"  nodes                      the daemons of the spool: state, age, load\n"
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
@@ -1236,6 +1238,12 @@ cli_main(int argc, char **argv)
 		    "built-in defaults");
 		config_dump(&c.cfg, stdout);
 		return 0;
+	}
+	if (strcmp(cmd, "nodes") == 0) {
+		int rc = cli_open(&c);
+
+		return rc != 0 ? rc : cli_nodes_main(&c.cfg, &c.sp, c.json,
+		    argc, argv);
 	}
 	if (strcmp(cmd, "help") == 0) {
 		fputs(top_usage, stdout);

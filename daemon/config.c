@@ -37,7 +37,7 @@ static const struct key_def keys[] = {
 	S(hooks_dir, "", "directory of hooks (executables named after task "
 	    "codes); empty = <spool>/hooks"),
 	S(node_id, "", "this daemon's node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
-	    "; empty = the host name"),
+	    "; empty = <host>-<yyyymmdd>-<nn> (daemon)"),
 	S(log_level, "info", "error | warning | info | debug"),
 	L(slots, 0, 4096, "0", "hooks run at once by one daemon; 0 = number "
 	    "of CPUs"),
@@ -105,6 +105,19 @@ static const struct key_def keys[] = {
 	    "names none"),
 	S(mariadb_database, "taskspool", "MariaDB database when the mariadb "
 	    "value names none"),
+	S(redis, "", "host:port of the Redis server: cluster mode (leases, "
+	    "heartbeats, leader lock in Redis); empty = embedded mode"),
+	S(redis_password, "", "Redis AUTH password; empty = none"),
+	L(redis_db, 0, 1000000, "0", "Redis database index (SELECT)"),
+	S(redis_prefix, "taskspool:", "prefix of every Redis key (one "
+	    "prefix per spool sharing a server)"),
+	S(sentinel, "", "host:port[,host:port...] of Redis Sentinels: the "
+	    "master is asked of them at each connection (overrides redis)"),
+	S(sentinel_master, "mymaster", "master name given to the sentinels"),
+	L(lease_ms, 1000, 86400000, "180000", "ms a Redis task lease lives "
+	    "without renewal; a node that cannot renew kills the hook first"),
+	L(lease_renew_ms, 100, 43200000, "30000", "ms between lease "
+	    "renewals; at most lease_ms/2 (lease_ms/6 advised)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -342,6 +355,7 @@ config_finish(struct config *c, char *why, size_t whylen)
 		if (host[0] == '\0' || !isalnum((unsigned char)host[0]))
 			snprintf(host, sizeof(host), "node");
 		snprintf(c->node_id, sizeof(c->node_id), "%.64s", host);
+		c->node_id_auto = 1;
 	}
 	if (!spool_code_ok(c->node_id)) {
 		snprintf(why, whylen, "node_id: \"%s\" does not match "

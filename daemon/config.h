@@ -61,7 +61,18 @@ struct config {
 	char mariadb_user[128];
 	char mariadb_password[256];
 	char mariadb_database[65];
+	char redis[256];	/* "host:port" of Redis: cluster mode; "" = embedded */
+	char redis_password[256]; /* AUTH password, "" = none */
+	long redis_db;		/* SELECT index */
+	char redis_prefix[64];	/* prefix of every key */
+	char sentinel[256];	/* "host:port[,...]" of Redis Sentinels */
+	char sentinel_master[64]; /* master name asked of the sentinels */
+	long lease_ms;		/* Redis lease of a running task, ms */
+	long lease_renew_ms;	/* lease renewal period, ms */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
+	int node_id_auto;	/* node_id was empty: config_finish put the
+				 * host name there; the daemon makes it
+				 * <host>-<yyyymmdd>-<nn> (node.c) */
 };
 
 /* Fill c with the built-in defaults (spool /var/spool/taskspool). */
@@ -90,7 +101,8 @@ int config_load(struct config *c, const char *path, char *why,
 int config_locate(struct config *c, const char *explicit_path,
     const char *spool, char *why, size_t whylen);
 
-/* Resolve derived defaults (hooks_dir, node_id, slots).  Returns 0/-1. */
+/* Resolve derived defaults (hooks_dir, node_id — the host name's first
+ * label, with node_id_auto set —, slots).  Returns 0/-1. */
 int config_finish(struct config *c, char *why, size_t whylen);
 
 /*

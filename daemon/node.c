@@ -1,6 +1,10 @@
 /*
  * node — the node daemon; see node.h.
  *
+ * Coordination (leases, leader lock, heartbeats) goes through coord.h:
+ * flock and files in embedded mode, Redis in cluster mode; routed tasks
+ * go through router.h (the leader's dispatcher, queue/<node>/).
+ *
  * Owns: the claim loop over incoming/, the slots (running hooks), attempt
  * conclusion (retry with backoff into delayed/, or the terminal move with
  * its result), recovery of active/<self>/ at start, and — while it holds
@@ -49,6 +53,8 @@
 #include "backoff.h"
 #include "callback.h"
 #include "buf.h"
+#include "coord.h"
+#include "dispatch.h"
 #include "dueindex.h"
 #include "hook.h"
 #include "log.h"
@@ -56,6 +62,7 @@
 #include "nameset.h"
 #include "records.h"
 #include "result.h"
+#include "router.h"
 #include "scheduler.h"
 #include "spool.h"
 #include "task.h"
@@ -81,6 +88,7 @@ struct slot {
 	int used;
 	pid_t pid;
 	int lockfd;			/* the lease: flock on the task */
+	int fenced;			/* lease lost: killed, no outcome */
 	char name[SPOOL_NAME_MAX];	/* <id>.json in active/<self>/ */
 	struct task t;
 	int attempt;
@@ -111,6 +119,7 @@ struct commit {
 	int warned_move;		/* a failed move was logged */
 	int cancel_marker;		/* state/cancel/<id> to remove */
 	struct buf cb;			/* callback delivery to publish first */
+	int attempt;			/* the attempt concluded */
 };
 
 struct node {
@@ -121,10 +130,16 @@ struct node {
 	struct spool sp;
 	int hooksfd;
 	int ep, sigfd, ino;
-	int wd_incoming, wd_delayed, wd_cancel, wd_jobs;
+	int wd_incoming, wd_delayed, wd_cancel, wd_jobs, wd_queue;
+	int qself;			/* queue/<self>/ */
+	struct nameset qcand;		/* names waiting in queue/<self>/ */
+	struct router *router;		/* leader: the dispatcher */
+	int route_dirty;		/* incoming/ changed: route pass due */
+	int64_t next_route;		/* mono ms: no route pass before */
 	struct sched *sched;		/* leader: recurring jobs */
 	int jobs_dirty;			/* jobs/ changed: rescan */
-	int nodelock, leaderfd, leader;
+	int nodelock, leader;
+	struct coord *coord;		/* leases, leader lock, heartbeats */
 	struct slot *slots;
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
@@ -140,6 +155,8 @@ struct node {
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	int64_t next_metrics;		/* mono ms: metrics/<node>.prom */
 	int64_t claim_pause;		/* mono ms: no claims before this */
+	int64_t next_lease;		/* mono ms: next lease renewal */
+	int coord_down;			/* backend unreachable was logged */
 	unsigned long long claimed, finished, scans;
 };
 
@@ -226,24 +243,6 @@ effective_retries(const struct node *n, const struct task *t)
 	return t->max_retries >= 0 ? t->max_retries : (int)n->cfg->max_retries;
 }
 
-/* Lock fd exclusively without blocking and check it is still dirfd/name. */
-static int
-lock_verify(int fd, int dirfd, const char *name)
-{
-	struct stat a, b;
-
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0)
-		return -1;
-	if (fstat(fd, &a) != 0 || fstatat(dirfd, name, &b,
-	    AT_SYMLINK_NOFOLLOW) != 0 || a.st_ino != b.st_ino ||
-	    a.st_dev != b.st_dev) {
-		flock(fd, LOCK_UN);
-		errno = ESTALE;
-		return -1;
-	}
-	return 0;
-}
-
 static void
 mark_dirty(struct node *n, enum spool_dir d)
 {
@@ -283,6 +282,97 @@ quarantine(struct node *n, int dirfd, const char *name, const char *reason)
 	metrics_corrupt();
 }
 
+/* --- leases (coord) --- */
+
+/*
+ * Lease request id for attempt on fd, whose flock is held.  Returns 0, or
+ * -1: another node's lease (a copy runs or is being reaped there), or the
+ * coordination backend is unreachable (n->coord_down set, logged once).
+ */
+static int
+lease_take(struct node *n, int fd, const char *id, int attempt)
+{
+	char why[512];
+
+	switch (coord_lease_acquire(n->coord, fd, id, attempt,
+	    tstime_mono_ms(), why, sizeof(why))) {
+	case COORD_OK:
+		if (n->coord_down)
+			log_info("%s coordination is back", coord_kind(
+			    n->coord));
+		n->coord_down = 0;
+		return 0;
+	case COORD_BUSY:
+		log_debug("%s: leased by another node", id);
+		return -1;
+	default:
+		if (!n->coord_down)
+			log_warnx("%s; no claims until it answers", why);
+		n->coord_down = 1;
+		return -1;
+	}
+}
+
+/*
+ * What a fenced attempt (its lease lost) ended with goes to
+ * logs/<id>/<attempt>.stale, never into results/: the reaper concludes
+ * that attempt as LOST.  Best effort (a missing record loses nothing).
+ */
+static void
+record_stale(struct node *n, const char *id, int attempt, long long fence,
+    const char *what)
+{
+	char lname[64];
+	int dfd, fd;
+	struct buf b;
+
+	log_warnx("%s: attempt %d is stale (lease lost): %s; not reported "
+	    "as the outcome", id, attempt, what);
+	if (mkdirat(n->sp.dir[SPOOL_LOGS], id, 0750) != 0 && errno != EEXIST)
+		return;
+	dfd = openat(n->sp.dir[SPOOL_LOGS], id, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	snprintf(lname, sizeof(lname), "%d.stale", attempt);
+	fd = openat(dfd, lname, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+	    O_CLOEXEC, 0640);
+	close(dfd);
+	if (fd < 0)
+		return;
+	buf_init(&b, 0);
+	if (buf_printf(&b, "node=%s attempt=%d fence=%lld at_ms=%lld: %s\n",
+	    n->sp.node, attempt, fence, (long long)tstime_now_ms(), what) == 0)
+		(void)!write(fd, b.data, b.len);
+	buf_fini(&b);
+	close(fd);
+}
+
+/*
+ * coord_tick's report: the lease on fd is lost or could not be renewed
+ * in time.  Self-fencing: the hook holding it is killed at once (its
+ * whole process group) and will not be concluded; a queued commit is
+ * dropped by commits_flush.
+ */
+static void
+lease_lost(void *arg, int fd)
+{
+	struct node *n = arg;
+
+	for (long i = 0; i < n->nslots; i++) {
+		struct slot *sl = &n->slots[i];
+
+		if (!sl->used || sl->lockfd != fd || sl->fenced)
+			continue;
+		sl->fenced = 1;
+		log_warnx("%.*s: lease lost or not renewed in time; killing "
+		    "process group %d (self-fencing)", (int)strlen(sl->name) -
+		    5, sl->name, (int)sl->pid);
+		if (sl->pid > 0)
+			(void)hook_kill_group(sl->pid, SIGKILL);
+	}
+}
+
 /* --- candidates from incoming/ --- */
 
 static void
@@ -293,6 +383,21 @@ cand_add(struct node *n, const char *name, int announced)
 	if (name[0] == '.' || name[0] == '\0')
 		return;		/* editor/NFS temporaries, never tasks */
 	c = nameset_add(&n->cand, name, NULL);
+	if (c != NULL && announced)
+		c->flags |= CAND_ANNOUNCED;
+}
+
+/* Again later: name in dfd (incoming/ or queue/<self>/). */
+static void
+cand_again(struct node *n, int dfd, const char *name, int announced)
+{
+	struct nameset_node *c;
+
+	if (dfd != n->qself) {
+		cand_add(n, name, announced);
+		return;
+	}
+	c = nameset_add(&n->qcand, name, NULL);
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
 }
@@ -310,6 +415,14 @@ scan_incoming(struct node *n)
 	while ((de = readdir(dp)) != NULL)
 		cand_add(n, de->d_name, 0);
 	closedir(dp);
+	/* And what the dispatcher put in our queue/<self>/. */
+	if (n->qself >= 0 && (dp = spool_opendir(n->qself)) != NULL) {
+		while ((de = readdir(dp)) != NULL)
+			if (de->d_name[0] != '.')
+				cand_again(n, n->qself, de->d_name, 0);
+		closedir(dp);
+	}
+	n->route_dirty = 1;
 }
 
 /* --- delayed/ (leader) --- */
@@ -699,6 +812,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	snprintf(num, sizeof(num), "%d", effective_retries(n, &sl->t) + 1);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_MAX_ATTEMPTS", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_NODE", n->sp.node);
+	snprintf(num, sizeof(num), "%lld", coord_lease_fence(n->coord, lockfd));
+	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_FENCE", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TRIGGER_TIME",
 	    sl->t.trigger_ms >= 0 ? tstime_format_ms(when, sizeof(when),
 	    sl->t.trigger_ms) : "");
@@ -782,7 +897,7 @@ fail:
 		    nm) != 0)
 			log_warn("%s: move back to incoming/ (recovered as a "
 			    "lost attempt instead)", id);
-		close(lockfd);
+		coord_lease_close(n->coord, lockfd);
 		n->claim_pause = tstime_mono_ms() + 1000;
 		return;
 	}
@@ -844,13 +959,14 @@ hook_ok(struct node *n, const char *code)
 
 
 /*
- * Try to claim incoming/name.  announced: the writer closed or renamed it
- * in, so a parse failure is final (else it may still be being written).
+ * Try to claim dfd/name, dfd being incoming/ or queue/<self>/.
+ * announced: the writer closed or renamed it in, so a parse failure is
+ * final (else it may still be being written).
  */
 static void
-claim(struct node *n, const char *name, int announced)
+claim(struct node *n, int dfd, const char *name, int announced)
 {
-	int fd, dfd = n->sp.dir[SPOOL_INCOMING];
+	int fd;
 	struct stat st;
 	char why[512], id[TASK_ID_MAX + 1], final[SPOOL_NAME_MAX];
 	struct task t;
@@ -874,13 +990,13 @@ claim(struct node *n, const char *name, int announced)
 		else {
 			log_warn("open incoming/%s", name);
 			if (errno == EMFILE || errno == ENFILE) {
-				cand_add(n, name, announced);
+				cand_again(n, dfd, name, announced);
 				n->claim_pause = tstime_mono_ms() + 1000;
 			}
 		}
 		return;
 	}
-	if (lock_verify(fd, dfd, name) != 0) {
+	if (coord_flock_verify(fd, dfd, name) != 0) {
 		close(fd);		/* another daemon is claiming it */
 		return;
 	}
@@ -991,6 +1107,30 @@ claim(struct node *n, const char *name, int announced)
 	}
 	if (t.not_before_ms < 0 && due >= 0)
 		t.not_before_ms = due;
+	/* Routed tasks (DESIGN §6): the leader's dispatcher moves them to
+	 * queue/<node>/; from our queue we run only what is still ours. */
+	{
+		const char *tg;
+
+		if (dfd != n->qself && dispatch_parse(t.route, &tg) >
+		    DISPATCH_ANY)
+			goto out;
+		if (dfd == n->qself && !router_owns(&t, n->sp.node)) {
+			log_info("%s: in queue/%s/ but routed to %s; back to "
+			    "incoming/", id, n->sp.node, t.route);
+			if (spool_move_excl(dfd, name, n->sp.dir[
+			    SPOOL_INCOMING], name) != 0)
+				log_warn("%s: move back to incoming/", id);
+			goto out;
+		}
+	}
+	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
+		if (n->coord_down) {
+			cand_again(n, dfd, name, announced);
+			n->claim_pause = tstime_mono_ms() + 1000;
+		}
+		goto out;		/* leased elsewhere, or no backend */
+	}
 	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
 		if (errno == EEXIST) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
@@ -1016,7 +1156,7 @@ claim(struct node *n, const char *name, int announced)
 			if (spool_move_excl(n->sp.self, final, dfd, name) != 0)
 				log_warn("%s: move back to incoming/", id);
 			else
-				cand_add(n, name, 1);
+				cand_again(n, dfd, name, 1);
 			goto out;
 		}
 	}
@@ -1051,7 +1191,7 @@ claim(struct node *n, const char *name, int announced)
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
 	if (fd >= 0)
-		close(fd);
+		coord_lease_close(n->coord, fd);
 	task_fini(&t);
 	buf_fini(&b);
 }
@@ -1126,10 +1266,10 @@ commit_move(struct node *n, struct commit *c)
 }
 
 static void
-commit_free(struct commit *c)
+commit_free(struct node *n, struct commit *c)
 {
 	if (c->lockfd >= 0)
-		close(c->lockfd);
+		coord_lease_close(n->coord, c->lockfd);
 	if (c->srcfd >= 0)
 		close(c->srcfd);
 	buf_fini(&c->result);
@@ -1144,6 +1284,20 @@ commits_flush(struct node *n)
 	int64_t now = tstime_mono_ms();
 	int any = 0;
 
+	for (pp = &n->commits; *pp != NULL;) {
+		struct commit *c = *pp;
+
+		if (!c->written && coord_lease_valid(n->coord, c->lockfd,
+		    now) != COORD_OK) {
+			record_stale(n, c->id, c->attempt, coord_lease_fence(
+			    n->coord, c->lockfd), "result not written before "
+			    "the lease was lost");
+			*pp = c->next;
+			commit_free(n, c);
+			continue;
+		}
+		pp = &c->next;
+	}
 	for (struct commit *c = n->commits; c != NULL; c = c->next)
 		if (!c->written && c->next_try_mono <= now) {
 			if (commit_write(n, c) == 0)
@@ -1161,7 +1315,7 @@ commits_flush(struct node *n)
 		if (c->written && c->next_try_mono <= now &&
 		    commit_move(n, c) == 0) {
 			*pp = c->next;
-			commit_free(c);
+			commit_free(n, c);
 			continue;
 		}
 		pp = &c->next;
@@ -1191,7 +1345,14 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (name_to_id(name, t->request_id) != 0) {
 		log_warnx("conclude: bad name %s", name);
 		if (lockfd >= 0)
-			close(lockfd);
+			coord_lease_close(n->coord, lockfd);
+		return;
+	}
+	if (coord_lease_valid(n->coord, lockfd, tstime_mono_ms()) !=
+	    COORD_OK) {
+		record_stale(n, t->request_id, a->attempt, coord_lease_fence(
+		    n->coord, lockfd), a->reason);
+		coord_lease_close(n->coord, lockfd);
 		return;
 	}
 	n->finished++;
@@ -1219,7 +1380,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 			log_warn("%s: cannot queue retry", t->request_id);
 			buf_fini(&enc);
 			if (lockfd >= 0)
-				close(lockfd);
+				coord_lease_close(n->coord, lockfd);
 			return;
 		}
 		buf_fini(&enc);
@@ -1229,7 +1390,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		if (srcfd == n->sp.self)
 			n->dirty_self = 1;
 		if (lockfd >= 0)
-			close(lockfd);
+			coord_lease_close(n->coord, lockfd);
 		if (n->leader)
 			delayed_note(n, name);
 		metrics_retry();
@@ -1282,6 +1443,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	ri.stderr_tail = etail;
 	ri.stderr_len = elen;
 	ri.max_retries = retries;
+	ri.fence = coord_lease_fence(n->coord, lockfd);
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		goto nomem;
@@ -1293,6 +1455,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	}
 	c->from_self = srcfd == n->sp.self;
 	c->lockfd = lockfd;
+	c->attempt = a->attempt;
 	c->dest = dest;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
@@ -1334,7 +1497,7 @@ nomem:
 	log_warn("%s: cannot conclude the attempt now (out of memory or "
 	    "descriptors); left in active/ for recovery", t->request_id);
 	if (lockfd >= 0)
-		close(lockfd);
+		coord_lease_close(n->coord, lockfd);
 }
 
 /*
@@ -1437,6 +1600,18 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 
 		if (name_to_id(sl->name, sid) == 0)
 			kill_strays(n, sid, sl->attempt);
+		if (sl->fenced) {
+			/* The file stays in active/<self>/, unlocked: the
+			 * reaper concludes the attempt as LOST. */
+			record_stale(n, sid, sl->attempt, coord_lease_fence(
+			    n->coord, sl->lockfd), "killed by its node "
+			    "(self-fencing)");
+			work_reset(&n->work[sl - n->slots]);
+			coord_lease_close(n->coord, sl->lockfd);
+			sl->lockfd = -1;
+			slot_free(n, sl);
+			return;
+		}
 	}
 	stream_drain(n, sl, &sl->out, "out");
 	stream_drain(n, sl, &sl->err, "err");
@@ -1640,17 +1815,18 @@ cancel_pending(struct node *n, const char *id)
 		    sizeof(why));
 		if (fd < 0)
 			continue;
-		if (lock_verify(fd, dfd, file) != 0) {
-			close(fd);
+		if (coord_flock_verify(fd, dfd, file) != 0) {
+			coord_lease_close(n->coord, fd);
 			continue;
 		}
 		task_init(&t);
 		buf_init(&b, TASK_FILE_MAX);
 		if (buf_read_fd(&b, fd) != 0 || task_decode(b.data != NULL ?
 		    b.data : "", b.len, &t, &te) != 0 ||
+		    lease_take(n, fd, id, (int)t.nattempts + 1) != 0 ||
 		    spool_move_excl(dfd, file, n->sp.self, file) != 0) {
 			/* Malformed files are the claim path's business. */
-			close(fd);
+			coord_lease_close(n->coord, fd);
 			task_fini(&t);
 			buf_fini(&b);
 			return 0;
@@ -1746,7 +1922,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 
 	if (name_to_id(name, id) != 0) {
 		quarantine(n, dirfd, name, "file name: not <requestId>.json");
-		close(fd);
+		coord_lease_close(n->coord, fd);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++)
@@ -1757,7 +1933,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			    spool_dir_name(newer[i]));
 			(void)unlinkat(dirfd, name, 0);
 			(void)spool_sync_dir(&n->sp, dirfd);
-			close(fd);
+			coord_lease_close(n->coord, fd);
 			return;
 		}
 	/* A newer copy may already be running on another node. */
@@ -1769,7 +1945,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			    "%s/ runs the newer one)", id, owner, other);
 			(void)unlinkat(dirfd, name, 0);
 			(void)spool_sync_dir(&n->sp, dirfd);
-			close(fd);
+			coord_lease_close(n->coord, fd);
 			return;
 		}
 	}
@@ -1858,7 +2034,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 	fd = -1;
 out:
 	if (fd >= 0)
-		close(fd);
+		coord_lease_close(n->coord, fd);
 	task_fini(&t);
 	buf_fini(&b);
 }
@@ -1899,9 +2075,21 @@ recover_dir(struct node *n, int dirfd, const char *owner)
 				    "file: is a symbolic link (not allowed)");
 			continue;
 		}
-		if (lock_verify(tf, dirfd, de->d_name) != 0) {
-			close(tf);	/* its owner is alive */
-			continue;
+		{
+			char oid[TASK_ID_MAX + 1], why[512];
+			enum coord_status st;
+
+			if (name_to_id(de->d_name, oid) != 0)
+				oid[0] = '\0';
+			st = coord_orphan_take(n->coord, tf, dirfd, de->d_name,
+			    oid[0] != '\0' ? oid : "-", tstime_mono_ms(), why,
+			    sizeof(why));
+			if (st != COORD_OK) {
+				close(tf);	/* its owner is alive */
+				if (st == COORD_ERR)
+					break;	/* cannot tell now */
+				continue;
+			}
 		}
 		recover_orphan(n, dirfd, owner, de->d_name, tf);
 	}
@@ -1964,12 +2152,30 @@ clean_tmp(struct node *n)
 static void
 leader_tick(struct node *n)
 {
+	unsigned long long epoch;
+	int r = coord_leader(n->coord, tstime_mono_ms(), &epoch);
+
+	/* With expiring leases, what this node left in its own active/
+	 * (self-fenced attempts) is recovered once their leases are gone. */
+	if (coord_leases_expire(n->coord))
+		recover_dir(n, n->sp.self, n->sp.node);
+	if (r != 1) {
+		if (n->leader) {
+			log_warnx("node %s is no longer the leader (%s)",
+			    n->sp.node, r == 0 ? "deposed: another node holds "
+			    "the lock" : "coordination backend unreachable");
+			n->leader = 0;
+			scheduler_free(n->sched);
+			n->sched = NULL;
+			due_index_free(n->delayed);
+			n->delayed = NULL;
+		}
+		return;
+	}
 	if (!n->leader) {
-		if (flock(n->leaderfd, LOCK_EX | LOCK_NB) != 0)
-			return;
 		n->leader = 1;
-		log_info("node %s is now the leader (state/leader.lock)",
-		    n->sp.node);
+		log_info("node %s is now the leader (%s lock, epoch %llu)",
+		    n->sp.node, coord_kind(n->coord), epoch);
 		due_index_free(n->delayed);
 		n->delayed = due_index_new((uint64_t)tstime_now_ms());
 		if (n->delayed == NULL)
@@ -1991,23 +2197,26 @@ leader_tick(struct node *n)
 static void
 heartbeat(struct node *n)
 {
-	char name[128];
-	struct buf b;
+	static int64_t started;
+	struct coord_node info;
+	char why[512];
+	double load[1];
 
-	snprintf(name, sizeof(name), "heartbeat.%.64s", n->sp.node);
-	buf_init(&b, 0);
-	if (buf_printf(&b, "pid=%d\nslots=%ld\nrunning=%ld\nclaimed=%llu\n"
-	    "finished=%llu\nleader=%d\nat_ms=%lld\n", (int)getpid(),
-	    n->nslots, n->nrunning, n->claimed, n->finished, n->leader,
-	    (long long)tstime_now_ms()) == 0) {
-		struct spool quiet = n->sp;
-
-		quiet.do_fsync = 0;	/* liveness, not data */
-		if (spool_publish(&quiet, n->sp.dir[SPOOL_STATE], name, b.data,
-		    b.len, -1, 0) != 0)
-			log_warn("heartbeat");
-	}
-	buf_fini(&b);
+	if (started == 0)
+		started = tstime_now_ms();
+	memset(&info, 0, sizeof(info));
+	snprintf(info.id, sizeof(info.id), "%s", n->sp.node);
+	info.pid = (long)getpid();
+	info.slots = n->nslots;
+	info.running = n->nrunning;
+	info.claimed = n->claimed;
+	info.finished = n->finished;
+	info.leader = n->leader;
+	info.at_ms = tstime_now_ms();
+	info.started_ms = started;
+	info.load1 = getloadavg(load, 1) == 1 ? load[0] : 0;
+	if (coord_heartbeat(n->coord, &info, why, sizeof(why)) != 0)
+		log_warnx("heartbeat: %s", why);
 }
 
 /* metrics/<node>.prom; stopped: a final write without spool gauges. */
@@ -2049,8 +2258,12 @@ handle_inotify(struct node *n)
 			}
 			if (ev->len == 0)
 				continue;
-			if (ev->wd == n->wd_incoming)
+			if (ev->wd == n->wd_incoming) {
 				cand_add(n, ev->name, (ev->mask &
+				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
+				n->route_dirty = 1;
+			} else if (ev->wd == n->wd_queue && ev->name[0] != '.')
+				cand_again(n, n->qself, ev->name, (ev->mask &
 				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
 			else if (ev->wd == n->wd_delayed && n->leader)
 				delayed_note(n, ev->name);
@@ -2130,8 +2343,9 @@ reload_config(struct node *n)
 		log_warnx("SIGHUP: configuration not reloaded: %s", why);
 		return;
 	}
-	if (strcmp(c.node_id, n->cfg->node_id) != 0 ||
-	    strcmp(c.hooks_dir, n->cfg->hooks_dir) != 0)
+	if ((strcmp(c.node_id, n->cfg->node_id) != 0 && !(c.node_id_auto &&
+	    n->cfg->node_id_auto)) || strcmp(c.hooks_dir, n->cfg->hooks_dir)
+	    != 0)
 		log_warnx("SIGHUP: node_id and hooks_dir changes need a "
 		    "restart; keeping the old values");
 	snprintf(c.node_id, sizeof(c.node_id), "%s", n->cfg->node_id);
@@ -2183,6 +2397,10 @@ next_wakeup(struct node *n)
 		t = n->next_hb;
 	if (n->cfg->metrics_interval_ms > 0 && n->next_metrics < t)
 		t = n->next_metrics;
+	if (n->next_lease < t)
+		t = n->next_lease;
+	if (n->leader && !n->draining && n->route_dirty && n->next_route < t)
+		t = n->next_route;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
@@ -2208,10 +2426,58 @@ next_wakeup(struct node *n)
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
-	if (n->claim_pause > now && n->cand.head != NULL && n->claim_pause < t)
+	if (n->claim_pause > now && (n->cand.head != NULL ||
+	    n->qcand.head != NULL) && n->claim_pause < t)
 		t = n->claim_pause;
 	t -= now;
 	return t < 0 ? 0 : t > 60000 ? 60000 : t;
+}
+
+/*
+ * node_id was not configured: take <host>-<yyyymmdd>-<nn>, the host name
+ * (as config_finish chose it), the start date (UTC) and the first
+ * sequence number 01..99 whose state/node.<id>.lock is free (held from
+ * now on), so that two daemons of one host get distinct ids and logs
+ * tell which day's incarnation ran what.  Returns 0 or a sysexits code.
+ */
+static int
+auto_node_id(struct node *n)
+{
+	struct spool sp;
+	char why[512], id[128], lname[160];
+	time_t now = (time_t)(tstime_now_ms() / 1000);
+	struct tm tm;
+
+	if (spool_open(&sp, n->cfg->spool, NULL, 0, why, sizeof(why)) != 0) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
+	}
+	gmtime_r(&now, &tm);
+	for (int seq = 1; seq <= 99; seq++) {
+		int fd;
+
+		snprintf(id, sizeof(id), "%.52s-%04d%02d%02d-%02d",
+		    n->cfg->node_id, tm.tm_year + 1900, tm.tm_mon + 1,
+		    tm.tm_mday, seq);
+		if (strlen(id) > CONFIG_NODE_MAX)
+			break;		/* cannot happen: 52 + 12 */
+		snprintf(lname, sizeof(lname), "node.%s.lock", id);
+		fd = openat(sp.dir[SPOOL_STATE], lname, O_RDWR | O_CREAT |
+		    O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (fd < 0)
+			break;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			n->nodelock = fd;
+			memcpy(n->cfg->node_id, id, strlen(id) + 1); /* <= 64 */
+			spool_close(&sp);
+			return 0;
+		}
+		close(fd);
+	}
+	log_warnx("no free node id %.52s-<date>-01..99 (state/node.*.lock); "
+	    "set node_id", n->cfg->node_id);
+	spool_close(&sp);
+	return EX_TEMPFAIL;
 }
 
 static int
@@ -2220,7 +2486,10 @@ setup(struct node *n)
 	char why[512], lname[128];
 	sigset_t mask;
 	struct epoll_event ev;
+	int rc;
 
+	if (n->cfg->node_id_auto && (rc = auto_node_id(n)) != 0)
+		return rc;
 	if (spool_open(&n->sp, n->cfg->spool, n->cfg->node_id,
 	    (int)n->cfg->fsync, why, sizeof(why)) != 0) {
 		log_warnx("%s", why);
@@ -2234,18 +2503,24 @@ setup(struct node *n)
 	}
 	/* One daemon per node id. */
 	snprintf(lname, sizeof(lname), "node.%.64s.lock", n->sp.node);
-	n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR | O_CREAT |
-	    O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (n->nodelock < 0)		/* (auto_node_id holds it already) */
+		n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR |
+		    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (n->nodelock < 0 || flock(n->nodelock, LOCK_EX | LOCK_NB) != 0) {
 		log_warnx("node id \"%s\" is already in use by a running "
 		    "daemon on this spool (state/%s is locked); give each "
 		    "daemon its own node_id", n->sp.node, lname);
 		return EX_TEMPFAIL;
 	}
-	n->leaderfd = openat(n->sp.dir[SPOOL_STATE], "leader.lock", O_RDWR |
-	    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (n->leaderfd < 0) {
-		log_warn("state/leader.lock");
+	n->coord = coord_open(n->cfg, n->sp.node, &n->sp, why, sizeof(why));
+	if (n->coord == NULL) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
+	}
+	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
+	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
+	if (n->qself < 0 || n->router == NULL) {
+		log_warn("queue/%s/", n->sp.node);
 		return EX_CANTCREAT;
 	}
 	n->slots = calloc((size_t)n->cfg->slots, sizeof(*n->slots));
@@ -2260,7 +2535,8 @@ setup(struct node *n)
 			log_warn("tmp/work.%s.%ld", n->sp.node, i);
 			return EX_CANTCREAT;
 		}
-	if (nameset_init(&n->cand) != 0 || nameset_init(&n->hookcache) != 0 ||
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
+	    nameset_init(&n->hookcache) != 0 ||
 	    nameset_init(&n->cancels) != 0)
 		return EX_OSERR;
 
@@ -2283,7 +2559,7 @@ setup(struct node *n)
 	}
 	/* Watch before the first scan, so nothing slips between them. */
 	{
-		char p[CONFIG_PATH_MAX + 32];
+		char p[CONFIG_PATH_MAX + 96];
 
 		snprintf(p, sizeof(p), "%s/incoming", n->cfg->spool);
 		n->wd_incoming = inotify_add_watch(n->ino, p, IN_MOVED_TO |
@@ -2294,6 +2570,10 @@ setup(struct node *n)
 		snprintf(p, sizeof(p), "%s/jobs", n->cfg->spool);
 		n->wd_jobs = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_MOVED_FROM | IN_CLOSE_WRITE | IN_DELETE | IN_ONLYDIR);
+		snprintf(p, sizeof(p), "%s/queue/%s", n->cfg->spool,
+		    n->sp.node);
+		n->wd_queue = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_CLOSE_WRITE | IN_ONLYDIR);
 		snprintf(p, sizeof(p), "%s/state/cancel", n->cfg->spool);
 		n->wd_cancel = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_CREATE | IN_ONLYDIR);
@@ -2333,7 +2613,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->config_path = config_path;
 	n->overrides = overrides;
 	n->noverrides = noverrides;
-	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->leaderfd = -1;
+	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->qself = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
 	if (metrics_init(n->sp.node) != 0)
@@ -2347,8 +2627,9 @@ node_run(struct config *cfg, const char *config_path,
 			return EX_CONFIG;
 		}
 	}
-	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d",
-	    n->sp.node, cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid());
+	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d, "
+	    "%s coordination", n->sp.node, cfg->spool, cfg->hooks_dir,
+	    n->nslots, (int)getpid(), coord_kind(n->coord));
 	{
 		char why[512] = "";
 
@@ -2368,17 +2649,21 @@ node_run(struct config *cfg, const char *config_path,
 	n->next_reap = tstime_mono_ms() + cfg->reap_interval_ms;
 	n->next_hb = tstime_mono_ms() + cfg->heartbeat_ms;
 	n->next_metrics = tstime_mono_ms();
+	n->next_lease = INT64_MAX;
 
 	for (;;) {
 		int nev, sigchld = 0;
 		int64_t now;
 
 		while (!n->draining && n->nrunning < n->nslots &&
-		    n->cand.head != NULL &&
+		    (n->cand.head != NULL || n->qcand.head != NULL) &&
 		    tstime_mono_ms() >= n->claim_pause) {
-			struct nameset_node *c = nameset_pop(&n->cand);
+			int q = n->qcand.head != NULL;	/* routed to us first */
+			struct nameset_node *c = nameset_pop(q ? &n->qcand :
+			    &n->cand);
 
-			claim(n, c->name, c->flags & CAND_ANNOUNCED);
+			claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
+			    c->name, c->flags & CAND_ANNOUNCED);
 			free(c);
 		}
 		if (n->commits != NULL)
@@ -2426,9 +2711,18 @@ node_run(struct config *cfg, const char *config_path,
 		if (n->reload)
 			reload_config(n);
 		check_timeouts(n);
+		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
+		    lease_lost, n);
 		now = tstime_mono_ms();
 		if (n->leader)
 			promote_delayed(n);
+		if (n->leader && !n->draining && n->route_dirty &&
+		    now >= n->next_route) {
+			n->route_dirty = 0;
+			n->next_route = now + 20;	/* batch bursts */
+			(void)router_pass(n->router, tstime_now_ms(),
+			    now >= n->next_scan);
+		}
 		/* A draining leader fires no more jobs: its successor (or
 		 * its restart) picks up from the saved progress. */
 		if (n->leader && n->sched != NULL && !n->draining) {
@@ -2454,6 +2748,9 @@ node_run(struct config *cfg, const char *config_path,
 			 * deadline still moves, or epoll would never sleep. */
 			if (!n->draining)
 				leader_tick(n);
+			if (n->leader && !n->draining)
+				(void)router_reap_offline(n->router,
+				    tstime_now_ms());
 			n->next_reap = now + cfg->reap_interval_ms;
 		}
 		if (now >= n->next_hb) {
@@ -2471,13 +2768,14 @@ node_run(struct config *cfg, const char *config_path,
 	metrics_fini();
 	log_info("node %s stopped: %llu claimed, %llu attempts concluded",
 	    n->sp.node, n->claimed, n->finished);
-	{
-		char hb[128];
-
-		snprintf(hb, sizeof(hb), "heartbeat.%.64s", n->sp.node);
-		(void)unlinkat(n->sp.dir[SPOOL_STATE], hb, 0);
-	}
+	/* Leases still held (commits not written) end; the leader lock and
+	 * the heartbeat go. */
+	coord_close(n->coord);
 	nameset_fini(&n->cand);
+	nameset_fini(&n->qcand);
+	router_free(n->router);
+	if (n->qself >= 0)
+		close(n->qself);
 	due_index_free(n->delayed);
 	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);
@@ -2500,6 +2798,5 @@ node_run(struct config *cfg, const char *config_path,
 	close(n->ino);
 	close(n->hooksfd);
 	close(n->nodelock);
-	close(n->leaderfd);
 	return 0;
 }

@@ -99,6 +99,9 @@ result_encode(const struct task *t, const struct result_info *ri,
 	json_object_set_new(o, "node", last != NULL ? json_string(last->node) :
 	    json_null());
 	put_time(o, "triggerTime", t->trigger_ms);
+	if (ri->fence > 0)
+		json_object_set_new(o, "fencingToken", json_integer(
+		    (json_int_t)ri->fence));
 	if (ri->hook_result != NULL)
 		hr = json_loadb(ri->hook_result, ri->hook_result_len,
 		    JSON_DECODE_ANY, NULL);

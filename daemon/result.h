@@ -7,7 +7,8 @@
  *    "triggerTime","result","failureReason":{"code","message"}|null,
  *    "attempts":[{attempt,node,startedAt,finishedAt,durationMs,exitCode,
  *                 signal,outcome,reason,retryAt}],
- *    "stdoutTail","stderrTail"}
+ *    "stdoutTail","stderrTail"} and "fencingToken" (cluster mode: the
+ *    final attempt's lease, coord.h) when not 0.
  * status is SUCCESS, FAILED or CANCELLED.  Times are RFC 3339 UTC ms.
  */
 #ifndef TASKSPOOL_RESULT_H
@@ -29,6 +30,8 @@ struct result_info {
 	const char *stderr_tail;
 	size_t stderr_len;
 	int max_retries;		/* effective value */
+	long long fence;		/* fencing token of the final attempt's
+					 * lease (cluster mode), 0 = none */
 };
 
 /*

@@ -53,3 +53,4 @@ fi
 BUILD="$BUILD" sh "$(dirname "$0")/bench-triggers.sh"
 BUILD="$BUILD" sh "$(dirname "$0")/bench-callbacks.sh"
 BUILD="$BUILD" sh "$(dirname "$0")/bench-records.sh"
+BUILD="$BUILD" sh "$(dirname "$0")/bench-cluster.sh"

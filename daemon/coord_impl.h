@@ -1,0 +1,75 @@
+/*
+ * coord_impl — what coord.c shares with its two backends (coord_file.c,
+ * coord_redis.c).  Not for other modules: they use coord.h.
+ */
+#ifndef TASKSPOOL_COORD_IMPL_H
+#define TASKSPOOL_COORD_IMPL_H
+
+#include "coord.h"
+#include "task.h"
+
+/* One held lease, at index fd of the table. */
+struct coord_lease {
+	int used;
+	int lost;			/* reported to the caller once */
+	char id[TASK_ID_MAX + 1];
+	char token[COORD_TOKEN_MAX];	/* redis value, "" in file mode */
+	long long fence;		/* fencing token, 0 in file mode */
+	int64_t renew_at;		/* mono ms: next renewal due */
+	int64_t valid_until;		/* mono ms: self-fence at this time */
+};
+
+struct coord_ops {
+	const char *kind;
+	int expires;			/* leases expire (must be renewed) */
+	int (*open)(struct coord *, char *, size_t);
+	void (*close)(struct coord *);
+	/* Take the lease l->id (l->token set by the caller). */
+	enum coord_status (*acquire)(struct coord *, struct coord_lease *,
+	    char *, size_t);
+	/* Extend l when still ours: COORD_OK, COORD_LOST, COORD_ERR. */
+	enum coord_status (*renew)(struct coord *, struct coord_lease *);
+	void (*release)(struct coord *, struct coord_lease *);
+	int (*leader)(struct coord *, int64_t, unsigned long long *);
+	int (*heartbeat)(struct coord *, const struct coord_node *, char *,
+	    size_t);
+	int (*nodes)(struct coord *, struct coord_node **, size_t *, char *,
+	    size_t);
+};
+
+#define COORD_NSCRIPTS	4	/* Lua scripts of coord_redis.c */
+
+struct coord {
+	const struct coord_ops *ops;
+	char node[CONFIG_NODE_MAX + 1];
+	const struct spool *sp;		/* borrowed */
+	long long epoch;		/* this incarnation: start, Unix ms */
+	long lease_ms, renew_ms, heartbeat_ms;
+	struct coord_lease *leases;	/* indexed by descriptor */
+	size_t nleases;
+	/* file backend */
+	int leaderfd;
+	/* redis backend */
+	void *redis;			/* redisContext *, NULL = none */
+	int64_t retry_mono;		/* no reconnect before this */
+	char addr[256], password[256], prefix[64];
+	char sentinel[256], sentinel_master[64];
+	long db;
+	char sha[COORD_NSCRIPTS][41];	/* SHA1 of the loaded scripts */
+	char leader_token[COORD_TOKEN_MAX];
+	unsigned long long leader_epoch;
+	int64_t leader_until;		/* mono ms: leadership safe until */
+};
+
+extern const struct coord_ops coord_file_ops;
+extern const struct coord_ops coord_redis_ops;
+
+/* Set the member of nd named field (heartbeat field name) from text
+ * value; unknown fields are ignored (a newer node may write more). */
+void coord_node_field(struct coord_node *nd, const char *field,
+    const char *value);
+
+/* Sort helper shared by the backends: by id. */
+void coord_nodes_sort(struct coord_node *v, size_t n);
+
+#endif

@@ -1,0 +1,73 @@
+#!/bin/sh
+# make bench, cluster part: numbers only, no assertions about speed.
+# The same workload as bench.sh (N no-op "stamp" tasks staged, then
+# renamed into incoming/ at once; then LAT idle drops for the drop→start
+# latency) on a fresh spool each time: embedded mode with 1 daemon, and
+# cluster mode (a real redis-server) with 1 and with 3 daemons, every
+# daemon 2 slots, durable writes.  Prints tasks/s, p50/p99 latency and the
+# cluster/embedded throughput ratio (target: at least 0.70).  Uses
+# $TS_TEST_REDIS when set, else starts its own server.
+set -eu
+: "${BUILD:=build}"
+N=${N:-2000}
+LAT=${LAT:-300}
+servers="$(cd "$(dirname "$0")/../servers" && pwd)"
+work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-benchc.XXXXXX")
+pids=""
+rdir=""
+cleanup() {
+	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
+	[ -n "$rdir" ] && sh "$servers/redis.sh" stop "$rdir" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+if [ -n "${TS_TEST_REDIS:-}" ]; then
+	redis=$TS_TEST_REDIS
+else
+	rdir="$work/redis"
+	out=$(sh "$servers/redis.sh" start "$rdir")
+	redis=${out#TS_TEST_REDIS=}
+fi
+
+# run MODE NDAEMONS: prints "TASKS_PER_S P50_MS P99_MS"
+run() {
+	spool="$work/$1-$2/spool"
+	"$BUILD/taskspool" init "$spool" >/dev/null
+	mkdir -p "$work/$1-$2/hooks"
+	cp "$BUILD/tools/stamp" "$work/$1-$2/hooks/stamp"
+	{
+		echo "spool = $spool"
+		echo "hooks_dir = $work/$1-$2/hooks"
+		echo "slots = 2"
+		echo "fsync = ${FSYNC:-1}"
+		echo "log_level = warning"
+		if [ "$1" = cluster ]; then
+			echo "redis = $redis"
+			echo "redis_prefix = bench:$$:$2:"
+		fi
+	} >"$spool/taskspool.conf"
+	i=1
+	while [ "$i" -le "$2" ]; do
+		"$BUILD/taskspoold" -d -s "$spool" -i "b$i" \
+		    >>"$work/$1-$2/daemon.log" 2>&1 &
+		pids="$pids $!"
+		while [ ! -f "$spool/state/heartbeat.b$i" ]; do sleep 0.01; done
+		i=$((i + 1))
+	done
+	tp=$("$BUILD/tools/spoolbench" throughput "$spool" "$N")
+	lat=$("$BUILD/tools/spoolbench" latency "$spool" "$LAT")
+	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	pids=""
+	echo "$(echo "$tp" | awk '{print $4}') $(echo "$lat" | awk '{print $3, $4}')"
+}
+
+echo "cluster mode: N=$N tasks, LAT=$LAT drops, 2 slots per daemon, Redis $redis"
+e1=$(run embedded 1)
+c1=$(run cluster 1)
+c3=$(run cluster 3)
+printf '%-34s %10s %10s %10s\n' "" "tasks/s" "p50 ms" "p99 ms"
+printf '%-34s %10s %10s %10s\n' "embedded, 1 daemon" $e1
+printf '%-34s %10s %10s %10s\n' "cluster (Redis), 1 daemon" $c1
+printf '%-34s %10s %10s %10s\n' "cluster (Redis), 3 daemons" $c3
+echo "$e1 $c1 $c3" | awk '{printf "ratio cluster/embedded tasks/s: 1 daemon %.2f, 3 daemons %.2f (target >= 0.70)\n", $4/$1, $7/$1}'

@@ -1,0 +1,88 @@
+#!/bin/sh
+# Cluster mode when Redis fails.  Redis stopped for longer than the lease
+# while hooks run: each node kills the hooks whose leases it cannot renew
+# (self-fencing, a .stale record, no result), claims nothing meanwhile,
+# keeps running, and once Redis is back every task finishes, with no two
+# attempts of a task overlapping.  FLUSHALL during a run loses nothing.
+# Always uses a private redis-server (it is stopped and flushed), never
+# $TS_TEST_REDIS.
+. "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+redis_setup private
+
+drop_task() {	# drop_task ID SLEEP_MS
+	echo "$1" >>"$TRASH/ids"
+	drop "$1.json" "{\"requestId\":\"$1\",\"taskCode\":\"probe\",\"executeParams\":{\"sleep_ms\":$2}}"
+}
+
+test_expect_success 'two daemons start; four long hooks run' '
+	: >"$TRASH/ids" &&
+	start_daemon a -j 4 && start_daemon b -j 4 &&
+	for i in 1 2 3 4; do drop_task long-$i 6000 || return 1; done &&
+	wait_for "test \$(grep -c \"^START long-\" $SPOOL/probe.log) = 4" 30
+'
+
+test_expect_success 'Redis stopped: every hook that cannot renew is killed, nothing concluded' '
+	awk "\$1 == \"START\" { print \$5 }" "$SPOOL/probe.log" >"$TRASH/pids" &&
+	sh "$SERVERS/redis.sh" stop "$REDIS_DIR" &&
+	stopped=$(now_ns) &&
+	for i in 1 2 3 4 5 6 7 8; do drop_task wait-$i 0 || return 1; done &&
+	for p in $(cat "$TRASH/pids"); do
+		wait_for "! kill -0 $p 2>/dev/null" 20 || return 1
+	done &&
+	grep -h "killing process group .* (self-fencing)" "$TRASH/log.a" "$TRASH/log.b" | wc -l >"$TRASH/nfenced" &&
+	test "$(cat "$TRASH/nfenced")" = 4 &&
+	test "$(grep -c "^END " "$SPOOL/probe.log")" = 0 &&
+	test "$(count_files "$SPOOL/done")" = 0 &&
+	test "$(count_files "$SPOOL/results")" = 0 &&
+	for i in 1 2 3 4; do
+		test -f "$SPOOL/logs/long-$i/1.stale" || return 1
+	done &&
+	kill -0 "$(daemon_pid a)" && kill -0 "$(daemon_pid b)"
+'
+
+test_expect_success 'no claim without Redis; after more than a lease it comes back' '
+	sleep 3.5 &&
+	test "$(grep -c "^START wait-" "$SPOOL/probe.log")" = 0 &&
+	test "$(count_files "$SPOOL/incoming")" = 8 &&
+	sh "$SERVERS/redis.sh" start "$REDIS_DIR" >/dev/null &&
+	now_ns >"$TRASH/restarted"
+'
+
+test_expect_success 'after the restart every task finishes; long ones record the lost attempt' '
+	wait_for "test \$(count_files $SPOOL/done) -ge 12" 90 &&
+	check_once "$TRASH/ids" &&
+	for i in 1 2 3 4; do
+		jq -e ".status == \"SUCCESS\" and (.attempts | length) == 2 and .attempts[0].outcome == \"LOST\"" "$SPOOL/results/long-$i.json" || return 1
+	done &&
+	restarted=$(cat "$TRASH/restarted") &&
+	awk -v r="$restarted" "\$1 == \"START\" && \$3 == 2 && \$4 < r { print \"early:\", \$0; bad = 1 } END { exit bad }" "$SPOOL/probe.log" &&
+	check_no_overlap
+'
+
+test_expect_success 'FLUSHALL during a run of 400 tasks loses nothing' '
+	drop_task fl-long 4000 &&
+	i=1 &&
+	while [ $i -le 400 ]; do
+		# Every tenth runs past a renewal.
+		if [ $((i % 10)) = 0 ]; then ms=1500; else ms=$(( (i % 5) * 20 )); fi
+		drop_task fl-$i $ms || return 1
+		i=$((i + 1))
+	done &&
+	wait_for "grep -q \"^START fl-long 1 \" $SPOOL/probe.log" 60 &&
+	rcli FLUSHALL &&
+	wait_for "test \$(count_files $SPOOL/done) -ge 413" 120 &&
+	check_once "$TRASH/ids" &&
+	check_no_overlap &&
+	(cd "$SPOOL/results" && jq -r "select(.status != \"SUCCESS\") | .requestId" fl-*.json) >"$TRASH/notok" &&
+	test ! -s "$TRASH/notok" &&
+	jq -e ".attempts[0].outcome == \"LOST\"" "$SPOOL/results/fl-long.json" &&
+	lost=$(cd "$SPOOL/results" && jq -r "select(.attempts | length > 1) | .requestId" fl-*.json | wc -l) &&
+	echo "# FLUSHALL: $lost of 401 tasks had a lost attempt, all SUCCESS" >&3
+' 3>&1
+
+test_expect_success 'daemons drain and stop' '
+	stop_daemon a && stop_daemon b
+'
+
+test_done

@@ -1,0 +1,507 @@
+/*
+ * check_coord.c — the coord contract (daemon/coord.h), run against both
+ * backends: every test is a loop test whose index is the backend (0 =
+ * file, 1 = redis).  The Redis backend talks to a real redis-server: the
+ * one named by TS_TEST_REDIS (host:port), else one started for this run
+ * with tests/servers/redis.sh and stopped at the end.  Each run uses its
+ * own key prefix, so a shared server is safe.
+ *
+ * Expectations come from coord.h's contract: a lease is exclusive; a
+ * holder that dies without releasing frees it at once (file: the kernel
+ * drops the flock) or after lease_ms (redis: PX expiry) and never before;
+ * release and renewal are token-checked; one leader at a time, with a
+ * growing epoch (redis); heartbeats list what was written.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "config.h"
+#include "coord.h"
+#include "spool.h"
+#include "tstime.h"
+
+#define LEASE_MS	1000
+#define RENEW_MS	200
+
+static char basedir[128];
+static char redis_addr[256];	/* "" = no server: redis cases fail */
+static char redis_dir[200];	/* our own server's directory, or "" */
+static char prefix[64];
+static char tmpdir[200];
+static struct spool sp;
+static int nprefix;
+
+static void
+setup(void)
+{
+	char why[256], path[300];
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(path, sizeof(path), "%s/spool", tmpdir);
+	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
+	ck_assert_msg(spool_open(&sp, path, "a", 0, why, sizeof(why)) == 0,
+	    "%s", why);
+	/* A fresh key space per test (tests run in forked children). */
+	snprintf(prefix, sizeof(prefix), "tscheck:%d:%d:%ld:", (int)getpid(),
+	    nprefix++, (long)time(NULL));
+}
+
+static void
+teardown(void)
+{
+	spool_close(&sp);
+}
+
+static struct coord *
+open_node(int backend, const char *node)
+{
+	struct config cfg;
+	char why[256];
+	struct coord *c;
+
+	config_defaults(&cfg);
+	cfg.lease_ms = LEASE_MS;
+	cfg.lease_renew_ms = RENEW_MS;
+	cfg.heartbeat_ms = 1000;
+	if (backend == 1) {
+		ck_assert_msg(redis_addr[0] != '\0', "no redis-server");
+		snprintf(cfg.redis, sizeof(cfg.redis), "%s", redis_addr);
+		snprintf(cfg.redis_prefix, sizeof(cfg.redis_prefix), "%s",
+		    prefix);
+	}
+	c = coord_open(&cfg, node, &sp, why, sizeof(why));
+	ck_assert_msg(c != NULL, "coord_open: %s", why);
+	ck_assert_str_eq(coord_kind(c), backend ? "redis" : "file");
+	return c;
+}
+
+/* A task file active/a/<id>.json and a new descriptor on it. */
+static int
+task_fd(const char *id)
+{
+	char name[SPOOL_NAME_MAX];
+	int fd;
+
+	snprintf(name, sizeof(name), "%s.json", id);
+	fd = openat(sp.self, name, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	ck_assert_int_ge(fd, 0);
+	return fd;
+}
+
+/* Claim as the daemon does: local lock, then the lease. */
+static enum coord_status
+claim(struct coord *c, int fd, const char *id, int attempt)
+{
+	char name[SPOOL_NAME_MAX], why[256];
+
+	snprintf(name, sizeof(name), "%s.json", id);
+	if (coord_flock_verify(fd, sp.self, name) != 0)
+		return COORD_BUSY;
+	return coord_lease_acquire(c, fd, id, attempt, tstime_mono_ms(), why,
+	    sizeof(why));
+}
+
+static enum coord_status
+take(struct coord *c, int fd, const char *id)
+{
+	char name[SPOOL_NAME_MAX], why[256];
+
+	snprintf(name, sizeof(name), "%s.json", id);
+	return coord_orphan_take(c, fd, sp.self, name, id, tstime_mono_ms(),
+	    why, sizeof(why));
+}
+
+/* A raw command on the test server (to play another party). */
+static long long
+raw(const char *fmtstr, const char *arg)
+{
+	char host[256], *colon;
+	redisContext *rc;
+	redisReply *r;
+	long long v = -1;
+
+	snprintf(host, sizeof(host), "%s", redis_addr);
+	colon = strrchr(host, ':');
+	ck_assert_ptr_nonnull(colon);
+	*colon = '\0';
+	rc = redisConnect(host, atoi(colon + 1));
+	ck_assert(rc != NULL && !rc->err);
+	r = redisCommand(rc, fmtstr, arg);
+	ck_assert_ptr_nonnull(r);
+	if (r->type == REDIS_REPLY_INTEGER)
+		v = r->integer;
+	freeReplyObject(r);
+	redisFree(rc);
+	return v;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static int nlost, lastlost;
+
+static void
+on_lost(void *arg, int fd)
+{
+	(void)arg;
+	nlost++;
+	lastlost = fd;
+}
+
+/* A lease is exclusive, and free again once released. */
+START_TEST(lease_exclusive)
+{
+	struct coord *a = open_node(_i, "a"), *b = open_node(_i, "b");
+	int fa = task_fd("t1"), fb = task_fd("t1");
+	long long f1, f2;
+
+	ck_assert_int_eq(claim(a, fa, "t1", 1), COORD_OK);
+	ck_assert_int_eq(take(b, fb, "t1"), COORD_BUSY);
+	ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms()),
+	    COORD_OK);
+	f1 = coord_lease_fence(a, fa);
+	coord_lease_close(a, fa);
+	ck_assert_int_eq(take(b, fb, "t1"), COORD_OK);
+	f2 = coord_lease_fence(b, fb);
+	if (_i == 1) {
+		/* Fencing tokens grow with every lease granted. */
+		ck_assert_int_gt(f1, 0);
+		ck_assert_int_gt(f2, f1);
+	} else {
+		ck_assert_int_eq(f1, 0);
+		ck_assert_int_eq(f2, 0);
+	}
+	coord_lease_close(b, fb);
+	coord_close(a);
+	coord_close(b);
+}
+END_TEST
+
+/*
+ * A holder that dies without releasing: file, free at once; redis, busy
+ * until lease_ms after the grant, then free.
+ */
+START_TEST(lease_holder_dies)
+{
+	struct coord *b = open_node(_i, "b");
+	int fb = task_fd("t2"), status;
+	int64_t t0 = tstime_mono_ms(), freed;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct coord *a = open_node(_i, "a");
+		int fa = task_fd("t2");
+
+		_exit(claim(a, fa, "t2", 1) == COORD_OK ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	while (take(b, fb, "t2") != COORD_OK) {
+		ck_assert_int_lt(tstime_mono_ms() - t0, 20 * LEASE_MS);
+		sleep_ms(20);
+	}
+	freed = tstime_mono_ms() - t0;
+	if (_i == 1)
+		ck_assert_int_ge(freed, LEASE_MS - 50);	/* PX granularity */
+	else
+		ck_assert_int_lt(freed, LEASE_MS);
+	coord_lease_close(b, fb);
+	coord_close(b);
+}
+END_TEST
+
+/* Renewal keeps a lease alive past lease_ms; nothing is reported lost. */
+START_TEST(lease_renewed)
+{
+	struct coord *a = open_node(_i, "a"), *b = open_node(_i, "b");
+	int fa = task_fd("t3"), fb = task_fd("t3");
+	int64_t t0 = tstime_mono_ms();
+
+	nlost = 0;
+	ck_assert_int_eq(claim(a, fa, "t3", 1), COORD_OK);
+	while (tstime_mono_ms() - t0 < 3 * LEASE_MS) {
+		coord_tick(a, tstime_mono_ms(), on_lost, NULL);
+		sleep_ms(RENEW_MS / 4);
+	}
+	ck_assert_int_eq(nlost, 0);
+	ck_assert_int_eq(take(b, fb, "t3"), COORD_BUSY);
+	ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms()),
+	    COORD_OK);
+	coord_lease_close(a, fa);
+	close(fb);
+	coord_close(a);
+	coord_close(b);
+}
+END_TEST
+
+/*
+ * Redis: a lease whose key disappeared (FLUSHALL, expiry) is reported
+ * lost at the next renewal, and the late holder's release does not
+ * delete the new holder's lease (token check).
+ */
+START_TEST(lease_lost_token_checked)
+{
+	struct coord *a = open_node(_i, "a"), *b = open_node(_i, "b"),
+	    *c = open_node(_i, "c");
+	int fa = task_fd("t4"), fb = task_fd("t4"), fc = task_fd("t4");
+	char k[128];
+
+	if (_i == 0) {
+		/* file: a lock cannot be lost while its holder lives. */
+		ck_assert_int_eq(claim(a, fa, "t4", 1), COORD_OK);
+		nlost = 0;
+		coord_tick(a, tstime_mono_ms() + 10 * LEASE_MS, on_lost, NULL);
+		ck_assert_int_eq(nlost, 0);
+		ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
+		    10 * LEASE_MS), COORD_OK);
+		goto out;
+	}
+	ck_assert_int_eq(claim(a, fa, "t4", 1), COORD_OK);
+	snprintf(k, sizeof(k), "%slease:t4", prefix);
+	ck_assert_int_eq(raw("DEL %s", k), 1);
+	/* b takes it over (its own flock: b is "another host" here). */
+	close(fa);
+	fa = task_fd("t4");
+	ck_assert_int_eq(take(b, fb, "t4"), COORD_OK);
+	nlost = 0;
+	coord_tick(a, tstime_mono_ms(), on_lost, NULL);	/* not due yet */
+	coord_tick(a, tstime_mono_ms() + RENEW_MS, on_lost, NULL);
+	ck_assert_int_eq(nlost, 1);
+	ck_assert_int_eq(coord_lease_valid(a, lastlost, tstime_mono_ms()),
+	    COORD_LOST);
+	coord_lease_close(a, lastlost);
+	/* b's lease survived a's release. */
+	ck_assert_int_eq(raw("EXISTS %s", k), 1);
+	ck_assert_int_eq(take(c, fc, "t4"), COORD_BUSY);
+out:
+	coord_lease_close(a, fa);
+	coord_lease_close(b, fb);
+	close(fc);
+	coord_close(a);
+	coord_close(b);
+	coord_close(c);
+}
+END_TEST
+
+/* Redis unreachable: acquisition fails with COORD_ERR, never OK. */
+START_TEST(lease_backend_down)
+{
+	struct config cfg;
+	char why[256], name[] = "t5.json";
+	struct coord *a;
+	int fa = task_fd("t5");
+
+	config_defaults(&cfg);
+	cfg.lease_ms = LEASE_MS;
+	cfg.lease_renew_ms = RENEW_MS;
+	if (_i == 1)
+		snprintf(cfg.redis, sizeof(cfg.redis), "127.0.0.1:1");
+	a = coord_open(&cfg, "a", &sp, why, sizeof(why));
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(coord_flock_verify(fa, sp.self, name), 0);
+	ck_assert_int_eq(coord_lease_acquire(a, fa, "t5", 1, tstime_mono_ms(),
+	    why, sizeof(why)), _i == 1 ? COORD_ERR : COORD_OK);
+	if (_i == 1)
+		ck_assert_ptr_nonnull(strstr(why, "127.0.0.1:1"));
+	coord_lease_close(a, fa);
+	coord_close(a);
+}
+END_TEST
+
+/* One leader; when it goes, another takes over with a greater epoch. */
+START_TEST(leader_one_at_a_time)
+{
+	struct coord *a = open_node(_i, "a"), *b = open_node(_i, "b");
+	unsigned long long ea, eb;
+
+	ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 1);
+	ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 0);
+	ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 1);
+	coord_close(a);
+	ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 1);
+	if (_i == 1)
+		ck_assert_uint_gt(eb, ea);
+	coord_close(b);
+}
+END_TEST
+
+/* Redis: a leader whose key was taken over is told it is deposed. */
+START_TEST(leader_deposed)
+{
+	struct coord *a = open_node(_i, "a"), *b = open_node(_i, "b");
+	unsigned long long ea, eb;
+	char k[128];
+
+	ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 1);
+	if (_i == 1) {
+		snprintf(k, sizeof(k), "%sleader", prefix);
+		ck_assert_int_eq(raw("DEL %s", k), 1);	/* as if expired */
+		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 1);
+		ck_assert_uint_gt(eb, ea);
+		ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 0);
+		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 1);
+		/* FIELD-FAILURES B02 phase 2: a token of no node holds the
+		 * key: nobody leads while it exists, then one node does. */
+		ck_assert_int_eq(raw("DEL %s", k), 1);
+		{
+			char cmd[200];
+
+			snprintf(cmd, sizeof(cmd), "SET %s ghost PX 600", k);
+			ck_assert_int_eq(raw(cmd, ""), -1);	/* +OK */
+		}
+		ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 0);
+		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 0);
+		sleep_ms(700);
+		ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &ea), 1);
+		ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &eb), 0);
+	}
+	coord_close(a);
+	coord_close(b);
+}
+END_TEST
+
+/* Heartbeats: the registry lists what each node wrote, sorted by id. */
+START_TEST(heartbeat_registry)
+{
+	struct coord *a = open_node(_i, "a"), *b = open_node(_i, "b");
+	struct coord_node in, *v;
+	size_t n;
+	char why[256];
+
+	memset(&in, 0, sizeof(in));
+	in.pid = 4242;
+	in.slots = 8;
+	in.running = 3;
+	in.claimed = 17;
+	in.finished = 14;
+	in.leader = 1;
+	in.at_ms = 1717243200000LL;
+	in.started_ms = 1717243100000LL;
+	in.load1 = 0.5;
+	ck_assert_int_eq(coord_heartbeat(b, &in, why, sizeof(why)), 0);
+	in.pid = 7;
+	in.leader = 0;
+	ck_assert_int_eq(coord_heartbeat(a, &in, why, sizeof(why)), 0);
+	ck_assert_int_eq(coord_nodes(a, &v, &n, why, sizeof(why)), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].id, "a");
+	ck_assert_str_eq(v[1].id, "b");
+	ck_assert_int_eq(v[0].pid, 7);
+	ck_assert_int_eq(v[1].pid, 4242);
+	ck_assert_int_eq(v[1].slots, 8);
+	ck_assert_int_eq(v[1].running, 3);
+	ck_assert_uint_eq(v[1].claimed, 17);
+	ck_assert_uint_eq(v[1].finished, 14);
+	ck_assert_int_eq(v[1].leader, 1);
+	ck_assert_int_eq(v[1].at_ms, 1717243200000LL);
+	ck_assert_int_eq(v[1].started_ms, 1717243100000LL);
+	ck_assert_double_eq_tol(v[1].load1, 0.5, 1e-9);
+	free(v);
+	coord_close(a);		/* removes a's heartbeat */
+	ck_assert_int_eq(coord_nodes(b, &v, &n, why, sizeof(why)), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(v[0].id, "b");
+	free(v);
+	coord_close(b);
+}
+END_TEST
+
+static Suite *
+coord_suite(void)
+{
+	Suite *s = suite_create("coord");
+	TCase *tc = tcase_create("contract");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, lease_exclusive, 0, 2);
+	tcase_add_loop_test(tc, lease_holder_dies, 0, 2);
+	tcase_add_loop_test(tc, lease_renewed, 0, 2);
+	tcase_add_loop_test(tc, lease_lost_token_checked, 0, 2);
+	tcase_add_loop_test(tc, lease_backend_down, 0, 2);
+	tcase_add_loop_test(tc, leader_one_at_a_time, 0, 2);
+	tcase_add_loop_test(tc, leader_deposed, 0, 2);
+	tcase_add_loop_test(tc, heartbeat_registry, 0, 2);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* TS_TEST_REDIS, or a server of our own (redis_dir set). */
+static void
+redis_start(void)
+{
+	const char *env = getenv("TS_TEST_REDIS"), *td = getenv("TESTDATA");
+	char cmd[1024], line[256];
+	FILE *p;
+
+	if (env != NULL && env[0] != '\0') {
+		snprintf(redis_addr, sizeof(redis_addr), "%s", env);
+		return;
+	}
+	snprintf(redis_dir, sizeof(redis_dir), "%s/redis", basedir);
+	snprintf(cmd, sizeof(cmd), "sh '%s/../servers/redis.sh' start '%s'",
+	    td != NULL ? td : "tests/data", redis_dir);
+	if ((p = popen(cmd, "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), p) != NULL)
+		if (strncmp(line, "TS_TEST_REDIS=", 14) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(redis_addr, sizeof(redis_addr), "%s",
+			    line + 14);
+		}
+	(void)pclose(p);
+}
+
+int
+main(void)
+{
+	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
+	    "/tmp";
+	const char *td = getenv("TESTDATA");
+	SRunner *sr;
+	char cmd[1024];
+	int failed;
+
+	snprintf(basedir, sizeof(basedir), "%s/check_coord.XXXXXX", base);
+	if (mkdtemp(basedir) == NULL) {
+		perror(basedir);
+		return EXIT_FAILURE;
+	}
+	redis_start();
+	if (redis_addr[0] == '\0')
+		fprintf(stderr, "check_coord: no redis-server (set "
+		    "TS_TEST_REDIS or install redis-server): the redis cases "
+		    "fail\n");
+	sr = srunner_create(coord_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (redis_dir[0] != '\0') {
+		snprintf(cmd, sizeof(cmd), "sh '%s/../servers/redis.sh' stop "
+		    "'%s' >/dev/null", td != NULL ? td : "tests/data",
+		    redis_dir);
+		(void)!system(cmd);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", basedir);
+	(void)!system(cmd);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
