@@ -26,6 +26,7 @@
 #include "delivery.h"
 #include "hook.h"
 #include "log.h"
+#include "metrics.h"
 #include "ssrf.h"
 #include "tstime.h"
 #include "whsign.h"
@@ -377,10 +378,20 @@ flush_staged(struct callback_sender *cs)
 	cs->nstaged = 0;
 }
 
+/*
+ * Log a try of j (sent: a request was made) and count it in
+ * taskspool_callbacks_total: ok (delivered), failed (CALLBACK_FAILED),
+ * retry (failed, another try scheduled) or rejected (not sent: blocked
+ * destination, circuit open, no secret, and another try scheduled).
+ */
 static void
-log_try(const struct job *j, int64_t at, const char *what)
+log_try(const struct job *j, int64_t at, const char *what, int sent)
 {
 	char u[256];
+
+	metrics_callback_outcome(j->c.st.status == DELIVERY_DELIVERED ? "ok" :
+	    j->c.st.status == DELIVERY_FAILED ? "failed" : sent ? "retry" :
+	    "rejected");
 
 	log_info("%s: callback try %d to %s: %s -> %s%s%s", j->c.request_id,
 	    j->c.st.attempts, log_safe(u, sizeof(u), j->url[0] != '\0' ?
@@ -519,6 +530,7 @@ scan_pending(struct callback_sender *cs, int64_t now)
 	struct dirent *de;
 	DIR *dp;
 	int64_t next = now + CB_SCAN_MS;
+	long depth = 0;
 
 	if ((dp = spool_opendir(cs->d.fd[D_PENDING])) == NULL) {
 		cs->next_scan = next;
@@ -533,6 +545,7 @@ scan_pending(struct callback_sender *cs, int64_t now)
 		    SPOOL_NAME_MAX || fstatat(cs->d.fd[D_PENDING],
 		    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
 			continue;
+		depth++;
 		due = (int64_t)st.st_mtim.tv_sec * 1000 +
 		    st.st_mtim.tv_nsec / 1000000;
 		if (due > now) {
@@ -554,6 +567,8 @@ scan_pending(struct callback_sender *cs, int64_t now)
 	}
 	closedir(dp);
 	cs->next_scan = next;
+	/* pending/ as far as this pass read it (taskspool_outbox_depth) */
+	metrics_outbox_depth("callback", depth);
 }
 
 static size_t
@@ -773,7 +788,7 @@ finish_request(struct callback_sender *cs, struct job *j, CURLcode rc)
 	else
 		snprintf(what, sizeof(what), "%s (%s)",
 		    delivery_error_name(o.error), curl_easy_strerror(rc));
-	log_try(j, end, what);
+	log_try(j, end, what, 1);
 	curl_multi_remove_handle(cs->multi, j->easy);
 	curl_easy_cleanup(j->easy);
 	j->easy = NULL;
@@ -843,7 +858,7 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		j->c.st.reason = DELIVERY_REASON_NO_SECRET;
 		j->c.st.next_ms = -1;
 		j->c.finished_ms = now;
-		log_try(j, now, "no secret to sign with");
+		log_try(j, now, "no secret to sign with", 0);
 		persist(cs, j);
 		return 1;
 	}
@@ -853,7 +868,7 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		if (j->c.st.status != DELIVERY_PENDING)
 			j->c.finished_ms = now;
 		log_try(j, now, act == DELIVERY_REFUSE ? "ENDPOINT_DISABLED" :
-		    "CIRCUIT_OPEN (no request)");
+		    "CIRCUIT_OPEN (no request)", 0);
 		persist(cs, j);
 		return 1;
 	}
@@ -871,7 +886,7 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		if (j->c.st.status != DELIVERY_PENDING)
 			j->c.finished_ms = now;
 		log_try(j, now, bad_url ? "BLOCKED_DESTINATION (URL not "
-		    "allowed)" : "CONNECT_FAILED (could not start)");
+		    "allowed)" : "CONNECT_FAILED (could not start)", !bad_url);
 		persist(cs, j);
 		return 1;
 	}
@@ -1046,6 +1061,14 @@ sender_main(void *arg)
 		if (cs->ready != NULL && cs->ninflight == 0)
 			dispatch_ready(cs, tstime_now_ms());
 		flush_staged(cs);
+		{
+			long open = 0;
+
+			for (struct endpoint *e = cs->eps; e != NULL;
+			    e = e->next)
+				open += e->br.open != 0;
+			metrics_callback_circuit_open(open);
+		}
 		wait_ms = cs->next_scan - tstime_now_ms();
 		if (wait_ms > CB_SCAN_MS)
 			wait_ms = CB_SCAN_MS;

@@ -485,11 +485,16 @@ decode_member(struct task *t, const char *k, json_t *v,
 		    fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "appId") == 0) {
-		char code[TASK_CODE_MAX + 1];
+		/* The AppId grammar of the HTTP API (API.md §3.1):
+		 * [A-Za-z0-9_-]{1,64}, which a leading '_' or '-' may start. */
+		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+		size_t len = s != NULL ? strlen(s) : 0;
 
-		if (get_name(v, k, TASK_CODE_MAX, code, err))
-			return -1;
-		return (t->app_id = strdup(code)) ? 0 :
+		if (s == NULL || len < 1 || len > 64 ||
+		    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789_-") != len)
+			return fail(err, k, "must match [A-Za-z0-9_-]{1,64}");
+		return (t->app_id = strdup(s)) ? 0 :
 		    fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "createdAt") == 0)

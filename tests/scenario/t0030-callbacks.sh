@@ -245,4 +245,21 @@ test_expect_success 'https to an allowed CIDR, verified against callback_ca_file
 	stop_daemon n4
 '
 
+# cb_metric NODE OUTCOME: taskspool_callbacks_total of NODE's final
+# metrics file for OUTCOME.
+cb_metric() {
+	grep "^taskspool_callbacks_total{.*outcome=\"$2\"" "$SPOOL/metrics/$1.prom" |
+	    awk "{ s += \$NF } END { print s + 0 }"
+}
+
+test_expect_success 'taskspool_callbacks_total counts what n3 and n4 did' '
+	# n3: two deliveries failed for good without a request (blocked);
+	# n4: one delivered, one failed for good (blocked)
+	echo "n3 ok=$(cb_metric n3 ok) failed=$(cb_metric n3 failed)" &&
+	echo "n4 ok=$(cb_metric n4 ok) failed=$(cb_metric n4 failed)" &&
+	test "$(cb_metric n3 ok)" = 0 && test "$(cb_metric n3 failed)" = 2 &&
+	test "$(cb_metric n4 ok)" = 1 && test "$(cb_metric n4 failed)" = 1 &&
+	grep -q "^taskspool_callback_circuit_open" "$SPOOL/metrics/n4.prom"
+'
+
 test_done

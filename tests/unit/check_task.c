@@ -437,7 +437,12 @@ static const struct bad_case bad_cases[] = {
 	{ "jobCode ../j", "{\"taskCode\":\"a\",\"jobCode\":\"../j\"}",
 	    "jobCode", "[A-Za-z0-9]" },
 	{ "appId a b", "{\"taskCode\":\"a\",\"appId\":\"a b\"}", "appId",
-	    "[A-Za-z0-9]" },
+	    "[A-Za-z0-9_-]{1,64}" },
+	/* API.md §3.1: AppId is [A-Za-z0-9_-]{1,64}; no dot, 64 at most */
+	{ "appId a.b", "{\"taskCode\":\"a\",\"appId\":\"a.b\"}", "appId",
+	    "[A-Za-z0-9_-]{1,64}" },
+	{ "appId 65", "{\"taskCode\":\"a\",\"appId\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+	    "appId", "[A-Za-z0-9_-]{1,64}" },
 	{ "createdAt bad", "{\"taskCode\":\"a\",\"createdAt\":\"x\"}",
 	    "createdAt", "RFC 3339" },
 	{ "notBefore number", "{\"taskCode\":\"a\",\"notBefore\":5}",
@@ -675,6 +680,21 @@ START_TEST(test_grammar_accept)
 		ck_assert_str_eq(t.request_id, ids[i]);
 		ck_assert_str_eq(t.task_code, ids[i]);
 		free(s);
+	}
+	/* AppIds as the API issues them (API.md §3.1 [A-Za-z0-9_-]{1,64}):
+	 * a leading '_' or '-' is allowed there, unlike in requestIds. */
+	{
+		static const char *const apps[] = { "_x", "-", "a_b-c",
+		    "app-test-01" };
+
+		for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+			char *s = fmt("{\"taskCode\":\"a\",\"appId\":\"%s\"}",
+			    apps[i]);
+
+			expect_accept(apps[i], s, &t);
+			ck_assert_str_eq(t.app_id, apps[i]);
+			free(s);
+		}
 	}
 	task_fini(&t);
 }
