@@ -997,7 +997,7 @@ do_submit(struct ctx *c, struct buf *out)
 		}
 	} else
 		spool_new_request_id(t.request_id, sizeof(t.request_id),
-		    c->rq->now * 1000);
+		    c->rq->now * 1000 + tstime_now_ms() % 1000);
 	/* §4.1 step 3: the task code exists (a hook) and is granted. */
 	snprintf(hook, sizeof(hook), "%s/%s", c->rq->cfg->hooks_dir,
 	    t.task_code);

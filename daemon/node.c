@@ -1612,6 +1612,32 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 			slot_free(n, sl);
 			return;
 		}
+		if (n->quitting && !sl->cancelled && !sl->timed_out &&
+		    WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGTERM ||
+		    WTERMSIG(ws) == SIGKILL)) {
+			/* Killed by a forced stop of this daemon, not by its
+			 * own fault: no attempt is used (with maxRetries 0 a
+			 * LOST attempt would end the task).  The task goes
+			 * back to incoming/ as it was claimed, like a hook that
+			 * could not start; the rerun's logs replace this
+			 * run's. */
+			char nm[SPOOL_NAME_MAX];
+
+			log_task(LOG_LEVEL_INFO, "task.requeued", sid,
+			    sl->t.task_code, sl->attempt, "%s: attempt %d "
+			    "stopped with the daemon; back to incoming/, no "
+			    "attempt used", sid, sl->attempt);
+			snprintf(nm, sizeof(nm), "%s", sl->name);
+			work_reset(&n->work[sl - n->slots]);
+			if (spool_move_excl(n->sp.self, nm,
+			    n->sp.dir[SPOOL_INCOMING], nm) != 0)
+				log_warn("%s: move back to incoming/ (recovered "
+				    "as a lost attempt instead)", sid);
+			coord_lease_close(n->coord, sl->lockfd);
+			sl->lockfd = -1;
+			slot_free(n, sl);
+			return;
+		}
 	}
 	stream_drain(n, sl, &sl->out, "out");
 	stream_drain(n, sl, &sl->err, "err");
@@ -2490,6 +2516,7 @@ setup(struct node *n)
 
 	if (n->cfg->node_id_auto && (rc = auto_node_id(n)) != 0)
 		return rc;
+	log_set_node(n->cfg->node_id);	/* the id this incarnation uses */
 	if (spool_open(&n->sp, n->cfg->spool, n->cfg->node_id,
 	    (int)n->cfg->fsync, why, sizeof(why)) != 0) {
 		log_warnx("%s", why);

@@ -80,4 +80,28 @@ test_expect_success 'out of descriptors: every task still succeeds, none HOOK_ER
 
 test_expect_success 'it stops cleanly' 'stop_daemon fd1'
 
+# A forced stop (SIGTERM twice: drain, then stop the hooks) is not the
+# hook's fault: the attempt must not end the task as FAILED (with
+# maxRetries 0 that would be final).  The task goes back to incoming/
+# with no attempt used, and the next start runs it.
+test_expect_success 'a forced stop is not charged to the hook: back to incoming/, run at the next start' '
+	start_daemon fs1 &&
+	drop forced.json "{\"requestId\":\"forced\",\"taskCode\":\"probe\",\"maxRetries\":0,\"executeParams\":{\"sleep_ms\":3000}}" &&
+	wait_for "test \"\$(state_of forced)\" = active" &&
+	pid=$(daemon_pid fs1) &&
+	kill -TERM "$pid" && sleep 0.3 && kill -TERM "$pid" &&
+	wait_for "! kill -0 $pid 2>/dev/null" &&
+	test "$(state_of forced)" = incoming &&
+	test ! -e "$SPOOL/results/forced.json" &&
+	test "$(jq ".attempts | length" "$SPOOL/incoming/forced.json")" = 0 &&
+	grep -q "forced: attempt 1 stopped with the daemon; back to incoming/" "$TRASH/log.fs1" &&
+	start_daemon fs1 &&
+	wait_terminal forced 30 &&
+	test "$(state_of forced)" = done &&
+	jq -r ".attempts[] | .outcome" "$SPOOL/results/forced.json" >"$TRASH/forced.outcomes" &&
+	cat "$TRASH/forced.outcomes" &&
+	echo SUCCESS | cmp - "$TRASH/forced.outcomes" &&
+	stop_daemon fs1
+'
+
 test_done
