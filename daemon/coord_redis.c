@@ -4,9 +4,12 @@
  *
  * Keys (all under redis_prefix, default "taskspool:"):
  *   lease:<requestId>  "<node>:<epoch>:<attempt>", PX lease_ms
- *   fence              INCR counter: the fencing tokens of leases
+ *   fence              INCR counter: the fencing tokens of leases, kept
+ *                      at or above the server's TIME in microseconds so
+ *                      that a lost counter never makes tokens go back
  *   leader             "<node>:<leader epoch>", PX heartbeat_ms
- *   leader_epoch       INCR counter: the leader's fencing epoch
+ *   leader_epoch       INCR counter: the leader's fencing epoch (same
+ *                      floor)
  *   node:<id>          hash: the node's heartbeat, PX 3 x heartbeat_ms
  *                      (also written to state/heartbeat.<id>, as in
  *                      embedded mode)
@@ -45,9 +48,18 @@ enum script { S_ACQUIRE, S_RENEW, S_RELEASE, S_LEADER, S_COUNT };
 _Static_assert(S_COUNT == COORD_NSCRIPTS, "coord_impl.h: COORD_NSCRIPTS");
 
 static const char *const script_src[S_COUNT] = {
-	/* KEYS: lease, fence counter; ARGV: token, px → fence or 0 */
+	/* KEYS: lease, fence counter; ARGV: token, px → fence or 0.  The
+	 * counter never falls below the server's clock in microseconds
+	 * (TIME), so tokens keep growing after the counter is lost
+	 * (FLUSHALL, a restart without persistence).  Lua 5.1 numbers are
+	 * doubles (exact below 2^53, about 285 years of microseconds) that
+	 * tostring() would print as 1.7e+15: string.format('%d') keeps
+	 * every digit. */
 	"if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then "
-	"return redis.call('INCR',KEYS[2]) end return 0",
+	"local t=redis.call('TIME') local f=t[1]*1000000+t[2] "
+	"local v=redis.call('INCR',KEYS[2]) "
+	"if v<f then redis.call('SET',KEYS[2],string.format('%d',f)) v=f end "
+	"return v end return 0",
 	/* KEYS: key; ARGV: token, px → 1 extended, 0 not ours */
 	"if redis.call('GET',KEYS[1])==ARGV[1] then "
 	"redis.call('PEXPIRE',KEYS[1],ARGV[2]) return 1 end return 0",
@@ -56,8 +68,11 @@ static const char *const script_src[S_COUNT] = {
 	"return redis.call('DEL',KEYS[1]) end return 0",
 	/* KEYS: leader, epoch counter; ARGV: node, px → new epoch or 0 */
 	"if redis.call('EXISTS',KEYS[1])==1 then return 0 end "
+	"local t=redis.call('TIME') local f=t[1]*1000000+t[2] "
 	"local e=redis.call('INCR',KEYS[2]) "
-	"redis.call('SET',KEYS[1],ARGV[1]..':'..e,'PX',ARGV[2]) return e",
+	"if e<f then redis.call('SET',KEYS[2],string.format('%d',f)) e=f end "
+	"redis.call('SET',KEYS[1],ARGV[1]..':'..string.format('%d',e),'PX',"
+	"ARGV[2]) return e",
 };
 
 static struct timeval

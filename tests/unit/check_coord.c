@@ -344,6 +344,45 @@ START_TEST(leader_one_at_a_time)
 }
 END_TEST
 
+/*
+ * Redis: the counters behind fencing tokens and leader epochs can be lost
+ * (FLUSHALL, a restart without persistence); tokens and epochs granted
+ * afterwards must still be greater than every earlier one, or a store
+ * that keeps the highest token seen would refuse the legitimate new
+ * holder (FIELD-FAILURES: fencing tokens must be monotonic).
+ */
+START_TEST(counters_lost)
+{
+	struct coord *a = open_node(1, "a"), *b;
+	int fa = task_fd("t5"), fb;
+	long long f1, f2;
+	unsigned long long e1, e2;
+	char key[160];
+
+	ck_assert_int_eq(claim(a, fa, "t5", 1), COORD_OK);
+	f1 = coord_lease_fence(a, fa);
+	ck_assert_int_eq(coord_leader(a, tstime_mono_ms(), &e1), 1);
+	coord_lease_close(a, fa);
+	coord_close(a);
+	/* lose everything of this test's prefix, as FLUSHALL would */
+	snprintf(key, sizeof(key), "%sfence", prefix);
+	ck_assert_int_eq(raw("DEL %s", key), 1);
+	snprintf(key, sizeof(key), "%sleader_epoch", prefix);
+	ck_assert_int_eq(raw("DEL %s", key), 1);
+	snprintf(key, sizeof(key), "%sleader", prefix);
+	(void)raw("DEL %s", key);
+	b = open_node(1, "b");
+	fb = task_fd("t5");
+	ck_assert_int_eq(claim(b, fb, "t5", 2), COORD_OK);
+	f2 = coord_lease_fence(b, fb);
+	ck_assert_int_eq(coord_leader(b, tstime_mono_ms(), &e2), 1);
+	ck_assert_int_gt(f2, f1);
+	ck_assert_uint_gt(e2, e1);
+	coord_lease_close(b, fb);
+	coord_close(b);
+}
+END_TEST
+
 /* Redis: a leader whose key was taken over is told it is deposed. */
 START_TEST(leader_deposed)
 {
@@ -441,6 +480,7 @@ coord_suite(void)
 	tcase_add_loop_test(tc, leader_one_at_a_time, 0, 2);
 	tcase_add_loop_test(tc, leader_deposed, 0, 2);
 	tcase_add_loop_test(tc, heartbeat_registry, 0, 2);
+	tcase_add_test(tc, counters_lost);
 	suite_add_tcase(s, tc);
 	return s;
 }
