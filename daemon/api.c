@@ -236,17 +236,37 @@ one_member(const char *k, json_t *v)
 	return o;
 }
 
+/* 422 VALIDATION_FAILED naming field; title NULL = the code's title. */
 static int
-validation(struct ctx *c, struct buf *out, const char *field,
-    const char *reason)
+invalid_field(struct ctx *c, struct buf *out, const char *title,
+    const char *field, const char *reason)
 {
 	json_t *e = json_object(), *a = json_array();
+	json_t *x = one_member("errors", a);
 
 	json_object_set_new(e, "field", json_string(field));
 	json_object_set_new(e, "reason", json_string(reason));
 	json_array_append_new(a, e);
-	return problem(c, out, 422, "VALIDATION_FAILED", one_member("errors",
-	    a), "%s: %s", field, reason);
+	if (title != NULL)
+		json_object_set_new(x, "title", json_string(title));
+	return problem(c, out, 422, "VALIDATION_FAILED", x, "%s: %s", field,
+	    reason);
+}
+
+static int
+validation(struct ctx *c, struct buf *out, const char *field,
+    const char *reason)
+{
+	return invalid_field(c, out, NULL, field, reason);
+}
+
+/* A query parameter of a list request is invalid: same code, own title. */
+static int
+query_invalid(struct ctx *c, struct buf *out, const char *field,
+    const char *reason)
+{
+	return invalid_field(c, out, "Query parameter failed validation",
+	    field, reason);
 }
 
 /* --- request parts --------------------------------------------------- */
@@ -1240,7 +1260,7 @@ do_list(struct ctx *c, struct buf *out)
 		if (e > s && eq != NULL && qdecode(s, eq, name,
 		    sizeof(name)) == 0) {
 			if (qdecode(eq + 1, e, val, sizeof(val)) != 0)
-				return validation(c, out, name, "value too "
+				return query_invalid(c, out, name, "value too "
 				    "long or not decodable");
 			if (strcmp(name, "status") == 0) {
 				static const char *const ok[] = { "PENDING",
@@ -1251,19 +1271,19 @@ do_list(struct ctx *c, struct buf *out)
 				for (size_t i = 0; i < 7; i++)
 					good |= strcmp(val, ok[i]) == 0;
 				if (!good || nstatus == 8)
-					return validation(c, out, "status",
+					return query_invalid(c, out, "status",
 					    "must be one of PENDING WAITING "
 					    "DISPATCHED RUNNING SUCCESS FAILED "
 					    "CANCELLED");
 				copy(statuses[nstatus++], 16, val);
 			} else if (strcmp(name, "taskCode") == 0) {
 				if (!spool_code_ok(val))
-					return validation(c, out, "taskCode",
+					return query_invalid(c, out, "taskCode",
 					    "not a task code");
 				copy(code, sizeof(code), val);
 			} else if (strcmp(name, "since") == 0) {
 				if (tstime_parse_rfc3339(val, &since) != 0)
-					return validation(c, out, "since",
+					return query_invalid(c, out, "since",
 					    "must be an RFC 3339 date-time");
 			} else if (strcmp(name, "limit") == 0) {
 				char *end;
@@ -1271,7 +1291,7 @@ do_list(struct ctx *c, struct buf *out)
 				limit = strtol(val, &end, 10);
 				if (val[0] == '\0' || *end != '\0' ||
 				    limit < 1 || limit > API_LIST_MAX)
-					return validation(c, out, "limit",
+					return query_invalid(c, out, "limit",
 					    "must be an integer 1..500");
 			} else if (strcmp(name, "cursor") == 0) {
 				char *end;
@@ -1279,7 +1299,7 @@ do_list(struct ctx *c, struct buf *out)
 
 				if (end == val || *end != '_' ||
 				    !spool_id_ok(end + 1))
-					return validation(c, out, "cursor",
+					return query_invalid(c, out, "cursor",
 					    "not a cursor from a previous "
 					    "page");
 				cursor_ms = ms;
@@ -1877,7 +1897,15 @@ api_handle(const struct api_request *rq, struct buf *out)
 	for (char *p = c.instance; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
-	rc = handle(&c, out);
+	if (rq->config_error != NULL) {
+		/* Permanent until an operator acts: 500, not 503. */
+		fprintf(stderr, "taskspool.cgi: trace %s: configuration: %s\n",
+		    c.trace, rq->config_error);
+		rc = problem(&c, out, 500, "INTERNAL_ERROR", NULL, "the "
+		    "server's configuration cannot be used; the web server's "
+		    "error log names the problem (trace %s)", c.trace);
+	} else
+		rc = handle(&c, out);
 	OPENSSL_cleanse(&c.app, sizeof(c.app));
 	if (c.sp_open)
 		spool_close(&c.sp);

@@ -34,7 +34,8 @@
 /*
  * One request.  getenv returns the CGI meta-variable name (borrowed, or
  * NULL when unset); in_fd is the body (stdin); now is the server's time in
- * Unix seconds (time(NULL) in the CGI; fixed in tests); cfg is borrowed.
+ * Unix seconds (time(NULL) in the CGI; fixed in tests); cfg is borrowed
+ * (unused when config_error is set).
  */
 struct api_request {
 	const char *(*getenv)(void *ctx, const char *name);
@@ -42,6 +43,9 @@ struct api_request {
 	int in_fd;
 	int64_t now;
 	const struct config *cfg;
+	const char *config_error; /* not NULL: the configuration did not
+				   * load (this message, logged): every
+				   * request is answered 500 INTERNAL_ERROR */
 };
 
 /*

@@ -37,6 +37,7 @@
 #include "task.h"
 #include "tstime.h"
 
+#define EFTYPE_NOTREG	ENOTSUP	/* read_all: the path is not a regular file */
 #define EXIT_TASK_FAILED	1
 #define EXIT_TASK_CANCELLED	2
 
@@ -207,12 +208,19 @@ cmd_init(struct cli *c, int argc, char **argv)
 static int
 read_all(const char *path, struct buf *b)
 {
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY |
-	    O_CLOEXEC);
+	    O_CLOEXEC | O_NONBLOCK);
 	int rc;
+	struct stat st;
 
 	if (fd < 0)
 		return -1;
+	if (fd != 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		errno = EFTYPE_NOTREG;
+		return -1;
+	}
 	rc = buf_read_fd(b, fd);
 	if (fd != 0)
 		close(fd);
@@ -300,7 +308,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		if (read_all(argv[optind], &in) != 0) {
 			fprintf(stderr, "taskspool submit: %s: %s\n",
 			    argv[optind], errno == EFBIG ? "larger than 1 MiB"
-			    : strerror(errno));
+			    : errno == EFTYPE_NOTREG ? "not a regular file "
+			    "(use - to read standard input)" : strerror(errno));
 			rc = errno == EFBIG ? EX_DATAERR : EX_NOINPUT;
 			goto out;
 		}
@@ -718,9 +727,10 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 	}
 	while ((de = readdir(dp)) != NULL) {
 		size_t len, n = strlen(de->d_name);
-		char *data, id[TASK_ID_MAX + 1];
+		char *data, id[TASK_ID_MAX + 1], lastnode[CONFIG_NODE_MAX + 1];
 		struct task t;
 		struct task_error te;
+		const char *shown = node;	/* the node column */
 
 		if (de->d_name[0] == '.' || n <= 5 || n - 5 > TASK_ID_MAX ||
 		    strcmp(de->d_name + n - 5, ".json") != 0)
@@ -734,15 +744,25 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 		free(data);
 		if (where == SPOOL_DONE || where == SPOOL_FAILED ||
 		    where == SPOOL_CANCELLED) {
-			/* The final attempt is only in the result. */
-			char status[16];
-			size_t na;
+			/* The final attempt (count, node) is only in the
+			 * result. */
+			json_t *r = NULL, *a;
 
 			data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
 			    de->d_name, 64 << 20, &len);
-			if (data != NULL && result_peek(data, len, status,
-			    &na) == 0)
-				t.nattempts = na;
+			if (data != NULL)
+				r = json_loadb(data, len, 0, NULL);
+			if (json_is_array(a = json_object_get(r, "attempts")))
+				t.nattempts = json_array_size(a);
+			if (json_string_length(json_object_get(r, "node")) > 0
+			    && json_string_length(json_object_get(r, "node")) <
+			    sizeof(lastnode)) {
+				snprintf(lastnode, sizeof(lastnode), "%s",
+				    json_string_value(json_object_get(r,
+				    "node")));
+				shown = lastnode;
+			}
+			json_decref(r);
 			free(data);
 		}
 		if (code == NULL || strcmp(code, t.task_code) == 0) {
@@ -755,15 +775,15 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				    json_string(state_name(where)));
 				json_object_set_new(o, "taskCode",
 				    json_string(t.task_code));
-				json_object_set_new(o, "node", node ?
-				    json_string(node) : json_null());
+				json_object_set_new(o, "node", shown ?
+				    json_string(shown) : json_null());
 				json_object_set_new(o, "attempts",
 				    json_integer((json_int_t)t.nattempts));
 				json_array_append_new(arr, o);
 			} else
 				printf("%-10s %-40s %-20s %s\n",
 				    state_name(where), id, t.task_code,
-				    node ? node : "-");
+				    shown ? shown : "-");
 		}
 		task_fini(&t);
 	}
@@ -1118,8 +1138,26 @@ wait_for(struct cli *c, const char *id)
 	}
 }
 
+static const char *usage_cmd;	/* the command cli_run dispatched to */
+static int cli_run(int argc, char **argv);
+
 int
 cli_main(int argc, char **argv)
+{
+	int rc;
+
+	/* getopt names the program by argv[0]: not the path it was run by. */
+	if (argc > 0)
+		argv[0] = (char *)"taskspool";
+	rc = cli_run(argc, argv);
+	if (rc == EX_USAGE && usage_cmd != NULL)
+		fprintf(stderr, "try 'taskspool --help' (commands and their "
+		    "options) or taskspool(1)\n");
+	return rc;
+}
+
+static int
+cli_run(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'J' },
@@ -1150,6 +1188,7 @@ cli_main(int argc, char **argv)
 		return EX_USAGE;
 	}
 	cmd = argv[optind];
+	usage_cmd = cmd;
 	argc -= optind;
 	argv += optind;
 	optind = 0;	/* 0, not 1: glibc re-initialises getopt fully, so
@@ -1249,6 +1288,7 @@ cli_main(int argc, char **argv)
 		fputs(top_usage, stdout);
 		return 0;
 	}
+	usage_cmd = NULL;	/* top_usage is the hint */
 	fprintf(stderr, "taskspool: unknown command \"%s\"\n%s", cmd,
 	    top_usage);
 	return EX_USAGE;

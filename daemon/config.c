@@ -317,8 +317,81 @@ absolutize(char *path, size_t size, const char *key, char *why,
 	return 0;
 }
 
+/*
+ * The line of the file at path that last sets key, when that line's value
+ * is value (so a value that came from -o is not blamed on the file); 0 if
+ * none.
+ */
+static int
+key_line(const char *path, const char *key, const char *value)
+{
+	FILE *fp = fopen(path, "re");
+	char line[8192];
+	int lineno = 0, found = 0;
+
+	if (fp == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		char *p = line, *eq, *hash;
+
+		lineno++;
+		for (hash = p; (hash = strchr(hash, '#')) != NULL; hash++)
+			if (hash == p || isspace((unsigned char)hash[-1])) {
+				*hash = '\0';
+				break;
+			}
+		if ((eq = strchr(p, '=')) == NULL)
+			continue;
+		*eq = '\0';
+		if (strcmp(trim(p), key) == 0)
+			found = strcmp(trim(eq + 1), value) == 0 ? lineno : 0;
+	}
+	fclose(fp);
+	return found;
+}
+
+static int config_check(struct config *c, char *why, size_t whylen);
+
 int
 config_finish(struct config *c, char *why, size_t whylen)
+{
+	char msg[1024], key[64];
+	const struct key_def *k = NULL;
+	size_t kl;
+	int line = 0;
+
+	if (config_check(c, msg, sizeof(msg)) == 0)
+		return 0;
+	/* Every message starts with "key: "; name the file and line. */
+	kl = strcspn(msg, ":");
+	if (kl < sizeof(key)) {
+		memcpy(key, msg, kl);
+		key[kl] = '\0';
+		for (size_t i = 0; i < NKEYS; i++)
+			if (strcmp(keys[i].name, key) == 0)
+				k = &keys[i];
+	}
+	if (c->source[0] != '\0' && k != NULL && k->type == KEY_STR)
+		line = key_line(c->source, key, (const char *)c + k->off);
+	else if (c->source[0] != '\0' && k != NULL) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%ld", *(const long *)(const void *)
+		    ((const char *)c + k->off));
+		line = key_line(c->source, key, v);
+	}
+	if (line > 0)
+		snprintf(why, whylen, "%s:%d: %s", c->source, line, msg);
+	else if (c->source[0] != '\0' && k == NULL)
+		snprintf(why, whylen, "%s: %s", c->source, msg);
+	else
+		snprintf(why, whylen, "%s", msg);
+	errno = EINVAL;
+	return -1;
+}
+
+static int
+config_check(struct config *c, char *why, size_t whylen)
 {
 	if (absolutize(c->spool, sizeof(c->spool), "spool", why, whylen) ||
 	    absolutize(c->hooks_dir, sizeof(c->hooks_dir), "hooks_dir", why,

@@ -102,7 +102,10 @@ int config_locate(struct config *c, const char *explicit_path,
     const char *spool, char *why, size_t whylen);
 
 /* Resolve derived defaults (hooks_dir, node_id — the host name's first
- * label, with node_id_auto set —, slots).  Returns 0/-1. */
+ * label, with node_id_auto set —, slots) and check the values that need
+ * more than a range.  Returns 0, or -1 with a message in why ("FILE:LINE:
+ * key: ..." when the loaded file set the bad value, else "key: ...") and
+ * errno EINVAL. */
 int config_finish(struct config *c, char *why, size_t whylen);
 
 /*

@@ -1700,11 +1700,18 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 		struct stat st;
 		int fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
 		    O_NONBLOCK | O_CLOEXEC);
-		int touched = work_touched(w) || fd >= 0;
+		int notreg = fd < 0 && errno == ELOOP;	/* a symlink */
+		int touched = work_touched(w) || fd >= 0 || notreg;
 
-		if (fd >= 0) {
-			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-			    st.st_size <= n->cfg->result_max_bytes) {
+		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
+			notreg = 1;
+		if (notreg) {
+			size_t l = strlen(a.reason);
+
+			snprintf(a.reason + l, sizeof(a.reason) - l, "; result "
+			    "file ignored: not a regular file");
+		} else if (fd >= 0) {
+			if (st.st_size <= n->cfg->result_max_bytes) {
 				struct buf rb;
 
 				buf_init(&rb, (size_t)n->cfg->result_max_bytes);
@@ -1727,8 +1734,9 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 				    "; result file ignored: over %ld bytes",
 				    n->cfg->result_max_bytes);
 			}
-			close(fd);
 		}
+		if (fd >= 0)
+			close(fd);
 		if (touched)
 			work_reset(w);
 	}

@@ -53,27 +53,16 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	config_defaults(&cfg);
 	buf_init(&out, 0);
+	memset(&rq, 0, sizeof(rq));
+	rq.getenv = cgi_getenv;
+	rq.in_fd = 0;
+	rq.now = (int64_t)time(NULL);
+	rq.cfg = &cfg;
 	if (config_locate(&cfg, getenv("TASKSPOOL_CONFIG"),
 	    getenv("TASKSPOOL_SPOOL"), why, sizeof(why)) != 0 ||
-	    config_finish(&cfg, why, sizeof(why)) != 0) {
-		static const char body[] = "{\"type\":\"urn:ts:problem:"
-		    "service-unavailable\",\"title\":\"Service unavailable\","
-		    "\"status\":503,\"detail\":\"configuration error\","
-		    "\"code\":\"SERVICE_UNAVAILABLE\"}";
-
-		fprintf(stderr, "taskspool.cgi: %s\n", why);
-		buf_printf(&out, "Status: 503 Service Unavailable\r\n"
-		    "Content-Type: application/problem+json\r\n"
-		    "Content-Length: %zu\r\nCache-Control: no-store\r\n"
-		    "Retry-After: 1\r\n\r\n%s", sizeof(body) - 1, body);
-	} else {
-		memset(&rq, 0, sizeof(rq));
-		rq.getenv = cgi_getenv;
-		rq.in_fd = 0;
-		rq.now = (int64_t)time(NULL);
-		rq.cfg = &cfg;
-		api_handle(&rq, &out);
-	}
+	    config_finish(&cfg, why, sizeof(why)) != 0)
+		rq.config_error = why;	/* answered 500 with a traceId */
+	api_handle(&rq, &out);
 	write_all(out.data, out.len);
 	buf_fini(&out);
 	return 0;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sysexits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -58,6 +59,7 @@ main(int argc, char **argv)
 	struct config cfg;
 	char why[1024];
 
+	argv[0] = (char *)"taskspoold";	/* getopt's messages name argv[0] */
 	while ((ch = getopt_long(argc, argv, "c:s:i:j:o:dnvh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -131,6 +133,15 @@ main(int argc, char **argv)
 		snprintf(cfg.log_level, sizeof(cfg.log_level), "debug");
 	if (config_finish(&cfg, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s", why);
+	{
+		struct stat st;
+		char inc[CONFIG_PATH_MAX + 16];
+
+		snprintf(inc, sizeof(inc), "%s/incoming", cfg.spool);
+		if (stat(inc, &st) != 0 && errno == ENOENT)
+			fatalx(EX_CONFIG, "no spool at %s (run `taskspool init "
+			    "%s`)", cfg.spool, cfg.spool);
+	}
 	if (check) {
 		struct spool sp;
 

@@ -79,7 +79,10 @@ test_expect_success 'status, result, logs, list answer for a finished task' '
 	ts result "$id" | jq -e ".status == \"SUCCESS\"" &&
 	test "$(ts logs "$id" 2>/dev/null)" = "out:$id" &&
 	ts list --state SUCCESS | grep -q "$id" &&
-	test "$(ts --json list --code echo | jq "map(select(.requestId == \"$id\")) | length")" = 1
+	test "$(ts --json list --code echo | jq "map(select(.requestId == \"$id\")) | length")" = 1 &&
+	# A finished task shows the node of its last attempt.
+	test "$(ts list --state SUCCESS | awk -v id="$id" "\$2 == id { print \$4 }")" = n1 &&
+	test "$(ts --json list --code echo | jq -r ".[] | select(.requestId == \"$id\") | .node")" = n1
 '
 
 test_expect_success 'sysexits 64-78 other than 75 fail at once (no retry)' '

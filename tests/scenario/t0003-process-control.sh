@@ -153,6 +153,30 @@ test_expect_success 'log cap: 3 MB of output keeps 1 MiB in the log, notes the r
 	test "$(res big-out ".stdoutTail | test(\"^x+\$\")")" = true
 '
 
+# A result file that is not a regular file is ignored and said so (a FIFO
+# must not block the daemon, a symbolic link is not followed).
+cat >"$HOOKS/resfifo" <<'H'
+#!/bin/sh
+mkfifo "$TASKSPOOL_RESULT_FILE"
+H
+cat >"$HOOKS/reslink" <<'H'
+#!/bin/sh
+echo '{"leak":true}' >"$TASKSPOOL_RESULT_FILE.target"
+ln -s "$TASKSPOOL_RESULT_FILE.target" "$TASKSPOOL_RESULT_FILE"
+H
+chmod +x "$HOOKS/resfifo" "$HOOKS/reslink"
+
+for kind in fifo link; do
+	test_expect_success "a $kind as result file is ignored: not a regular file" '
+		ts submit --code res$kind --id res-$kind >/dev/null &&
+		wait_terminal res-$kind 20 &&
+		test "$(res res-$kind .status)" = SUCCESS &&
+		test "$(res res-$kind .result)" = null &&
+		res res-$kind ".attempts[0].reason" &&
+		test "$(res res-$kind ".attempts[0].reason")" = "exit 0; result file ignored: not a regular file"
+	'
+done
+
 test_expect_success 'stop the first daemon' '
 	stop_daemon n1 && ! kill -0 "$pid1" 2>/dev/null
 '

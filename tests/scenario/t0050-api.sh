@@ -244,6 +244,28 @@ test_expect_success '422 VALIDATION_FAILED lists the field; IDEMPOTENCY_KEY_REUS
 	expect 422 IDEMPOTENCY_KEY_REUSED && test "$(jq -r .requestId "$TRASH/body")" = e2e-1
 '
 
+test_expect_success '422 VALIDATION_FAILED of a query parameter names it, titled as a query error' '
+	for q in limit=0 since=garbage cursor=nope status=NOPE; do
+		st=$(sreq GET "/api/tasks?$q") && expect 422 VALIDATION_FAILED &&
+		test "$(jq -r ".errors[0].field" "$TRASH/body")" = "${q%%=*}" &&
+		test "$(jq -r .title "$TRASH/body")" = "Query parameter failed validation" || return 1
+	done
+'
+
+test_expect_success 'an unreadable configuration: 500 INTERNAL_ERROR with a traceId, no Retry-After' '
+	env -i REQUEST_METHOD=GET PATH_INFO=/health GATEWAY_INTERFACE=CGI/1.1 \
+	    TASKSPOOL_CONFIG="$TRASH/no-such.conf" "$BUILD/taskspool.cgi" \
+	    >"$TRASH/cgi.out" 2>"$TRASH/cgi.err" &&
+	head -n 1 "$TRASH/cgi.out" | grep -q "^Status: 500 " &&
+	! grep -qi "^Retry-After" "$TRASH/cgi.out" &&
+	tid=$(sed -n "s/^X-Trace-Id: \([0-9a-f]*\)\r\$/\1/p" "$TRASH/cgi.out") &&
+	test ${#tid} = 32 &&
+	sed "1,/^\r\$/d" "$TRASH/cgi.out" >"$TRASH/cgi.body" &&
+	test "$(jq -r .code "$TRASH/cgi.body")" = INTERNAL_ERROR &&
+	test "$(jq -r .traceId "$TRASH/cgi.body")" = "$tid" &&
+	grep -q "trace $tid: configuration: .*no-such.conf" "$TRASH/cgi.err"
+'
+
 test_expect_success '422 callback URL errors: invalid, forbidden, unresolvable' '
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"http://hooks.example.com/cb\"}")") && expect 422 INVALID_CALLBACK_URL &&
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"https://u:p@hooks.example.com/cb\"}")") && expect 422 INVALID_CALLBACK_URL &&

@@ -109,6 +109,7 @@ by_id(const char *section, const char *id)
 }
 
 static char spool_dir[256];
+static const char *config_error;	/* api_request.config_error of run() */
 static int close_early;		/* close the body's write end before */
 
 /* A fresh spool with apps.conf and the report.generate hook. */
@@ -241,6 +242,7 @@ run(const struct config *cfg, json_t *base, json_t *v, int64_t now,
 	rq.in_fd = p[0];
 	rq.now = now;
 	rq.cfg = cfg;
+	rq.config_error = config_error;
 	buf_init(&out, 0);
 	a->status = api_handle(&rq, &out);
 	close(p[0]);
@@ -453,6 +455,42 @@ START_TEST(test_orphan_record_completed)
 }
 END_TEST
 
+/*
+ * A configuration that does not load is permanent until an operator acts:
+ * every request, signed or not, is 500 INTERNAL_ERROR (API.md §5) with
+ * the traceId of its X-Trace-Id header, and no Retry-After.
+ */
+START_TEST(test_config_error_is_500)
+{
+	json_t *s01 = by_id("request_signing", "S01");
+	struct config cfg;
+	struct answer a;
+	char hdr[64];
+
+	make_spool(&cfg, 1);
+	config_error = "/etc/taskspool/taskspool.conf: Permission denied";
+	run(&cfg, s01, NULL, json_integer_value(json_object_get(s01,
+	    "timestamp")), &a);
+	config_error = NULL;
+	ck_assert_msg(a.status == 500, "%s", a.raw);
+	ck_assert_ptr_nonnull(strstr(a.raw, "Status: 500 Internal Server "
+	    "Error\r\n"));
+	ck_assert_str_eq(json_string_value(json_object_get(a.body, "code")),
+	    "INTERNAL_ERROR");
+	ck_assert_int_eq(json_integer_value(json_object_get(a.body,
+	    "status")), 500);
+	ck_assert_int_eq(json_string_length(json_object_get(a.body,
+	    "traceId")), 32);
+	snprintf(hdr, sizeof(hdr), "\r\nX-Trace-Id: %s\r\n",
+	    json_string_value(json_object_get(a.body, "traceId")));
+	ck_assert_ptr_nonnull(strstr(a.raw, hdr));
+	ck_assert_ptr_null(strcasestr(a.raw, "Retry-After"));
+	/* The reason is logged, not shown to the client. */
+	ck_assert_ptr_null(strstr(a.raw, "Permission denied"));
+	answer_free(&a);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -470,6 +508,7 @@ api_suite(void)
 	tcase_add_test(tc, test_signing_vectors_accepted);
 	tcase_add_test(tc, test_body_rules);
 	tcase_add_test(tc, test_orphan_record_completed);
+	tcase_add_test(tc, test_config_error_is_500);
 	suite_add_tcase(s, tc);
 	return s;
 }
