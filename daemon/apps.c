@@ -253,7 +253,7 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 		return -1;
 	}
 	buf_init(&b, 0);
-	buf_puts(&b, "# taskspool apps.conf (API.md section 3.1): appId  "
+	buf_puts(&b, "# taskspool apps.conf (README.md, \"Apps\"): appId  "
 	    "enabled|disabled  taskCodes  secrets (newest first)\n");
 	for (size_t i = 0; i < a->nv; i++) {
 		const struct app *p = &a->v[i];

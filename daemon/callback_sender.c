@@ -1117,7 +1117,8 @@ callback_sender_start(const struct config *cfg, const struct spool *sp,
 	if (!(vi->features & CURL_VERSION_ASYNCHDNS))
 		log_warnx("libcurl %s has no asynchronous resolver: a slow DNS "
 		    "server can delay callbacks past callback_timeout_ms "
-		    "(API.md §6.5)", vi->version);
+		    "(use a libcurl built with c-ares or threaded DNS)",
+		    vi->version);
 	if ((cs = calloc(1, sizeof(*cs))) == NULL) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""tsapi.py - a Python client for the taskspool HTTP API (API.md).
+"""tsapi.py - a Python client for the taskspool HTTP API (README.md,
+"The HTTP API").
 
 Standard library only.  Signs every request with TS1-HMAC-SHA256
-(API.md section 3.3), submits tasks and polls them until they finish.
+(README.md, "Signing a request"), submits tasks and polls them until
+they finish.
 
     tsapi.py submit FILE|-        POST /api/tasks with the file's exact bytes
     tsapi.py get ID               GET /api/tasks/ID
@@ -30,7 +32,7 @@ UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def canonical_query(raw):
-    """The canonical query of API.md section 3.3 (steps 3-6)."""
+    """The canonical query (README.md, "Signing a request", steps 3-6)."""
     pairs = []
     for seg in raw.split("&"):
         if not seg:
@@ -71,7 +73,7 @@ class Client:
     def request(self, method, path, body=b"", query=""):
         """Send one signed request; returns (status, headers, body bytes).
         A retry must call this again: new timestamp, nonce and signature,
-        same body bytes (idempotency, API.md section 4.1)."""
+        same body bytes (idempotency, README.md "The HTTP API")."""
         ts = int(time.time())
         nonce = secrets.token_hex(16)
         cs = canonical_string(method, path, query, self.app_id, ts, nonce,

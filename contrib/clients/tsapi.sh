@@ -1,7 +1,7 @@
 #!/bin/sh
-# tsapi.sh — a POSIX shell client for the taskspool HTTP API (API.md):
-# signs each request with TS1-HMAC-SHA256 using openssl dgst, sends it with
-# curl, and polls a task until it finishes.
+# tsapi.sh — a POSIX shell client for the taskspool HTTP API (README.md,
+# "The HTTP API"): signs each request with TS1-HMAC-SHA256 using openssl
+# dgst, sends it with curl, and polls a task until it finishes.
 #
 #   tsapi.sh submit FILE|-        POST /api/tasks with the file's exact bytes
 #   tsapi.sh get ID               GET /api/tasks/ID
@@ -24,7 +24,7 @@ set -eu
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tsapi.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# request METHOD PATH QUERY BODYFILE: sign (API.md §3.3) and send.
+# request METHOD PATH QUERY BODYFILE: sign (README.md, "Signing a request") and send.
 request() {
 	method=$1 path=$2 query=$3 body=$4
 	ts=$(date +%s)
