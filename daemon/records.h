@@ -226,6 +226,8 @@ struct records_task {
 	int64_t trigger_time, created_at, started_at, finished_at;
 	int64_t duration_ms, exit_code;		/* RECORDS_NULL = none */
 	char failure_code[33];
+	int64_t max_retries;			/* RECORDS_NULL = none */
+	char failure_reason[1025];		/* "" = none */
 };
 
 /* Filters of history and of the list; NULL / RECORDS_NULL = any. */
@@ -246,6 +248,21 @@ struct records_filter {
  */
 int records_db_list(struct records_db *db, const struct records_filter *f,
     int64_t after_created, const char *after_id, struct records_task *rows,
+    size_t max, size_t *n, char *why, size_t whylen);
+
+/*
+ * One page of app_id's tasks for GET /api/tasks (API.md §4.4): newest
+ * first, in (created_at, request_id) descending order, keyset pagination:
+ * rows strictly before the cursor (before_created ms, before_id); before_id
+ * NULL = from the newest.  statuses: "" = any, else a comma-separated list
+ * of states (SUCCESS,FAILED); task_code: "" = any; since_ms: created_at >=
+ * since (RECORDS_NULL = any).  All strings are borrowed and bound as
+ * parameters.  Fills up to max rows (caller's array) and *n.  Returns 0,
+ * or -1 with the server's message in why.
+ */
+int records_db_list_app(struct records_db *db, const char *app_id,
+    const char *statuses, const char *task_code, int64_t since_ms,
+    int64_t before_created, const char *before_id, struct records_task *rows,
     size_t max, size_t *n, char *why, size_t whylen);
 
 /* One line of `taskspool stats`: per task code. */

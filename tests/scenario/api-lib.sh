@@ -5,13 +5,17 @@
 # TS_TEST_LIGHTTPD_DIR (pointing its taskspool.cgi and taskspool.conf links
 # at this test's build and $CONF), or start a private one with
 # tests/servers/lighttpd.sh in $TRASH/lighttpd, stopped at exit by
-# api_cleanup (which a test that adds its own trap must call).  Sets
+# api_cleanup (a test with a trap of its own calls api_stop in it).  Sets
 # HOSTPORT and exports TS_URL.
 API_HERE=$(cd "$(dirname "$0")/../.." && pwd)
 API_SRV=""
 
-api_cleanup() {
+api_stop() {
 	[ -n "$API_SRV" ] && sh "$API_HERE/tests/servers/lighttpd.sh" stop "$API_SRV"
+	API_SRV=""
+}
+api_cleanup() {
+	api_stop
 	cleanup
 }
 
