@@ -85,6 +85,33 @@ int records_append(struct records *r, enum records_kind kind, const char *id,
     const struct task *t, const struct task_attempt *a,
     const char *envelope, size_t len);
 
+/* A callback delivery's state change (records_append_callback). */
+struct records_callback {
+	const char *delivery_id;	/* the webhook-id */
+	const char *request_id;
+	const char *url;		/* "" = not known yet (registration) */
+	const char *state;		/* PENDING, DELIVERED, CALLBACK_FAILED */
+	const char *last_error;		/* NULL = none; else TIMEOUT, ... */
+	int attempts;			/* tries made */
+	int last_http;			/* 0 = none */
+	int64_t next_try_ms;		/* epoch ms; -1 = none */
+	int64_t updated_ms;		/* epoch ms of this state */
+};
+
+/*
+ * Append the record of a callback delivery's state change (created, a
+ * try, DELIVERED, CALLBACK_FAILED) to sp's outbox/records/ by the writer
+ * protocol (tmp + fsync + rename + fsync of the directory; spool_publish),
+ * for the record writer to upsert into callback_record (keyed by
+ * delivery_id; a row changes only with a record whose updated_at is not
+ * older).  Thread-safe (the callback sender's thread calls it); its file
+ * names carry node "<sp->node>~cb" so that they never meet the task
+ * records' names.  Only for MariaDB mode: the caller checks the mariadb
+ * key.  cb and sp are borrowed.  Returns 0, or -1 with errno.
+ */
+int records_append_callback(const struct spool *sp,
+    const struct records_callback *cb);
+
 /* Stop and join the writer thread (it finishes the transaction in
  * progress) and free r.  NULL is accepted. */
 void records_free(struct records *r);
@@ -101,7 +128,18 @@ struct records_attempt_row {
 	char *reason;			/* new or NULL */
 };
 
+/* A callback_record row (a record file with "state": "CALLBACK"). */
+struct records_callback_row {
+	char *delivery_id, *url, *state;	/* new */
+	char *last_error;			/* new or NULL */
+	int64_t attempts, last_status;		/* RECORDS_NULL = none */
+	int64_t next_try_at, updated_at;	/* epoch ms; RECORDS_NULL */
+};
+
 struct records_row {
+	struct records_callback_row *cb;	/* new: a callback record
+						 * (only request_id is set
+						 * besides); NULL: a task's */
 	char *request_id, *app_id, *task_code, *job_code, *status, *node;
 	char *failure_code, *failure_reason;	/* new or NULL */
 	char *result_summary;			/* new or NULL */

@@ -30,7 +30,7 @@
 enum stmt_id {
 	ST_EXEC, ST_ATTEMPT, ST_NODE, ST_LIST, ST_LIST_CODE, ST_LIST_STATUS,
 	ST_LIST_BOTH, ST_STATS, ST_STATS_CB, ST_PURGE_ATT, ST_PURGE_CB,
-	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_N
+	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_CALLBACK, ST_N
 };
 
 struct records_db {
@@ -128,6 +128,20 @@ static const char *const sql[ST_N] = {
 "(? = '' OR task_code = ?) AND (? = '' OR FIND_IN_SET(status, ?) > 0) AND "
 "(created_at < ? OR (created_at = ? AND request_id < ?)) "
 "ORDER BY created_at DESC, request_id DESC LIMIT ?",
+/* A callback delivery's state: a row changes only with a record that is
+ * not older (updated_at, assigned last, like fence above). */
+#define CB_NEWER "VALUES(updated_at) >= updated_at"
+[ST_CALLBACK] =
+"INSERT INTO callback_record (delivery_id, request_id, url, attempts, "
+"last_status, last_error, next_try_at, state, updated_at) "
+"VALUES (?,?,?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE "
+"url = IF(" CB_NEWER " AND VALUES(url) <> '', VALUES(url), url), "
+"attempts = IF(" CB_NEWER ", VALUES(attempts), attempts), "
+"last_status = IF(" CB_NEWER ", VALUES(last_status), last_status), "
+"last_error = IF(" CB_NEWER ", VALUES(last_error), last_error), "
+"next_try_at = IF(" CB_NEWER ", VALUES(next_try_at), next_try_at), "
+"state = IF(" CB_NEWER ", VALUES(state), state), "
+"updated_at = GREATEST(updated_at, VALUES(updated_at))",
 };
 
 /*
@@ -418,6 +432,20 @@ records_db_apply(struct records_db *db, const struct records_row *row,
 	    row->trigger_time;
 	enum records_apply rc;
 
+	if (row->cb != NULL) {
+		const struct records_callback_row *c = row->cb;
+
+		p_str(&b[0], c->delivery_id);
+		p_str(&b[1], row->request_id);
+		p_str(&b[2], c->url);
+		p_i64(&b[3], &c->attempts);
+		p_i64(&b[4], &c->last_status);
+		p_str(&b[5], c->last_error);
+		p_i64(&b[6], &c->next_try_at);
+		p_str(&b[7], c->state);
+		p_i64(&b[8], &c->updated_at);
+		return run(db, ST_CALLBACK, b, why, whylen);
+	}
 	/* Larger would exceed MariaDB's default max_allowed_packet (16 MiB)
 	 * with the rest of the row, and the server would drop the link: a
 	 * retry would never end. */
