@@ -112,6 +112,21 @@ struct records_callback {
 int records_append_callback(const struct spool *sp,
     const struct records_callback *cb);
 
+/*
+ * Append the record of a recurring job definition the leader loaded
+ * (definition: the jobs/<code>.json bytes, len of them, borrowed; they
+ * are stored compact) or removed (definition NULL), for the record writer
+ * to upsert into (or delete from) task_definition, keyed by job_code; a
+ * row changes only with a record whose updated_ms (epoch ms) is not
+ * older.  schedule: the cron text or "fixedRateMs=N" / "fixedDelayMs=N"
+ * (may be NULL).  Published like records_append_callback (names with node
+ * "<sp->node>~job"); MariaDB mode only (the caller checks).  Returns 0, or
+ * -1 with errno (EINVAL: definition is not JSON).
+ */
+int records_append_definition(const struct spool *sp, const char *job_code,
+    const char *task_code, const char *schedule, int enabled,
+    const char *definition, size_t len, int64_t updated_ms);
+
 /* Stop and join the writer thread (it finishes the transaction in
  * progress) and free r.  NULL is accepted. */
 void records_free(struct records *r);
@@ -136,7 +151,18 @@ struct records_callback_row {
 	int64_t next_try_at, updated_at;	/* epoch ms; RECORDS_NULL */
 };
 
+/* A task_definition row (a record file with "state": "DEFINITION"). */
+struct records_definition_row {
+	char *job_code, *task_code;	/* new */
+	char *schedule;			/* new or NULL */
+	char *definition;		/* new: the jobs/ file, compact JSON;
+					 * NULL: the job was removed */
+	int64_t enabled, updated_at;	/* epoch ms */
+};
+
 struct records_row {
+	struct records_definition_row *def;	/* new: a job definition
+						 * record; NULL: another */
 	struct records_callback_row *cb;	/* new: a callback record
 						 * (only request_id is set
 						 * besides); NULL: a task's */

@@ -30,7 +30,7 @@
 enum stmt_id {
 	ST_EXEC, ST_ATTEMPT, ST_NODE, ST_LIST, ST_LIST_CODE, ST_LIST_STATUS,
 	ST_LIST_BOTH, ST_STATS, ST_STATS_CB, ST_PURGE_ATT, ST_PURGE_CB,
-	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_CALLBACK, ST_N
+	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_CALLBACK, ST_DEF, ST_DEF_DEL, ST_N
 };
 
 struct records_db {
@@ -130,18 +130,29 @@ static const char *const sql[ST_N] = {
 "ORDER BY created_at DESC, request_id DESC LIMIT ?",
 /* A callback delivery's state: a row changes only with a record that is
  * not older (updated_at, assigned last, like fence above). */
-#define CB_NEWER "VALUES(updated_at) >= updated_at"
+#define AT_NEWER "VALUES(updated_at) >= updated_at"
 [ST_CALLBACK] =
 "INSERT INTO callback_record (delivery_id, request_id, url, attempts, "
 "last_status, last_error, next_try_at, state, updated_at) "
 "VALUES (?,?,?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE "
-"url = IF(" CB_NEWER " AND VALUES(url) <> '', VALUES(url), url), "
-"attempts = IF(" CB_NEWER ", VALUES(attempts), attempts), "
-"last_status = IF(" CB_NEWER ", VALUES(last_status), last_status), "
-"last_error = IF(" CB_NEWER ", VALUES(last_error), last_error), "
-"next_try_at = IF(" CB_NEWER ", VALUES(next_try_at), next_try_at), "
-"state = IF(" CB_NEWER ", VALUES(state), state), "
+"url = IF(" AT_NEWER " AND VALUES(url) <> '', VALUES(url), url), "
+"attempts = IF(" AT_NEWER ", VALUES(attempts), attempts), "
+"last_status = IF(" AT_NEWER ", VALUES(last_status), last_status), "
+"last_error = IF(" AT_NEWER ", VALUES(last_error), last_error), "
+"next_try_at = IF(" AT_NEWER ", VALUES(next_try_at), next_try_at), "
+"state = IF(" AT_NEWER ", VALUES(state), state), "
 "updated_at = GREATEST(updated_at, VALUES(updated_at))",
+/* The jobs/ mirror: the newest definition the leader loaded wins. */
+[ST_DEF] =
+"INSERT INTO task_definition (job_code, task_code, schedule, enabled, "
+"definition, updated_at) VALUES (?,?,?,?,?,?) ON DUPLICATE KEY UPDATE "
+"task_code = IF(" AT_NEWER ", VALUES(task_code), task_code), "
+"schedule = IF(" AT_NEWER ", VALUES(schedule), schedule), "
+"enabled = IF(" AT_NEWER ", VALUES(enabled), enabled), "
+"definition = IF(" AT_NEWER ", VALUES(definition), definition), "
+"updated_at = GREATEST(updated_at, VALUES(updated_at))",
+[ST_DEF_DEL] =
+"DELETE FROM task_definition WHERE job_code = ? AND updated_at <= ?",
 };
 
 /*
@@ -432,6 +443,21 @@ records_db_apply(struct records_db *db, const struct records_row *row,
 	    row->trigger_time;
 	enum records_apply rc;
 
+	if (row->def != NULL) {
+		const struct records_definition_row *d = row->def;
+
+		p_str(&b[0], d->job_code);
+		if (d->definition == NULL) {
+			p_i64(&b[1], &d->updated_at);
+			return run(db, ST_DEF_DEL, b, why, whylen);
+		}
+		p_str(&b[1], d->task_code);
+		p_str(&b[2], d->schedule);
+		p_i64(&b[3], &d->enabled);
+		p_str(&b[4], d->definition);
+		p_i64(&b[5], &d->updated_at);
+		return run(db, ST_DEF, b, why, whylen);
+	}
 	if (row->cb != NULL) {
 		const struct records_callback_row *c = row->cb;
 

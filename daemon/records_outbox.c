@@ -338,6 +338,34 @@ decode_callback(json_t *o, struct records_row *row, char *why,
 	return 0;
 }
 
+/* The members of a DEFINITION record into row->def. */
+static int
+decode_definition(json_t *o, struct records_row *row, char *why,
+    size_t whylen)
+{
+	struct records_definition_row *d = calloc(1, sizeof(*d));
+	json_t *def = json_object_get(o, "definition");
+
+	if ((row->def = d) == NULL)
+		return bad(why, whylen, "record", "out of memory");
+	d->job_code = dup_str(json_object_get(o, "jobCode"));
+	d->task_code = dup_str(json_object_get(o, "taskCode"));
+	d->schedule = dup_str(json_object_get(o, "schedule"));
+	d->enabled = json_is_true(json_object_get(o, "enabled"));
+	if (d->job_code == NULL || d->task_code == NULL)
+		return bad(why, whylen, "jobCode/taskCode", "must be strings");
+	if (json_is_object(def) && (d->definition = json_dumps(def,
+	    JSON_COMPACT)) == NULL)
+		return bad(why, whylen, "record", "out of memory");
+	if (!json_is_object(def) && !json_is_null(def))
+		return bad(why, whylen, "definition", "must be an object or "
+		    "null (removed)");
+	if (get_ms(o, "updatedAt", &d->updated_at) || d->updated_at ==
+	    RECORDS_NULL)
+		return bad(why, whylen, "updatedAt", "must be RFC 3339");
+	return 0;
+}
+
 int
 records_decode(const char *data, size_t len, struct records_row *row,
     char *why, size_t whylen)
@@ -372,6 +400,10 @@ records_decode(const char *data, size_t len, struct records_row *row,
 	state = json_string_value(json_object_get(o, "state"));
 	if (state != NULL && strcmp(state, "CALLBACK") == 0) {
 		rc = decode_callback(o, row, why, whylen);
+		goto out;
+	}
+	if (state != NULL && strcmp(state, "DEFINITION") == 0) {
+		rc = decode_definition(o, row, why, whylen);
 		goto out;
 	}
 	if (state != NULL && strcmp(state, "RESULT") == 0) {
@@ -435,6 +467,13 @@ records_row_fini(struct records_row *row)
 {
 	if (row == NULL)
 		return;
+	if (row->def != NULL) {
+		free(row->def->job_code);
+		free(row->def->task_code);
+		free(row->def->schedule);
+		free(row->def->definition);
+		free(row->def);
+	}
 	if (row->cb != NULL) {
 		free(row->cb->delivery_id);
 		free(row->cb->url);
@@ -560,31 +599,18 @@ db_append(struct records *r, enum records_kind kind, const char *id,
 	return rc;
 }
 
-int
-records_append_callback(const struct spool *sp,
-    const struct records_callback *cb)
+/* Publish the record o (stolen) into outbox/records/ with the writer
+ * protocol, named with node "<sp->node>~<tag>".  0 or -1 with errno. */
+static int
+publish_other(const struct spool *sp, json_t *o, const char *tag)
 {
 	static unsigned long seq;	/* shared by the threads: atomic */
 	char name[SPOOL_NAME_MAX], node[SPOOL_NAME_MAX];
-	json_t *o = json_object();
-	char *text;
+	char *text = json_dumps(o, JSON_COMPACT);
 	int fd, rc = -1, e = ENOMEM;
 
-	json_object_set_new(o, "v", json_integer(1));
-	json_object_set_new(o, "state", json_string("CALLBACK"));
-	put_str(o, "requestId", cb->request_id);
-	put_str(o, "deliveryId", cb->delivery_id);
-	put_str(o, "url", cb->url);
-	put_str(o, "status", cb->state);
-	json_object_set_new(o, "attempts", json_integer(cb->attempts));
-	json_object_set_new(o, "lastHttpStatus", cb->last_http > 0 ?
-	    json_integer(cb->last_http) : json_null());
-	put_str(o, "lastError", cb->last_error);
-	put_ms(o, "nextTryAt", cb->next_try_ms);
-	put_ms(o, "updatedAt", cb->updated_ms);
-	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
-	snprintf(node, sizeof(node), "%s~cb", sp->node);
+	snprintf(node, sizeof(node), "%s~%s", sp->node, tag);
 	if (text != NULL && records_file_name(name, sizeof(name),
 	    tstime_now_ms(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED),
 	    node) != 0)
@@ -600,6 +626,52 @@ records_append_callback(const struct spool *sp,
 	free(text);
 	errno = e;
 	return rc;
+}
+
+int
+records_append_callback(const struct spool *sp,
+    const struct records_callback *cb)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "v", json_integer(1));
+	json_object_set_new(o, "state", json_string("CALLBACK"));
+	put_str(o, "requestId", cb->request_id);
+	put_str(o, "deliveryId", cb->delivery_id);
+	put_str(o, "url", cb->url);
+	put_str(o, "status", cb->state);
+	json_object_set_new(o, "attempts", json_integer(cb->attempts));
+	json_object_set_new(o, "lastHttpStatus", cb->last_http > 0 ?
+	    json_integer(cb->last_http) : json_null());
+	put_str(o, "lastError", cb->last_error);
+	put_ms(o, "nextTryAt", cb->next_try_ms);
+	put_ms(o, "updatedAt", cb->updated_ms);
+	return publish_other(sp, o, "cb");
+}
+
+int
+records_append_definition(const struct spool *sp, const char *job_code,
+    const char *task_code, const char *schedule, int enabled,
+    const char *definition, size_t len, int64_t updated_ms)
+{
+	json_t *o = json_object(), *d = NULL;
+
+	if (definition != NULL && (d = json_loadb(definition, len, 0,
+	    NULL)) == NULL) {
+		json_decref(o);
+		errno = EINVAL;
+		return -1;
+	}
+	json_object_set_new(o, "v", json_integer(1));
+	json_object_set_new(o, "state", json_string("DEFINITION"));
+	put_str(o, "requestId", job_code);
+	put_str(o, "jobCode", job_code);
+	put_str(o, "taskCode", task_code);
+	put_str(o, "schedule", schedule);
+	json_object_set_new(o, "enabled", json_boolean(enabled));
+	json_object_set_new(o, "definition", d != NULL ? d : json_null());
+	put_ms(o, "updatedAt", updated_ms);
+	return publish_other(sp, o, "job");
 }
 
 static int

@@ -205,6 +205,44 @@ START_TEST(test_decode_callback)
 }
 END_TEST
 
+/* A job definition's record: the definition is kept as compact JSON
+ * (the same bytes jansson prints for the object read). */
+START_TEST(test_decode_definition)
+{
+	static const char rec[] = "{\"v\":1,\"state\":\"DEFINITION\","
+	    "\"requestId\":\"nightly\",\"jobCode\":\"nightly\","
+	    "\"taskCode\":\"report\",\"schedule\":\"0 3 * * *\","
+	    "\"enabled\":true,\"definition\":{\"jobCode\": \"nightly\", "
+	    "\"cron\": \"0 3 * * *\"},\"updatedAt\":"
+	    "\"2024-06-01T12:00:08.000Z\"}";
+	static const char gone[] = "{\"v\":1,\"state\":\"DEFINITION\","
+	    "\"requestId\":\"x\",\"jobCode\":\"x\",\"taskCode\":\"t\","
+	    "\"enabled\":false,\"definition\":null,\"updatedAt\":"
+	    "\"1970-01-01T00:00:01.500Z\"}";
+	struct records_row r;
+	char why[256];
+
+	ck_assert_int_eq(records_decode(rec, strlen(rec), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_ptr_nonnull(r.def);
+	ck_assert_str_eq(r.def->job_code, "nightly");
+	ck_assert_str_eq(r.def->task_code, "report");
+	ck_assert_str_eq(r.def->schedule, "0 3 * * *");
+	ck_assert_int_eq(r.def->enabled, 1);
+	ck_assert_str_eq(r.def->definition,
+	    "{\"jobCode\":\"nightly\",\"cron\":\"0 3 * * *\"}");
+	ck_assert_int_eq(r.def->updated_at, 1717243208000LL);
+	records_row_fini(&r);
+	ck_assert_int_eq(records_decode(gone, strlen(gone), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_ptr_null(r.def->definition);
+	ck_assert_ptr_null(r.def->schedule);
+	ck_assert_int_eq(r.def->enabled, 0);
+	ck_assert_int_eq(r.def->updated_at, 1500);
+	records_row_fini(&r);
+}
+END_TEST
+
 START_TEST(test_file_names_sort_in_time_order)
 {
 	char a[SPOOL_NAME_MAX], b[SPOOL_NAME_MAX], c[SPOOL_NAME_MAX];
@@ -305,6 +343,7 @@ records_suite(void)
 	tcase_add_test(tc, test_decode_result);
 	tcase_add_test(tc, test_decode_rejects);
 	tcase_add_test(tc, test_decode_callback);
+	tcase_add_test(tc, test_decode_definition);
 	tcase_add_test(tc, test_file_names_sort_in_time_order);
 	tcase_add_test(tc, test_percentile_nearest_rank);
 	tcase_add_test(tc, test_duration);
