@@ -31,6 +31,7 @@
 
 #include "apps.h"
 #include "callback.h"
+#include "maxconc.h"
 #include "promtext.h"
 #include "sign.h"
 #include "spool.h"
@@ -603,6 +604,7 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 		st = state_of(where);
 		if (st == NULL)
 			return NULL;
+		st = limits_state_name(&c->sp, where, m->request_id);
 		if (terminal(st)) {
 			size_t len;
 			char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS],

@@ -32,6 +32,7 @@
 #include "cli_records.h"
 #include "cli_nodes.h"
 #include "config.h"
+#include "maxconc.h"
 #include "result.h"
 #include "spool.h"
 #include "task.h"
@@ -518,8 +519,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 		char *s;
 
 		json_object_set_new(o, "requestId", json_string(argv[1]));
-		json_object_set_new(o, "status",
-		    json_string(state_name(st.where)));
+		json_object_set_new(o, "status", json_string(
+		    limits_state_name(&c->sp, st.where, argv[1])));
 		json_object_set_new(o, "directory",
 		    json_string(spool_dir_name(st.where)));
 		json_object_set_new(o, "taskCode", json_string(st.code));
@@ -536,7 +537,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 		free(s);
 		return 0;
 	}
-	printf("%s %s", argv[1], state_name(st.where));
+	printf("%s %s", argv[1], limits_state_name(&c->sp, st.where,
+	    argv[1]));
 	if (st.where == SPOOL_ACTIVE)
 		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
 	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
@@ -708,7 +710,7 @@ cmd_logs(struct cli *c, int argc, char **argv)
 
 static int
 list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
-    const char *code, json_t *arr)
+    const char *code, const char *state, json_t *arr)
 {
 	DIR *dp;
 	struct dirent *de;
@@ -745,14 +747,17 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				t.nattempts = na;
 			free(data);
 		}
-		if (code == NULL || strcmp(code, t.task_code) == 0) {
+		if ((code == NULL || strcmp(code, t.task_code) == 0) &&
+		    (state == NULL || strcmp(state, limits_state_name(&c->sp,
+		    where, id)) == 0)) {
 			if (arr != NULL) {
 				json_t *o = json_object();
 
 				json_object_set_new(o, "requestId",
 				    json_string(id));
 				json_object_set_new(o, "status",
-				    json_string(state_name(where)));
+				    json_string(limits_state_name(&c->sp,
+				    where, id)));
 				json_object_set_new(o, "taskCode",
 				    json_string(t.task_code));
 				json_object_set_new(o, "node", node ?
@@ -762,7 +767,8 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				json_array_append_new(arr, o);
 			} else
 				printf("%-10s %-40s %-20s %s\n",
-				    state_name(where), id, t.task_code,
+				    limits_state_name(&c->sp, where, id),
+				    id, t.task_code,
 				    node ? node : "-");
 		}
 		task_fini(&t);
@@ -790,8 +796,8 @@ cmd_list(struct cli *c, int argc, char **argv)
 		case 's': state = optarg; break;
 		case 'C': code = optarg; break;
 		case 'h':
-			fputs("usage: taskspool list [--state PENDING|RUNNING|"
-			    "DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
+			fputs("usage: taskspool list [--state PENDING|WAITING|"
+			    "RUNNING|DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
 			    "[--code C]\n", stdout);
 			return 0;
 		default:
@@ -804,11 +810,11 @@ cmd_list(struct cli *c, int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
-	    "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
+	    "WAITING") && strcmp(state, "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
 	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
 	    "CANCELLED") && strcmp(state, "CORRUPT")) {
 		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
-		    "of PENDING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
+		    "of PENDING WAITING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
 		    "CORRUPT\n", state);
 		return EX_USAGE;
 	}
@@ -852,7 +858,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 			enum spool_dir d = order[i];
 
-			if (state != NULL && strcmp(state, state_name(d)) != 0)
+			if (state != NULL && strcmp(state, state_name(d)) != 0
+			    && (strcmp(state, "WAITING") != 0 || (d !=
+			    SPOOL_INCOMING && d != SPOOL_QUEUE)))
 				continue;
 			if (d == SPOOL_ACTIVE || d == SPOOL_QUEUE) {
 				DIR *dp = spool_opendir(c->sp.dir[d]);
@@ -868,14 +876,15 @@ cmd_list(struct cli *c, int argc, char **argv)
 					    de->d_name);
 					if (nd >= 0) {
 						list_dir(c, nd, d, de->d_name,
-						    code, arr);
+						    code, state, arr);
 						close(nd);
 					}
 				}
 				if (dp != NULL)
 					closedir(dp);
 			} else
-				list_dir(c, c->sp.dir[d], d, NULL, code, arr);
+				list_dir(c, c->sp.dir[d], d, NULL, code,
+				    state, arr);
 		}
 	if (arr != NULL) {
 		char *s = json_dumps(arr, JSON_COMPACT);

@@ -295,6 +295,24 @@ run(struct coord *c, enum script s, int nkeys, const char **keys,
 	return 0;
 }
 
+void *
+coord_redis_conn(struct coord *c, char *why, size_t whylen)
+{
+	if (c->ops != &coord_redis_ops) {
+		snprintf(why, whylen, "not in cluster mode (no redis)");
+		return NULL;
+	}
+	if (ensure(c, why, whylen) != 0)
+		return NULL;
+	return c->redis;
+}
+
+void
+coord_redis_drop(struct coord *c)
+{
+	drop(c);
+}
+
 static void
 key(const struct coord *c, char *out, size_t len, const char *kind,
     const char *id)

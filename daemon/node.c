@@ -58,6 +58,7 @@
 #include "dueindex.h"
 #include "hook.h"
 #include "log.h"
+#include "maxconc.h"
 #include "metrics.h"
 #include "nameset.h"
 #include "records.h"
@@ -144,6 +145,8 @@ struct node {
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
 	struct nameset cand;		/* names waiting in incoming/ */
+	struct nameset waiting;		/* over maxConcurrent (maxconc.h) */
+	int64_t next_wait;		/* mono ms: retry waiting/ names */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct nameset cancels;		/* ids with a cancel marker seen */
@@ -957,6 +960,37 @@ hook_ok(struct node *n, const char *code)
 
 /* --- claim --- */
 
+/* maxConcurrent (maxconc.h): 0 when t may start (its code's slot taken
+ * with the lease on fd), 1 when it waits (kept in n->waiting). */
+static int
+limit_wait(struct node *n, int fd, const struct task *t, int dfd,
+    const char *name, int announced)
+{
+	long max = limits_max(n->cfg->max_concurrent, t->task_code);
+	char why[256];
+	enum coord_status st;
+
+	if (max <= 0)
+		return 0;
+	st = coord_limit_acquire(n->coord, fd, t->task_code, max, why,
+	    sizeof(why));
+	if (st == COORD_OK) {
+		(void)limits_mark_waiting(&n->sp, t->request_id, 0);
+		return 0;
+	}
+	if (st == COORD_ERR)
+		log_warnx("%s: maxConcurrent: %s", t->request_id, why);
+	else if (!limits_is_waiting(&n->sp, t->request_id)) {
+		log_info("%s: WAITING: maxConcurrent %s=%ld reached",
+		    t->request_id, t->task_code, max);
+		if (limits_mark_waiting(&n->sp, t->request_id, 1) != 0)
+			log_warn("%s: state/waiting/", t->request_id);
+	}
+	(void)limits_wait(&n->waiting, t->task_code, name, (announced ?
+	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
+	return 1;
+}
+
 
 /*
  * Try to claim dfd/name, dfd being incoming/ or queue/<self>/.
@@ -1131,6 +1165,8 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		}
 		goto out;		/* leased elsewhere, or no backend */
 	}
+	if (limit_wait(n, fd, &t, dfd, name, announced))
+		goto out;
 	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
 		if (errno == EEXIST) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
@@ -1802,6 +1838,7 @@ cancel_pending(struct node *n, const char *id)
 	static const enum spool_dir from[] = { SPOOL_INCOMING, SPOOL_DELAYED };
 	char file[SPOOL_NAME_MAX], why[512];
 
+	(void)limits_mark_waiting(&n->sp, id, 0);
 	snprintf(file, sizeof(file), "%s.json", id);
 	for (size_t i = 0; i < 2; i++) {
 		int dfd = n->sp.dir[from[i]], fd;
@@ -2426,6 +2463,8 @@ next_wakeup(struct node *n)
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
+	if (n->waiting.head != NULL && n->next_wait < t)
+		t = n->next_wait;
 	if (n->claim_pause > now && (n->cand.head != NULL ||
 	    n->qcand.head != NULL) && n->claim_pause < t)
 		t = n->claim_pause;
@@ -2536,6 +2575,7 @@ setup(struct node *n)
 			return EX_CANTCREAT;
 		}
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
+	    nameset_init(&n->waiting) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
 	    nameset_init(&n->cancels) != 0)
 		return EX_OSERR;
@@ -2655,6 +2695,12 @@ node_run(struct config *cfg, const char *config_path,
 		int nev, sigchld = 0;
 		int64_t now;
 
+		if (n->waiting.head != NULL && tstime_mono_ms() >=
+		    n->next_wait) {
+			(void)limits_requeue(&n->waiting, cfg->max_concurrent,
+			    &n->cand, &n->qcand);
+			n->next_wait = tstime_mono_ms() + 100;
+		}
 		while (!n->draining && n->nrunning < n->nslots &&
 		    (n->cand.head != NULL || n->qcand.head != NULL) &&
 		    tstime_mono_ms() >= n->claim_pause) {
@@ -2773,6 +2819,7 @@ node_run(struct config *cfg, const char *config_path,
 	coord_close(n->coord);
 	nameset_fini(&n->cand);
 	nameset_fini(&n->qcand);
+	nameset_fini(&n->waiting);
 	router_free(n->router);
 	if (n->qself >= 0)
 		close(n->qself);
