@@ -39,6 +39,7 @@
 #include "task.h"
 #include "tstime.h"
 #include "urlcheck.h"
+#include "wakeup.h"
 
 #define API_MARKER_MAX	4096	/* bytes of a requests/ record */
 #define API_REG_MAX	65536	/* bytes of a callbacks/ record */
@@ -878,6 +879,9 @@ publish_task(struct ctx *c, struct task *t)
 	rc = spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, b.data, b.len, due, SPOOL_PUBLISH_EXCL);
 	buf_fini(&b);
+	if (rc == 0)
+		wakeup_notify(c->rq->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
+		    SPOOL_INCOMING, file);
 	return rc;
 }
 

@@ -37,6 +37,7 @@
 #include "spool.h"
 #include "task.h"
 #include "tstime.h"
+#include "wakeup.h"
 
 #define EXIT_TASK_FAILED	1
 #define EXIT_TASK_CANCELLED	2
@@ -408,6 +409,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		goto out;
 	}
+	wakeup_notify(&c->cfg, &c->sp, due > t.created_ms ? SPOOL_DELAYED :
+	    SPOOL_INCOMING, file);
 	if (c->json)
 		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",
 		    t.request_id);
@@ -1068,6 +1071,7 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	}
 	spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
 	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
+	wakeup_notify(&c->cfg, &c->sp, SPOOL_INCOMING, file);
 	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
 	buf_fini(&out);
 	task_fini(&t);

@@ -82,6 +82,11 @@ void coord_node_field(struct coord_node *nd, const char *field,
 void *coord_redis_conn(struct coord *c, char *why, size_t whylen);
 void coord_redis_drop(struct coord *c);
 
+/* A new connection (redisContext *, caller frees with redisFree) to c's
+ * server, authenticated and with the db selected, for a subscriber; NULL
+ * with why. */
+void *coord_redis_connect_new(struct coord *c, char *why, size_t whylen);
+
 /* maxconc.c: renew (COORD_OK, COORD_LOST, COORD_ERR) and free the
  * maxConcurrent slot held with lease l; no-ops when l holds none. */
 enum coord_status coord_limit_renew(struct coord *c, struct coord_lease *l);

@@ -68,9 +68,11 @@
 #include "spool.h"
 #include "task.h"
 #include "tstime.h"
+#include "wakeup.h"
 
 #define EV_SIGNAL	((uint64_t)-1)
 #define EV_INOTIFY	((uint64_t)-2)
+#define EV_WAKEUP	((uint64_t)-3)
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
 #define ENV_MAX		24
 #define ENV_BUF		8192
@@ -141,6 +143,8 @@ struct node {
 	int jobs_dirty;			/* jobs/ changed: rescan */
 	int nodelock, leader;
 	struct coord *coord;		/* leases, leader lock, heartbeats */
+	struct wakeup *wake;		/* redis: wake-ups from other hosts */
+	int wake_fd;			/* its socket in epoll, -1 = none */
 	struct slot *slots;
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
@@ -428,6 +432,72 @@ scan_incoming(struct node *n)
 	n->route_dirty = 1;
 }
 
+/* --- wake-ups across hosts (wakeup.h) --- */
+
+/* Tell the other daemons that dir/name (name NULL: dir) has work. */
+static void
+wake_others(struct node *n, const char *dir, const char *name)
+{
+	char path[SPOOL_NAME_MAX + CONFIG_NODE_MAX + 16], why[256];
+
+	if (n->wake == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s%s%s", dir, name != NULL ? "/" : "",
+	    name != NULL ? name : "");
+	if (wakeup_publish(n->coord, path, why, sizeof(why)) != 0)
+		log_debug("wake-up %s not sent: %s", path, why);
+}
+
+static void delayed_note(struct node *, const char *);
+
+/* A wake-up message (wakeup.h): note the file as inotify would. */
+static void
+on_wake(void *arg, const char *path)
+{
+	struct node *n = arg;
+	const char *name = strrchr(path, '/');
+	size_t ql = strlen(n->sp.node);
+
+	if (strncmp(path, "incoming", 8) == 0) {
+		if (name != NULL && path[8] == '/')
+			cand_add(n, name + 1, 1);
+		else
+			scan_incoming(n);
+		n->route_dirty = 1;
+	} else if (strncmp(path, "queue/", 6) == 0 && strncmp(path + 6,
+	    n->sp.node, ql) == 0 && path[6 + ql] == '/' && n->qself >= 0)
+		cand_again(n, n->qself, path + 7 + ql, 1);
+	else if (strncmp(path, "delayed/", 8) == 0 && n->leader &&
+	    name != NULL)
+		delayed_note(n, name + 1);
+}
+
+/* (Re)subscribe when not connected and put the socket in epoll. */
+static void
+wake_connect(struct node *n)
+{
+	char why[256];
+	int fd;
+	struct epoll_event ev;
+
+	if (n->wake == NULL || wakeup_fd(n->wake) >= 0)
+		return;
+	n->wake_fd = -1;
+	if ((fd = wakeup_connect(n->wake, tstime_mono_ms(), why,
+	    sizeof(why))) < 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = EV_WAKEUP;
+	if (epoll_ctl(n->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		log_warn("epoll: wake-up channel");
+		return;
+	}
+	n->wake_fd = fd;
+	log_info("subscribed to the wake-up channel");
+	scan_incoming(n);	/* what was published while unsubscribed */
+}
+
 /* --- delayed/ (leader) --- */
 
 /*
@@ -486,6 +556,7 @@ promote_one(const char *name, uint64_t due, void *arg)
 		mark_dirty(n, SPOOL_INCOMING);
 		mark_dirty(n, SPOOL_DELAYED);
 		cand_add(n, name, 1);
+		wake_others(n, "incoming", name);
 		if (now - (int64_t)due > 500)
 			log_warnx("delayed/%s promoted %lld ms late", name,
 			    (long long)(now - (int64_t)due));
@@ -2636,7 +2707,12 @@ setup(struct node *n)
 	ev.data.u64 = EV_SIGNAL;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->sigfd, &ev);
 	ev.data.u64 = EV_INOTIFY;
-	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->ino, &ev);
+	if (n->cfg->inotify)
+		epoll_ctl(n->ep, EPOLL_CTL_ADD, n->ino, &ev);
+	else
+		log_warnx("inotify = 0: new files are found by rescans and "
+		    "wake-ups only");
+	n->wake = wakeup_new(n->coord);
 	return 0;
 }
 
@@ -2654,6 +2730,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->overrides = overrides;
 	n->noverrides = noverrides;
 	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->qself = -1;
+	n->wake_fd = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
 	if (metrics_init(n->sp.node) != 0)
@@ -2682,6 +2759,7 @@ node_run(struct config *cfg, const char *config_path,
 	}
 	/* Our own active/ first: everything there is from a previous life. */
 	recover_dir(n, n->sp.self, n->sp.node);
+	wake_connect(n);
 	leader_tick(n);
 	scan_incoming(n);
 	heartbeat(n);
@@ -2743,6 +2821,12 @@ node_run(struct config *cfg, const char *config_path,
 				handle_signals(n, &sigchld);
 			else if (d == EV_INOTIFY)
 				handle_inotify(n);
+			else if (d == EV_WAKEUP) {
+				if (wakeup_read(n->wake, on_wake, n) < 0) {
+					log_warnx("wake-up channel lost");
+					n->wake_fd = -1;
+				}
+			}
 			else {
 				struct slot *sl = &n->slots[d >> 2];
 
@@ -2776,7 +2860,11 @@ node_run(struct config *cfg, const char *config_path,
 				n->jobs_dirty = 0;
 				scheduler_scan(n->sched, tstime_now_ms());
 			}
+			unsigned long long fired = scheduler_published(n->sched);
+
 			scheduler_tick(n->sched, tstime_now_ms(), tstime_mono_ms());
+			if (scheduler_published(n->sched) != fired)
+				wake_others(n, "incoming", NULL);
 		}
 		if (now >= n->next_scan) {
 			scan_incoming(n);
@@ -2794,6 +2882,7 @@ node_run(struct config *cfg, const char *config_path,
 			 * deadline still moves, or epoll would never sleep. */
 			if (!n->draining)
 				leader_tick(n);
+			wake_connect(n);
 			if (n->leader && !n->draining)
 				(void)router_reap_offline(n->router,
 				    tstime_now_ms());
@@ -2816,6 +2905,7 @@ node_run(struct config *cfg, const char *config_path,
 	    n->sp.node, n->claimed, n->finished);
 	/* Leases still held (commits not written) end; the leader lock and
 	 * the heartbeat go. */
+	wakeup_free(n->wake);
 	coord_close(n->coord);
 	nameset_fini(&n->cand);
 	nameset_fini(&n->qcand);

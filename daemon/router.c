@@ -17,6 +17,7 @@
 #include "nameset.h"
 #include "ring.h"
 #include "tstime.h"
+#include "wakeup.h"
 
 #define LIVE_TTL_MS	500	/* registry re-read at most this often */
 
@@ -126,6 +127,18 @@ is_live(const struct router *r, const char *id)
 	return 0;
 }
 
+/* Wake node up (wakeup.h) for queue/<node>/file; best effort. */
+static void
+wake_node(struct router *r, const char *node, const char *file)
+{
+	char path[SPOOL_NAME_MAX + 96], why[256];
+
+	if (!coord_leases_expire(r->co))
+		return;		/* embedded: inotify sees it */
+	snprintf(path, sizeof(path), "queue/%s/%s", node, file);
+	(void)wakeup_publish(r->co, path, why, sizeof(why));
+}
+
 /* Move incoming/name to queue/<node>/final; 0 or -1. */
 static int
 to_queue(struct router *r, const char *name, const char *node,
@@ -139,6 +152,8 @@ to_queue(struct router *r, const char *name, const char *node,
 	if (rc == 0)
 		(void)spool_sync_dir(r->sp, qfd);
 	close(qfd);
+	if (rc == 0)
+		wake_node(r, node, final);
 	return rc;
 }
 
@@ -185,6 +200,7 @@ broadcast(struct router *r, struct task *t, const char *name)
 		}
 		buf_fini(&enc);
 		close(qfd);
+		wake_node(r, r->live[i].id, fname);
 		done++;
 	}
 	if (unlinkat(r->sp->dir[SPOOL_INCOMING], name, 0) != 0)

@@ -88,14 +88,14 @@ test_expect_success 'cluster: probe=2 over three nodes, 20 tasks: never more tha
 test_expect_success 'the tasks over the limit were reported WAITING' '
 	awk "\$1 == \"WAITING\" && \$2 ~ /^lim-/ { print \$2 }" "$TRASH/waiting" |
 	    sort -u >"$TRASH/waited" &&
-	echo "# $(wc -l <"$TRASH/waited") of 20 seen WAITING by taskspool list" &&
+	echo "# $(wc -l <"$TRASH/waited") of 20 seen WAITING by taskspool list" >&3 &&
 	test "$(wc -l <"$TRASH/waited")" -ge 5 &&
 	grep -h "WAITING: maxConcurrent probe=2" "$TRASH/log.a" "$TRASH/log.b" "$TRASH/log.c" |
 	    sed "s/.*\(lim-[0-9]*\).*/\1/" | sort -u >"$TRASH/logged" &&
 	test "$(wc -l <"$TRASH/logged")" -ge 10 &&
 	test ! -e "$SPOOL/state/waiting/lim-020" &&
 	test "$(ls "$SPOOL/state/waiting" | wc -l)" = 0
-'
+' 3>&1
 
 test_expect_success 'status of a waiting task says WAITING (CLI text and JSON)' '
 	drop_n st 3 1500 &&
@@ -111,12 +111,12 @@ test_expect_success 'kill -9 of a slot holder: its slot is not leaked, all tasks
 	drop_n k9 6 2000 &&
 	wait_for "test \$(find $SPOOL/active -name \"k9-*.json\" | wc -l) = 2" 20 &&
 	victim=$(basename "$(dirname "$(find "$SPOOL/active" -name "k9-*.json" | head -1)")") &&
-	echo "# kill -9 of node $victim" &&
+	echo "# kill -9 of node $victim" >&3 &&
 	kill9_logged "$victim" &&
 	wait_for "test \$(count_files $SPOOL/done) -ge 37" 120 &&
 	test "$(max_running k9)" -le 2 &&
 	check_no_overlap &&
 	check_once "$TRASH/ids" "$TRASH/kills"
-'
+' 3>&1
 
 test_done
