@@ -247,7 +247,7 @@ test_expect_success 'taskspool.conf(5) documents every configuration key' '
 	ts config | sed -n "s/^\([a-z_]*\) =.*/\1/p" >"$TRASH/keys" &&
 	test "$(wc -l <"$TRASH/keys")" -ge 20 &&
 	while read -r k; do
-		grep -q "^\.It Cm $k No (" "$SRC/daemon/taskspool.conf.5" || { echo "undocumented: $k"; exit 1; }
+		grep -q "^\.It Cm $k No (" "$SRC/daemon/taskspool.conf.5" || { echo "undocumented: $k"; return 1; }
 	done <"$TRASH/keys"
 '
 
