@@ -32,6 +32,7 @@
 #include "cli_records.h"
 #include "cli_nodes.h"
 #include "config.h"
+#include "index.h"
 #include "maxconc.h"
 #include "result.h"
 #include "spool.h"
@@ -492,6 +493,8 @@ static int
 cmd_status(struct cli *c, int argc, char **argv)
 {
 	struct status st;
+	struct index_entry ie;
+	const char *state, *source = "spool";
 	char when[TSTIME_BUF];
 	int rc;
 
@@ -513,17 +516,28 @@ cmd_status(struct cli *c, int argc, char **argv)
 		    "requestId\n", argv[1]);
 		return EX_USAGE;
 	}
-	if (get_status(c, argv[1], &st) != 0) {
+	/* Cluster mode: the Redis index when it has the task (index.h). */
+	if (index_client(&c->cfg, &c->sp, argv[1], 0, &ie) == 1) {
+		memset(&st, 0, sizeof(st));
+		st.where = ie.dir;
+		snprintf(st.node, sizeof(st.node), "%s", ie.node);
+		snprintf(st.code, sizeof(st.code), "%s", ie.code);
+		st.attempts = (int)ie.attempts;
+		st.not_before = ie.not_before_ms;
+		state = ie.state;
+		source = "index";
+	} else if (get_status(c, argv[1], &st) != 0) {
 		fprintf(stderr, "taskspool status: no task %s\n", argv[1]);
 		return EX_NOINPUT;
-	}
+	} else
+		state = limits_state_name(&c->sp, st.where, argv[1]);
 	if (c->json) {
 		json_t *o = json_object();
 		char *s;
 
 		json_object_set_new(o, "requestId", json_string(argv[1]));
-		json_object_set_new(o, "status", json_string(
-		    limits_state_name(&c->sp, st.where, argv[1])));
+		json_object_set_new(o, "status", json_string(state));
+		json_object_set_new(o, "source", json_string(source));
 		json_object_set_new(o, "directory",
 		    json_string(spool_dir_name(st.where)));
 		json_object_set_new(o, "taskCode", json_string(st.code));
@@ -540,8 +554,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 		free(s);
 		return 0;
 	}
-	printf("%s %s", argv[1], limits_state_name(&c->sp, st.where,
-	    argv[1]));
+	printf("%s %s", argv[1], state);
 	if (st.where == SPOOL_ACTIVE)
 		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
 	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
@@ -1071,6 +1084,7 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	}
 	spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
 	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
+	(void)index_client(&c->cfg, &c->sp, argv[1], 1, NULL);
 	wakeup_notify(&c->cfg, &c->sp, SPOOL_INCOMING, file);
 	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
 	buf_fini(&out);

@@ -122,6 +122,9 @@ static const struct key_def keys[] = {
 	S(max_concurrent, "", "maxConcurrent per task code across every "
 	    "daemon of the spool: <taskCode>=<N>[,...]; tasks over it wait "
 	    "(WAITING) in incoming/ or queue/; empty = no limit but slots"),
+	L(index_ttl_sec, 1, 31536000, "86400", "s a finished task's entry "
+	    "stays in the Redis index (cluster mode; status then reads the "
+	    "spool)"),
 	L(inotify, 0, 1, "1", "0 = the daemon ignores inotify and finds new "
 	    "files by rescans and Redis wake-ups only (tests; as on NFS)"),
 };

@@ -57,6 +57,7 @@
 #include "dispatch.h"
 #include "dueindex.h"
 #include "hook.h"
+#include "index.h"
 #include "log.h"
 #include "maxconc.h"
 #include "metrics.h"
@@ -123,6 +124,8 @@ struct commit {
 	int cancel_marker;		/* state/cancel/<id> to remove */
 	struct buf cb;			/* callback delivery to publish first */
 	int attempt;			/* the attempt concluded */
+	char code[TASK_CODE_MAX + 1];	/* for the index (index.h) */
+	long nattempts;			/* attempts with this one */
 };
 
 struct node {
@@ -432,6 +435,22 @@ scan_incoming(struct node *n)
 	n->route_dirty = 1;
 }
 
+/* --- the index (index.h) --- */
+
+/* Index that id is now in d (state NULL: the directory's); t NULL keeps
+ * the indexed code and attempts.  Cluster mode only; best effort. */
+static void
+index_note(struct node *n, const char *id, enum spool_dir d,
+    const char *state, const char *node, const struct task *t, int64_t nb)
+{
+	if (!coord_leases_expire(n->coord))
+		return;
+	(void)index_put(n->coord, id, d, state != NULL ? state :
+	    spool_state_name(d), node, t != NULL ? t->task_code : NULL,
+	    t != NULL ? (long)t->nattempts : -1, nb, d >= SPOOL_DONE &&
+	    d <= SPOOL_CANCELLED ? n->cfg->index_ttl_sec : 0);
+}
+
 /* --- wake-ups across hosts (wakeup.h) --- */
 
 /* Tell the other daemons that dir/name (name NULL: dir) has work. */
@@ -557,6 +576,13 @@ promote_one(const char *name, uint64_t due, void *arg)
 		mark_dirty(n, SPOOL_DELAYED);
 		cand_add(n, name, 1);
 		wake_others(n, "incoming", name);
+		{
+			char id[TASK_ID_MAX + 1];
+
+			if (name_to_id(name, id) == 0)
+				index_note(n, id, SPOOL_INCOMING, NULL, NULL,
+				    NULL, -1);
+		}
 		if (now - (int64_t)due > 500)
 			log_warnx("delayed/%s promoted %lld ms late", name,
 			    (long long)(now - (int64_t)due));
@@ -1056,6 +1082,9 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 		    t->request_id, t->task_code, max);
 		if (limits_mark_waiting(&n->sp, t->request_id, 1) != 0)
 			log_warn("%s: state/waiting/", t->request_id);
+		index_note(n, t->request_id, dfd == n->qself ? SPOOL_QUEUE :
+		    SPOOL_INCOMING, "WAITING", dfd == n->qself ? n->sp.node :
+		    NULL, t, -1);
 	}
 	(void)limits_wait(&n->waiting, t->task_code, name, (announced ?
 	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
@@ -1207,6 +1236,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		mark_dirty(n, SPOOL_INCOMING);
 		if (n->leader)
 			delayed_note(n, final);
+		index_note(n, id, SPOOL_DELAYED, NULL, NULL, &t, due);
 		log_debug("%s: delayed until %lld", id, (long long)due);
 		goto out;
 	}
@@ -1226,6 +1256,9 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			if (spool_move_excl(dfd, name, n->sp.dir[
 			    SPOOL_INCOMING], name) != 0)
 				log_warn("%s: move back to incoming/", id);
+			else
+				index_note(n, id, SPOOL_INCOMING, NULL, NULL,
+				    &t, -1);
 			goto out;
 		}
 	}
@@ -1294,6 +1327,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			goto out;
 		}
 	}
+	index_note(n, id, SPOOL_ACTIVE, NULL, n->sp.node, &t, -1);
 	start_hook(n, &t, final, fd);
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
@@ -1360,6 +1394,10 @@ commit_move(struct node *n, struct commit *c)
 		return -1;
 	}
 	mark_dirty(n, c->dest);
+	if (coord_leases_expire(n->coord))
+		(void)index_put(n->coord, c->id, c->dest, spool_state_name(
+		    c->dest), NULL, c->code, c->nattempts, -1,
+		    n->cfg->index_ttl_sec);
 	if (!c->from_self)
 		(void)spool_sync_dir(&n->sp, c->srcfd);
 	if (n->sp.cancel >= 0 && (c->cancel_marker ||
@@ -1500,6 +1538,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 			coord_lease_close(n->coord, lockfd);
 		if (n->leader)
 			delayed_note(n, name);
+		index_note(n, t->request_id, SPOOL_DELAYED, NULL, NULL, t,
+		    a->retry_at_ms);
 		metrics_retry();
 		log_task(LOG_LEVEL_INFO, "task.retry", t->request_id,
 		    t->task_code, a->attempt, "%s: attempt %d %s (%s); retry "
@@ -1566,6 +1606,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	c->dest = dest;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
+	snprintf(c->code, sizeof(c->code), "%s", t->task_code);
+	c->nattempts = (long)t->nattempts;
 	buf_init(&c->result, 0);
 	buf_init(&c->cb, 0);
 	if (result_encode(t, &ri, &c->result) != 0) {
@@ -2097,6 +2139,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 				(void)spool_sync_dir(&n->sp, dirfd);
 				log_info("%s: completed the interrupted move "
 				    "to %s/", id, spool_dir_name(dest));
+				if (coord_leases_expire(n->coord))
+					(void)index_forget(n->coord, id);
 			}
 			goto out;
 		}
@@ -2883,6 +2927,10 @@ node_run(struct config *cfg, const char *config_path,
 			if (!n->draining)
 				leader_tick(n);
 			wake_connect(n);
+			if (coord_leases_expire(n->coord) && index_tick(
+			    n->coord, &n->sp, n->leader && !n->draining,
+			    tstime_now_ms()) > 0)
+				log_info("index rebuilt from the spool");
 			if (n->leader && !n->draining)
 				(void)router_reap_offline(n->router,
 				    tstime_now_ms());
