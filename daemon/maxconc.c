@@ -72,14 +72,17 @@ limits_check(const char *spec, char *why, size_t whylen)
 			    LIMIT_MAX);
 			return -1;
 		}
-		if (limits_max(spec, item) != v) {
+		if (limits_max(p + len, item) != 0) {	/* again later */
 			snprintf(why, whylen, "max_concurrent: task code "
 			    "\"%s\" given twice", item);
 			return -1;
 		}
 		p += len;
-		if (*p == ',')
-			p++;
+		if (*p == ',' && *++p == '\0') {
+			snprintf(why, whylen, "max_concurrent: empty item at "
+			    "the end of \"%.200s\"", spec);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -330,17 +333,29 @@ by_code_name(const void *a, const void *b)
 	    (*(struct nameset_node *const *)b)->name);
 }
 
+/* By the file name after "<code>/". */
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(strchr((*(struct nameset_node *const *)a)->name, '/'),
+	    strchr((*(struct nameset_node *const *)b)->name, '/'));
+}
+
 size_t
 limits_requeue(struct nameset *waiting, const char *spec,
     struct nameset *cand, struct nameset *qcand)
 {
 	size_t n = waiting->count, k = 0, moved = 0, run = 0;
-	struct nameset_node **v, *w;
+	struct nameset_node **v, **sel, *w;
 
 	if (n == 0)
 		return 0;
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return 0;
+	if ((sel = calloc(n, sizeof(*sel))) == NULL) {
+		free(v);
+		return 0;
+	}
 	while (k < n && (w = nameset_pop(waiting)) != NULL)
 		v[k++] = w;
 	/* "<code>/<name>" sorts by code, then by requestId. */
@@ -349,7 +364,6 @@ limits_requeue(struct nameset *waiting, const char *spec,
 		char *slash = strchr(v[i]->name, '/');
 		size_t cl = slash != NULL ? (size_t)(slash - v[i]->name) : 0;
 		char code[TASK_CODE_MAX + 1];
-		struct nameset_node *c;
 		long mx;
 
 		if (i == 0 || strncmp(v[i]->name, v[i - 1]->name, cl + 1) != 0)
@@ -357,19 +371,29 @@ limits_requeue(struct nameset *waiting, const char *spec,
 		snprintf(code, sizeof(code), "%.*s", (int)cl, v[i]->name);
 		mx = limits_max(spec, code);
 		if (slash != NULL && (mx <= 0 || run < (size_t)mx)) {
-			c = nameset_add(v[i]->flags & LIMITS_FROM_QUEUE ? qcand :
-			    cand, slash + 1, NULL);
-			if (c != NULL)
-				c->flags |= v[i]->flags & ~LIMITS_FROM_QUEUE;
+			sel[moved++] = v[i];
 			run++;
-			moved++;
-		} else if (slash != NULL) {
+			continue;
+		}
+		if (slash != NULL) {
 			w = nameset_add(waiting, v[i]->name, NULL);
 			if (w != NULL)
 				w->flags = v[i]->flags;
 		}
 		free(v[i]);
 	}
+	/* Tried in requestId order, whatever their codes. */
+	qsort(sel, moved, sizeof(*sel), by_name);
+	for (size_t i = 0; i < moved; i++) {
+		struct nameset_node *c = nameset_add(sel[i]->flags &
+		    LIMITS_FROM_QUEUE ? qcand : cand, strchr(sel[i]->name,
+		    '/') + 1, NULL);
+
+		if (c != NULL)
+			c->flags |= sel[i]->flags & ~LIMITS_FROM_QUEUE;
+		free(sel[i]);
+	}
+	free(sel);
 	free(v);
 	return moved;
 }
