@@ -347,6 +347,7 @@ limits_requeue(struct nameset *waiting, const char *spec,
 {
 	size_t n = waiting->count, k = 0, moved = 0, run = 0;
 	struct nameset_node **v, **sel, *w;
+	char prev[TASK_CODE_MAX + 1] = "";
 
 	if (n == 0)
 		return 0;
@@ -366,9 +367,10 @@ limits_requeue(struct nameset *waiting, const char *spec,
 		char code[TASK_CODE_MAX + 1];
 		long mx;
 
-		if (i == 0 || strncmp(v[i]->name, v[i - 1]->name, cl + 1) != 0)
-			run = 0;
 		snprintf(code, sizeof(code), "%.*s", (int)cl, v[i]->name);
+		if (i == 0 || strcmp(code, prev) != 0)
+			run = 0;
+		memcpy(prev, code, sizeof(prev));
 		mx = limits_max(spec, code);
 		if (slash != NULL && (mx <= 0 || run < (size_t)mx)) {
 			sel[moved++] = v[i];

@@ -328,7 +328,8 @@ START_TEST(limit_requeue)
 {
 	struct nameset w, cand, q;
 	struct nameset_node *p;
-	const char *want[] = { "r-001.json", "r-002.json", "x-1.json" };
+	const char *want[] = { "r-001.json", "r-002.json", "x-1.json",
+	    "z-1.json" };
 
 	ck_assert_int_eq(nameset_init(&w), 0);
 	ck_assert_int_eq(nameset_init(&cand), 0);
@@ -336,17 +337,21 @@ START_TEST(limit_requeue)
 	ck_assert_int_eq(limits_wait(&w, "probe", "r-003.json", 0), 0);
 	ck_assert_int_eq(limits_wait(&w, "probe", "r-001.json", 1), 0);
 	ck_assert_int_eq(limits_wait(&w, "probe", "r-002.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "probe", "r-004.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "zeta", "z-1.json", 0), 0);
 	ck_assert_int_eq(limits_wait(&w, "other", "q-9.json",
 	    LIMITS_FROM_QUEUE), 0);
 	ck_assert_int_eq(limits_wait(&w, "gone", "x-1.json", 0), 0);
 	/* probe=2; other=1; "gone" has no limit any more: it goes back. */
-	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1", &cand, &q), 4);
-	ck_assert_int_eq(w.count, 1);
+	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1,zeta=1", &cand,
+	    &q), 5);
+	ck_assert_int_eq(w.count, 2);
 	ck_assert_str_eq(w.head->name, "probe/r-003.json");
+	ck_assert_str_eq(w.tail->name, "probe/r-004.json");
 	ck_assert_int_eq(q.count, 1);
 	ck_assert_str_eq(q.head->name, "q-9.json");
 	ck_assert_int_eq(q.head->flags & LIMITS_FROM_QUEUE, 0);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		p = nameset_pop(&cand);
 		ck_assert_ptr_nonnull(p);
 		ck_assert_str_eq(p->name, want[i]);
