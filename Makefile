@@ -68,8 +68,9 @@ $(BUILD)/taskspool: daemon/taskspool.c $(BUILD)/libtaskspool.a
 # The CGI links only what it needs from the library (no hook runner, no
 # wheel: nothing it calls refers to them); libcurl, for curl_url(), is
 # loaded with dlopen when a URL is checked (see daemon/urlcheck.c).
-# --as-needed: the CGI must not load libcurl (or hiredis, libmariadb)
-# on every request when it calls nothing of them.
+# --as-needed: the CGI must not load libcurl (or libmariadb) on every
+# request when it calls nothing of them.  It does load hiredis: in
+# cluster mode a submission publishes a wake-up (daemon/wakeup.c).
 # libmariadb likewise (GET /api/tasks from MariaDB): the CGI links its own
 # records_mariadb object built with -DTS_MYSQL_DL (daemon/mysql_dl.h), and
 # the link fails if anything still makes libmariadb a dependency.

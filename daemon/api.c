@@ -31,6 +31,7 @@
 
 #include "apps.h"
 #include "callback.h"
+#include "maxconc.h"
 #include "promtext.h"
 #include "records.h"
 #include "sign.h"
@@ -39,6 +40,7 @@
 #include "task.h"
 #include "tstime.h"
 #include "urlcheck.h"
+#include "wakeup.h"
 
 #define API_MARKER_MAX	4096	/* bytes of a requests/ record */
 #define API_REG_MAX	65536	/* bytes of a callbacks/ record */
@@ -604,6 +606,7 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 		st = state_of(where);
 		if (st == NULL)
 			return NULL;
+		st = limits_state_name(&c->sp, where, m->request_id);
 		if (terminal(st)) {
 			size_t len;
 			char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
@@ -877,6 +880,9 @@ publish_task(struct ctx *c, struct task *t)
 	rc = spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, b.data, b.len, due, SPOOL_PUBLISH_EXCL);
 	buf_fini(&b);
+	if (rc == 0)
+		wakeup_notify(c->rq->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
+		    SPOOL_INCOMING, file);
 	return rc;
 }
 

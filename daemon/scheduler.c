@@ -62,6 +62,7 @@ struct sched {
 	size_t nstaged;
 	int64_t late_max;		/* this tick's latest fire, ms */
 	size_t late_n;
+	unsigned long long published;	/* tasks fired into the spool */
 };
 
 /*
@@ -377,6 +378,7 @@ publish_staged(struct sched *s)
 		if (spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
 		    s->sp->dir[st->dest], file) == 0) {
 			dirty[st->dest == SPOOL_DELAYED] = 1;
+			s->published++;
 			snprintf(st->j->last_id, sizeof(st->j->last_id), "%s",
 			    st->id);
 			log_debug("job %s: fired %s", st->j->def.code, st->id);
@@ -834,4 +836,10 @@ scheduler_count(const struct sched *s)
 	for (const struct sched_job *j = s->jobs; j != NULL; j = j->next)
 		n++;
 	return n;
+}
+
+unsigned long long
+scheduler_published(const struct sched *s)
+{
+	return s != NULL ? s->published : 0;
 }
