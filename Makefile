@@ -68,11 +68,25 @@ $(BUILD)/taskspool: daemon/taskspool.c $(BUILD)/libtaskspool.a
 # The CGI links only what it needs from the library (no hook runner, no
 # wheel: nothing it calls refers to them); libcurl, for curl_url(), is
 # loaded with dlopen when a URL is checked (see daemon/urlcheck.c).
-# --as-needed: the CGI must not load libcurl (or hiredis, libmariadb)
-# on every request when it calls nothing of them.
-$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c $(BUILD)/libtaskspool.a
+# --as-needed: the CGI must not load libcurl (or libmariadb) on every
+# request when it calls nothing of them.  It does load hiredis: in
+# cluster mode a submission publishes a wake-up (daemon/wakeup.c).
+# libmariadb likewise (GET /api/tasks from MariaDB): the CGI links its own
+# records_mariadb object built with -DTS_MYSQL_DL (daemon/mysql_dl.h), and
+# the link fails if anything still makes libmariadb a dependency.
+$(BUILD)/obj/records_mariadb_dl.o: daemon/records_mariadb.c \
+    $(wildcard daemon/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DTS_MYSQL_DL -c -o $@ $<
+
+$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c \
+    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed -o $@ $< \
-	    $(BUILD)/libtaskspool.a $(LDLIBS) -ldl
+	    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a \
+	    $(LDLIBS) -ldl
+	@if readelf -d $@ | grep -q 'NEEDED.*libmariadb'; then \
+	    echo "$@ must not need libmariadb (see daemon/mysql_dl.h)"; \
+	    rm -f $@; exit 1; fi
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
 	@mkdir -p $(@D)

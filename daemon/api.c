@@ -31,13 +31,16 @@
 
 #include "apps.h"
 #include "callback.h"
+#include "maxconc.h"
 #include "promtext.h"
+#include "records.h"
 #include "sign.h"
 #include "spool.h"
 #include "ssrf.h"
 #include "task.h"
 #include "tstime.h"
 #include "urlcheck.h"
+#include "wakeup.h"
 
 #define API_MARKER_MAX	4096	/* bytes of a requests/ record */
 #define API_REG_MAX	65536	/* bytes of a callbacks/ record */
@@ -623,6 +626,7 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 		st = state_of(where);
 		if (st == NULL)
 			return NULL;
+		st = limits_state_name(&c->sp, where, m->request_id);
 		if (terminal(st)) {
 			size_t len;
 			char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
@@ -896,6 +900,9 @@ publish_task(struct ctx *c, struct task *t)
 	rc = spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, b.data, b.len, due, SPOOL_PUBLISH_EXCL);
 	buf_fini(&b);
+	if (rc == 0)
+		wakeup_notify(c->rq->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
+		    SPOOL_INCOMING, file);
 	return rc;
 }
 
@@ -1236,6 +1243,83 @@ qdecode(const char *s, const char *e, char *out, size_t outlen)
 	return 0;
 }
 
+/*
+ * GET /tasks answered from MariaDB (the `mariadb` key is set): the same
+ * filters, order and cursor as the spool's answer, from task_execution
+ * (records_db_list_app, keyset pagination).  A task appears once a node
+ * has recorded it (claimed or finished); the callback member still comes
+ * from the spool's delivery files; taskName is not recorded (null).
+ */
+static int
+list_from_db(struct ctx *c, struct buf *out, const char *statuses,
+    const char *code, int64_t since, int64_t cursor_ms, const char *cursor_id,
+    long limit)
+{
+	struct records_task *rows = calloc((size_t)limit + 1, sizeof(*rows));
+	struct records_db *db;
+	char why[512];
+	size_t n = 0;
+	json_t *arr, *o;
+	int rc = -1;
+
+	if (rows != NULL && (db = records_db_connect(c->rq->cfg, why,
+	    sizeof(why))) != NULL) {
+		rc = records_db_list_app(db, c->app_id, statuses, code,
+		    since >= 0 ? since : RECORDS_NULL, cursor_ms,
+		    cursor_id[0] != '\0' ? cursor_id : NULL, rows,
+		    (size_t)limit + 1, &n, why, sizeof(why));
+		records_db_close(db);
+	}
+	if (rc != 0) {
+		free(rows);
+		errno = EIO;
+		return unavailable(c, out, rows != NULL ? why : "list");
+	}
+	arr = json_array();
+	o = json_object();
+	for (size_t i = 0; i < n && i < (size_t)limit; i++) {
+		const struct records_task *r = &rows[i];
+		json_t *v = json_object(), *fr = json_null();
+
+		json_object_set_new(v, "requestId", json_string(r->request_id));
+		json_object_set_new(v, "taskCode", json_string(r->task_code));
+		json_object_set_new(v, "taskName", json_null());
+		json_object_set_new(v, "status", json_string(r->status));
+		json_object_set_new(v, "createdAt", time_or_null(r->created_at));
+		json_object_set_new(v, "startedAt", time_or_null(r->started_at));
+		json_object_set_new(v, "finishedAt",
+		    time_or_null(r->finished_at));
+		json_object_set_new(v, "durationMs", r->duration_ms ==
+		    RECORDS_NULL ? json_null() : json_integer(r->duration_ms));
+		json_object_set_new(v, "attempt", json_integer(r->attempt));
+		json_object_set_new(v, "maxRetries", r->max_retries ==
+		    RECORDS_NULL ? json_null() : json_integer(r->max_retries));
+		json_object_set_new(v, "node", r->node[0] != '\0' ?
+		    json_string(r->node) : json_null());
+		json_object_set_new(v, "triggerTime",
+		    time_or_null(r->trigger_time));
+		if (r->failure_code[0] != '\0')
+			fr = json_pack("{s:s,s:s}", "code", r->failure_code,
+			    "message", r->failure_reason);
+		json_object_set_new(v, "failureReason", fr);
+		json_object_set_new(v, "callback", callback_view(c, c->app_id,
+		    r->request_id, 0));
+		json_array_append_new(arr, v);
+	}
+	if (n > (size_t)limit) {
+		char cur[TASK_ID_MAX + 32];
+
+		snprintf(cur, sizeof(cur), "%lld_%s",
+		    (long long)rows[limit - 1].created_at,
+		    rows[limit - 1].request_id);
+		json_object_set_new(o, "nextCursor", json_string(cur));
+	} else
+		json_object_set_new(o, "nextCursor", json_null());
+	free(rows);
+	json_object_set_new(o, "items", arr);
+	return respond_json(c, out, 200, o);
+}
+
 static int
 do_list(struct ctx *c, struct buf *out)
 {
@@ -1308,6 +1392,15 @@ do_list(struct ctx *c, struct buf *out)
 			}
 		}
 		s = *e == '&' ? e + 1 : e;
+	}
+	if (c->rq->cfg->mariadb[0] != '\0') {
+		char sl[8 * 17] = "";
+
+		for (int i = 0; i < nstatus; i++)
+			snprintf(sl + strlen(sl), sizeof(sl) - strlen(sl),
+			    "%s%s", i ? "," : "", statuses[i]);
+		return list_from_db(c, out, sl, code, since, cursor_ms,
+		    cursor_id, limit);
 	}
 	dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
 	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -27,6 +27,7 @@
 #include "hook.h"
 #include "log.h"
 #include "metrics.h"
+#include "records.h"
 #include "ssrf.h"
 #include "tstime.h"
 #include "whsign.h"
@@ -321,6 +322,31 @@ persist(struct callback_sender *cs, struct job *j)
 	cs->nstaged++;
 }
 
+/* MariaDB mode: the callback_record history gets j's state as of at
+ * (epoch ms): created, each try, DELIVERED, CALLBACK_FAILED. */
+static void
+note_record(struct callback_sender *cs, const struct job *j, int64_t at)
+{
+	struct records_callback r;
+
+	if (cs->cfg.mariadb[0] == '\0')
+		return;
+	r.delivery_id = j->c.webhook_id;
+	r.request_id = j->c.request_id;
+	r.url = j->url[0] != '\0' ? j->url : j->c.url != NULL ? j->c.url : "";
+	r.state = delivery_status_name(j->c.st.status);
+	r.last_error = j->c.st.last_error != DELIVERY_ERR_NONE ?
+	    delivery_error_name(j->c.st.last_error) : NULL;
+	r.attempts = j->c.st.attempts;
+	r.last_http = j->c.st.last_http;
+	r.next_try_ms = j->c.st.status == DELIVERY_PENDING ? j->c.st.next_ms :
+	    -1;
+	r.updated_ms = at;
+	if (records_append_callback(&cs->sp, &r) != 0)
+		log_warn("%s: cannot write the callback record",
+		    j->c.request_id);
+}
+
 #define CB_SYNCFS_MIN 16	/* from this many files one syncfs is cheaper */
 
 static void
@@ -369,6 +395,7 @@ flush_staged(struct callback_sender *cs)
 			    errno != ENOENT)
 				log_warn("%s: unlink claimed delivery",
 				    j->c.request_id);
+			note_record(cs, j, tstime_now_ms());
 			if (j->c.st.status == DELIVERY_FAILED)
 				run_failed_hook(cs, j, &j->state);
 		}
@@ -456,6 +483,8 @@ claim(struct callback_sender *cs, const char *name)
 		return NULL;
 	}
 	buf_fini(&buf);
+	if (j->c.st.attempts == 0)
+		note_record(cs, j, j->c.created_ms);	/* created */
 	return j;
 }
 

@@ -32,10 +32,13 @@
 #include "cli_records.h"
 #include "cli_nodes.h"
 #include "config.h"
+#include "index.h"
+#include "maxconc.h"
 #include "result.h"
 #include "spool.h"
 #include "task.h"
 #include "tstime.h"
+#include "wakeup.h"
 
 #define EFTYPE_NOTREG	ENOTSUP	/* read_all: the path is not a regular file */
 #define EXIT_TASK_FAILED	1
@@ -416,6 +419,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		goto out;
 	}
+	wakeup_notify(&c->cfg, &c->sp, due > t.created_ms ? SPOOL_DELAYED :
+	    SPOOL_INCOMING, file);
 	if (c->json)
 		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",
 		    t.request_id);
@@ -497,6 +502,8 @@ static int
 cmd_status(struct cli *c, int argc, char **argv)
 {
 	struct status st;
+	struct index_entry ie;
+	const char *state, *source = "spool";
 	char when[TSTIME_BUF];
 	int rc;
 
@@ -518,17 +525,28 @@ cmd_status(struct cli *c, int argc, char **argv)
 		    "requestId\n", argv[1]);
 		return EX_USAGE;
 	}
-	if (get_status(c, argv[1], &st) != 0) {
+	/* Cluster mode: the Redis index when it has the task (index.h). */
+	if (index_client(&c->cfg, &c->sp, argv[1], 0, &ie) == 1) {
+		memset(&st, 0, sizeof(st));
+		st.where = ie.dir;
+		snprintf(st.node, sizeof(st.node), "%s", ie.node);
+		snprintf(st.code, sizeof(st.code), "%s", ie.code);
+		st.attempts = (int)ie.attempts;
+		st.not_before = ie.not_before_ms;
+		state = ie.state;
+		source = "index";
+	} else if (get_status(c, argv[1], &st) != 0) {
 		fprintf(stderr, "taskspool status: no task %s\n", argv[1]);
 		return EX_NOINPUT;
-	}
+	} else
+		state = limits_state_name(&c->sp, st.where, argv[1]);
 	if (c->json) {
 		json_t *o = json_object();
 		char *s;
 
 		json_object_set_new(o, "requestId", json_string(argv[1]));
-		json_object_set_new(o, "status",
-		    json_string(state_name(st.where)));
+		json_object_set_new(o, "status", json_string(state));
+		json_object_set_new(o, "source", json_string(source));
 		json_object_set_new(o, "directory",
 		    json_string(spool_dir_name(st.where)));
 		json_object_set_new(o, "taskCode", json_string(st.code));
@@ -545,7 +563,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 		free(s);
 		return 0;
 	}
-	printf("%s %s", argv[1], state_name(st.where));
+	printf("%s %s", argv[1], state);
 	if (st.where == SPOOL_ACTIVE)
 		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
 	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
@@ -717,7 +735,7 @@ cmd_logs(struct cli *c, int argc, char **argv)
 
 static int
 list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
-    const char *code, json_t *arr)
+    const char *code, const char *state, json_t *arr)
 {
 	DIR *dp;
 	struct dirent *de;
@@ -765,14 +783,17 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 			json_decref(r);
 			free(data);
 		}
-		if (code == NULL || strcmp(code, t.task_code) == 0) {
+		if ((code == NULL || strcmp(code, t.task_code) == 0) &&
+		    (state == NULL || strcmp(state, limits_state_name(&c->sp,
+		    where, id)) == 0)) {
 			if (arr != NULL) {
 				json_t *o = json_object();
 
 				json_object_set_new(o, "requestId",
 				    json_string(id));
 				json_object_set_new(o, "status",
-				    json_string(state_name(where)));
+				    json_string(limits_state_name(&c->sp,
+				    where, id)));
 				json_object_set_new(o, "taskCode",
 				    json_string(t.task_code));
 				json_object_set_new(o, "node", shown ?
@@ -782,8 +803,8 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				json_array_append_new(arr, o);
 			} else
 				printf("%-10s %-40s %-20s %s\n",
-				    state_name(where), id, t.task_code,
-				    shown ? shown : "-");
+				    limits_state_name(&c->sp, where, id),
+				    id, t.task_code, shown ? shown : "-");
 		}
 		task_fini(&t);
 	}
@@ -810,8 +831,8 @@ cmd_list(struct cli *c, int argc, char **argv)
 		case 's': state = optarg; break;
 		case 'C': code = optarg; break;
 		case 'h':
-			fputs("usage: taskspool list [--state PENDING|RUNNING|"
-			    "DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
+			fputs("usage: taskspool list [--state PENDING|WAITING|"
+			    "RUNNING|DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
 			    "[--code C]\n", stdout);
 			return 0;
 		default:
@@ -824,11 +845,11 @@ cmd_list(struct cli *c, int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
-	    "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
+	    "WAITING") && strcmp(state, "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
 	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
 	    "CANCELLED") && strcmp(state, "CORRUPT")) {
 		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
-		    "of PENDING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
+		    "of PENDING WAITING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
 		    "CORRUPT\n", state);
 		return EX_USAGE;
 	}
@@ -872,7 +893,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 			enum spool_dir d = order[i];
 
-			if (state != NULL && strcmp(state, state_name(d)) != 0)
+			if (state != NULL && strcmp(state, state_name(d)) != 0
+			    && (strcmp(state, "WAITING") != 0 || (d !=
+			    SPOOL_INCOMING && d != SPOOL_QUEUE)))
 				continue;
 			if (d == SPOOL_ACTIVE || d == SPOOL_QUEUE) {
 				DIR *dp = spool_opendir(c->sp.dir[d]);
@@ -888,14 +911,15 @@ cmd_list(struct cli *c, int argc, char **argv)
 					    de->d_name);
 					if (nd >= 0) {
 						list_dir(c, nd, d, de->d_name,
-						    code, arr);
+						    code, state, arr);
 						close(nd);
 					}
 				}
 				if (dp != NULL)
 					closedir(dp);
 			} else
-				list_dir(c, c->sp.dir[d], d, NULL, code, arr);
+				list_dir(c, c->sp.dir[d], d, NULL, code,
+				    state, arr);
 		}
 	if (arr != NULL) {
 		char *s = json_dumps(arr, JSON_COMPACT);
@@ -1079,6 +1103,8 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	}
 	spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
 	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
+	(void)index_client(&c->cfg, &c->sp, argv[1], 1, NULL);
+	wakeup_notify(&c->cfg, &c->sp, SPOOL_INCOMING, file);
 	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
 	buf_fini(&out);
 	task_fini(&t);

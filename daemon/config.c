@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "callback.h"
+#include "maxconc.h"
 #include "log.h"
 #include "spool.h"
 
@@ -118,6 +119,14 @@ static const struct key_def keys[] = {
 	    "without renewal; a node that cannot renew kills the hook first"),
 	L(lease_renew_ms, 100, 43200000, "30000", "ms between lease "
 	    "renewals; at most lease_ms/2 (lease_ms/6 advised)"),
+	S(max_concurrent, "", "maxConcurrent per task code across every "
+	    "daemon of the spool: <taskCode>=<N>[,...]; tasks over it wait "
+	    "(WAITING) in incoming/ or queue/; empty = no limit but slots"),
+	L(index_ttl_sec, 1, 31536000, "86400", "s a finished task's entry "
+	    "stays in the Redis index (cluster mode; status then reads the "
+	    "spool)"),
+	L(inotify, 0, 1, "1", "0 = the daemon ignores inotify and finds new "
+	    "files by rescans and Redis wake-ups only (tests; as on NFS)"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -451,7 +460,8 @@ config_check(struct config *c, char *why, size_t whylen)
 		    "syslog", c->log_target);
 		return -1;
 	}
-	if (callback_config_check(c, why, whylen) != 0)
+	if (callback_config_check(c, why, whylen) != 0 ||
+	    limits_check(c->max_concurrent, why, whylen) != 0)
 		return -1;
 	if (c->slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -69,6 +69,9 @@ struct config {
 	char sentinel_master[64]; /* master name asked of the sentinels */
 	long lease_ms;		/* Redis lease of a running task, ms */
 	long lease_renew_ms;	/* lease renewal period, ms */
+	char max_concurrent[1024]; /* "<code>=<N>,...": maxconc.h */
+	long index_ttl_sec;	/* life of a finished task's index hash */
+	long inotify;		/* 0 = ignore inotify (tests: rescans, wake-ups) */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 	int node_id_auto;	/* node_id was empty: config_finish put the
 				 * host name there; the daemon makes it

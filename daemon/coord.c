@@ -196,6 +196,7 @@ coord_lease_close(struct coord *c, int fd)
 	if (fd < 0)
 		return;
 	if (l != NULL) {
+		coord_limit_release(c, l);
 		if (!l->lost)
 			c->ops->release(c, l);
 		memset(l, 0, sizeof(*l));
@@ -221,7 +222,11 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 			 * send, less a renewal interval of margin. */
 			int64_t sent = now_mono;
 
-			switch (c->ops->renew(c, l)) {
+			enum coord_status rs = c->ops->renew(c, l);
+
+			if (rs == COORD_OK)
+				rs = coord_limit_renew(c, l);
+			switch (rs) {
 			case COORD_OK:
 				l->valid_until = sent + c->lease_ms -
 				    c->renew_ms;

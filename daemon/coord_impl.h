@@ -17,6 +17,9 @@ struct coord_lease {
 	long long fence;		/* fencing token, 0 in file mode */
 	int64_t renew_at;		/* mono ms: next renewal due */
 	int64_t valid_until;		/* mono ms: self-fence at this time */
+	/* maxConcurrent slot (maxconc.c) held with this lease */
+	int limit_fd;			/* file mode: flocked slot fd + 1 */
+	char limit_key[96];		/* redis: limit:<code>, "" = none */
 };
 
 struct coord_ops {
@@ -68,6 +71,26 @@ extern const struct coord_ops coord_redis_ops;
  * value; unknown fields are ignored (a newer node may write more). */
 void coord_node_field(struct coord_node *nd, const char *field,
     const char *value);
+
+/*
+ * For the Redis-backed modules beside coord_redis.c (maxconc.c,
+ * wakeup.c, index.c): the connected redisContext * of c (connecting,
+ * authenticating and selecting the db when needed), or NULL with why
+ * when Redis is unreachable or c is not a redis coord.  Borrowed; after
+ * an I/O error on it call coord_redis_drop(c).
+ */
+void *coord_redis_conn(struct coord *c, char *why, size_t whylen);
+void coord_redis_drop(struct coord *c);
+
+/* A new connection (redisContext *, caller frees with redisFree) to c's
+ * server, authenticated and with the db selected, for a subscriber; NULL
+ * with why. */
+void *coord_redis_connect_new(struct coord *c, char *why, size_t whylen);
+
+/* maxconc.c: renew (COORD_OK, COORD_LOST, COORD_ERR) and free the
+ * maxConcurrent slot held with lease l; no-ops when l holds none. */
+enum coord_status coord_limit_renew(struct coord *c, struct coord_lease *l);
+void coord_limit_release(struct coord *c, struct coord_lease *l);
 
 /* Sort helper shared by the backends: by id. */
 void coord_nodes_sort(struct coord_node *v, size_t n);

@@ -192,6 +192,34 @@ checked(struct coord *c, redisReply *r, int type)
 	return r;
 }
 
+/* AUTH and SELECT on rc as configured; 0, or -1 (c->redis dropped
+ * when rc is it). */
+static int
+login(struct coord *c, redisContext *rc)
+{
+	redisReply *r = NULL;
+
+	if (c->password[0] != '\0') {
+		r = redisCommand(rc, "AUTH %s", c->password);
+		if (r == NULL || r->type != REDIS_REPLY_STATUS)
+			goto fail;
+		freeReplyObject(r);
+	}
+	if (c->db != 0) {
+		r = redisCommand(rc, "SELECT %ld", c->db);
+		if (r == NULL || r->type != REDIS_REPLY_STATUS)
+			goto fail;
+		freeReplyObject(r);
+	}
+	return 0;
+fail:
+	if (r != NULL)
+		freeReplyObject(r);
+	if (rc == c->redis)
+		drop(c);
+	return -1;
+}
+
 /* Connected, authenticated, db selected, scripts loaded; 0 or -1. */
 static int
 ensure(struct coord *c, char *why, size_t whylen)
@@ -226,20 +254,8 @@ ensure(struct coord *c, char *why, size_t whylen)
 		return -1;
 	}
 	c->redis = rc;
-	if (c->password[0] != '\0') {
-		r = checked(c, redisCommand(rc, "AUTH %s", c->password),
-		    REDIS_REPLY_STATUS);
-		if (r == NULL)
-			goto fail;
-		freeReplyObject(r);
-	}
-	if (c->db != 0) {
-		r = checked(c, redisCommand(rc, "SELECT %ld", c->db),
-		    REDIS_REPLY_STATUS);
-		if (r == NULL)
-			goto fail;
-		freeReplyObject(r);
-	}
+	if (login(c, rc) != 0)
+		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
 		r = checked(c, redisCommand(c->redis, "SCRIPT LOAD %s",
 		    script_src[i]), REDIS_REPLY_STRING);
@@ -308,6 +324,58 @@ run(struct coord *c, enum script s, int nkeys, const char **keys,
 	*out = r->integer;
 	freeReplyObject(r);
 	return 0;
+}
+
+void *
+coord_redis_conn(struct coord *c, char *why, size_t whylen)
+{
+	if (c->ops != &coord_redis_ops) {
+		snprintf(why, whylen, "not in cluster mode (no redis)");
+		return NULL;
+	}
+	if (ensure(c, why, whylen) != 0)
+		return NULL;
+	return c->redis;
+}
+
+void *
+coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
+{
+	char host[256];
+	int port;
+	redisContext *rc;
+
+	if (c->ops != &coord_redis_ops) {
+		snprintf(why, whylen, "not in cluster mode (no redis)");
+		return NULL;
+	}
+	if (c->sentinel[0] != '\0') {
+		if (sentinel_master(c, host, sizeof(host), &port, why,
+		    whylen) != 0)
+			return NULL;
+	} else if (split_addr(c->addr, host, sizeof(host), &port) != 0) {
+		snprintf(why, whylen, "redis: \"%s\" is not host:port",
+		    c->addr);
+		return NULL;
+	}
+	if ((rc = connect_to(c, host, port)) == NULL) {
+		snprintf(why, whylen, "redis %s:%d: cannot connect", host,
+		    port);
+		return NULL;
+	}
+	if (login(c, rc) != 0) {
+		snprintf(why, whylen, "redis %s:%d: AUTH or SELECT refused",
+		    host, port);
+		redisFree(rc);
+		return NULL;
+	}
+	return rc;
+}
+
+void
+coord_redis_drop(struct coord *c)
+{
+	drop(c);
 }
 
 static void

@@ -57,7 +57,9 @@
 #include "dispatch.h"
 #include "dueindex.h"
 #include "hook.h"
+#include "index.h"
 #include "log.h"
+#include "maxconc.h"
 #include "metrics.h"
 #include "nameset.h"
 #include "records.h"
@@ -67,9 +69,11 @@
 #include "spool.h"
 #include "task.h"
 #include "tstime.h"
+#include "wakeup.h"
 
 #define EV_SIGNAL	((uint64_t)-1)
 #define EV_INOTIFY	((uint64_t)-2)
+#define EV_WAKEUP	((uint64_t)-3)
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
 #define ENV_MAX		24
 #define ENV_BUF		8192
@@ -120,6 +124,8 @@ struct commit {
 	int cancel_marker;		/* state/cancel/<id> to remove */
 	struct buf cb;			/* callback delivery to publish first */
 	int attempt;			/* the attempt concluded */
+	char code[TASK_CODE_MAX + 1];	/* for the index (index.h) */
+	long nattempts;			/* attempts with this one */
 };
 
 struct node {
@@ -140,10 +146,14 @@ struct node {
 	int jobs_dirty;			/* jobs/ changed: rescan */
 	int nodelock, leader;
 	struct coord *coord;		/* leases, leader lock, heartbeats */
+	struct wakeup *wake;		/* redis: wake-ups from other hosts */
+	int wake_fd;			/* its socket in epoll, -1 = none */
 	struct slot *slots;
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
 	struct nameset cand;		/* names waiting in incoming/ */
+	struct nameset waiting;		/* over maxConcurrent (maxconc.h) */
+	int64_t next_wait;		/* mono ms: retry waiting/ names */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct nameset cancels;		/* ids with a cancel marker seen */
@@ -425,6 +435,88 @@ scan_incoming(struct node *n)
 	n->route_dirty = 1;
 }
 
+/* --- the index (index.h) --- */
+
+/* Index that id is now in d (state NULL: the directory's); t NULL keeps
+ * the indexed code and attempts.  Cluster mode only; best effort. */
+static void
+index_note(struct node *n, const char *id, enum spool_dir d,
+    const char *state, const char *node, const struct task *t, int64_t nb)
+{
+	if (!coord_leases_expire(n->coord))
+		return;
+	(void)index_put(n->coord, id, d, state != NULL ? state :
+	    spool_state_name(d), node, t != NULL ? t->task_code : NULL,
+	    t != NULL ? (long)t->nattempts : -1, nb, d >= SPOOL_DONE &&
+	    d <= SPOOL_CANCELLED ? n->cfg->index_ttl_sec : 0);
+}
+
+/* --- wake-ups across hosts (wakeup.h) --- */
+
+/* Tell the other daemons that dir/name (name NULL: dir) has work. */
+static void
+wake_others(struct node *n, const char *dir, const char *name)
+{
+	char path[SPOOL_NAME_MAX + CONFIG_NODE_MAX + 16], why[256];
+
+	if (n->wake == NULL)
+		return;
+	snprintf(path, sizeof(path), "%s%s%s", dir, name != NULL ? "/" : "",
+	    name != NULL ? name : "");
+	if (wakeup_publish(n->coord, path, why, sizeof(why)) != 0)
+		log_debug("wake-up %s not sent: %s", path, why);
+}
+
+static void delayed_note(struct node *, const char *);
+
+/* A wake-up message (wakeup.h): note the file as inotify would. */
+static void
+on_wake(void *arg, const char *path)
+{
+	struct node *n = arg;
+	const char *name = strrchr(path, '/');
+	size_t ql = strlen(n->sp.node);
+
+	if (strncmp(path, "incoming", 8) == 0) {
+		if (name != NULL && path[8] == '/')
+			cand_add(n, name + 1, 1);
+		else
+			scan_incoming(n);
+		n->route_dirty = 1;
+	} else if (strncmp(path, "queue/", 6) == 0 && strncmp(path + 6,
+	    n->sp.node, ql) == 0 && path[6 + ql] == '/' && n->qself >= 0)
+		cand_again(n, n->qself, path + 7 + ql, 1);
+	else if (strncmp(path, "delayed/", 8) == 0 && n->leader &&
+	    name != NULL)
+		delayed_note(n, name + 1);
+}
+
+/* (Re)subscribe when not connected and put the socket in epoll. */
+static void
+wake_connect(struct node *n)
+{
+	char why[256];
+	int fd;
+	struct epoll_event ev;
+
+	if (n->wake == NULL || wakeup_fd(n->wake) >= 0)
+		return;
+	n->wake_fd = -1;
+	if ((fd = wakeup_connect(n->wake, tstime_mono_ms(), why,
+	    sizeof(why))) < 0)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = EV_WAKEUP;
+	if (epoll_ctl(n->ep, EPOLL_CTL_ADD, fd, &ev) != 0) {
+		log_warn("epoll: wake-up channel");
+		return;
+	}
+	n->wake_fd = fd;
+	log_info("subscribed to the wake-up channel");
+	scan_incoming(n);	/* what was published while unsubscribed */
+}
+
 /* --- delayed/ (leader) --- */
 
 /*
@@ -483,6 +575,14 @@ promote_one(const char *name, uint64_t due, void *arg)
 		mark_dirty(n, SPOOL_INCOMING);
 		mark_dirty(n, SPOOL_DELAYED);
 		cand_add(n, name, 1);
+		wake_others(n, "incoming", name);
+		{
+			char id[TASK_ID_MAX + 1];
+
+			if (name_to_id(name, id) == 0)
+				index_note(n, id, SPOOL_INCOMING, NULL, NULL,
+				    NULL, -1);
+		}
 		if (now - (int64_t)due > 500)
 			log_warnx("delayed/%s promoted %lld ms late", name,
 			    (long long)(now - (int64_t)due));
@@ -957,6 +1057,40 @@ hook_ok(struct node *n, const char *code)
 
 /* --- claim --- */
 
+/* maxConcurrent (maxconc.h): 0 when t may start (its code's slot taken
+ * with the lease on fd), 1 when it waits (kept in n->waiting). */
+static int
+limit_wait(struct node *n, int fd, const struct task *t, int dfd,
+    const char *name, int announced)
+{
+	long max = limits_max(n->cfg->max_concurrent, t->task_code);
+	char why[256];
+	enum coord_status st;
+
+	if (max <= 0)
+		return 0;
+	st = coord_limit_acquire(n->coord, fd, t->task_code, max, why,
+	    sizeof(why));
+	if (st == COORD_OK) {
+		(void)limits_mark_waiting(&n->sp, t->request_id, 0);
+		return 0;
+	}
+	if (st == COORD_ERR)
+		log_warnx("%s: maxConcurrent: %s", t->request_id, why);
+	else if (!limits_is_waiting(&n->sp, t->request_id)) {
+		log_info("%s: WAITING: maxConcurrent %s=%ld reached",
+		    t->request_id, t->task_code, max);
+		if (limits_mark_waiting(&n->sp, t->request_id, 1) != 0)
+			log_warn("%s: state/waiting/", t->request_id);
+		index_note(n, t->request_id, dfd == n->qself ? SPOOL_QUEUE :
+		    SPOOL_INCOMING, "WAITING", dfd == n->qself ? n->sp.node :
+		    NULL, t, -1);
+	}
+	(void)limits_wait(&n->waiting, t->task_code, name, (announced ?
+	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
+	return 1;
+}
+
 
 /*
  * Try to claim dfd/name, dfd being incoming/ or queue/<self>/.
@@ -1102,6 +1236,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		mark_dirty(n, SPOOL_INCOMING);
 		if (n->leader)
 			delayed_note(n, final);
+		index_note(n, id, SPOOL_DELAYED, NULL, NULL, &t, due);
 		log_debug("%s: delayed until %lld", id, (long long)due);
 		goto out;
 	}
@@ -1121,6 +1256,9 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			if (spool_move_excl(dfd, name, n->sp.dir[
 			    SPOOL_INCOMING], name) != 0)
 				log_warn("%s: move back to incoming/", id);
+			else
+				index_note(n, id, SPOOL_INCOMING, NULL, NULL,
+				    &t, -1);
 			goto out;
 		}
 	}
@@ -1131,6 +1269,8 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		}
 		goto out;		/* leased elsewhere, or no backend */
 	}
+	if (limit_wait(n, fd, &t, dfd, name, announced))
+		goto out;
 	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
 		if (errno == EEXIST) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
@@ -1187,6 +1327,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			goto out;
 		}
 	}
+	index_note(n, id, SPOOL_ACTIVE, NULL, n->sp.node, &t, -1);
 	start_hook(n, &t, final, fd);
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
@@ -1253,6 +1394,10 @@ commit_move(struct node *n, struct commit *c)
 		return -1;
 	}
 	mark_dirty(n, c->dest);
+	if (coord_leases_expire(n->coord))
+		(void)index_put(n->coord, c->id, c->dest, spool_state_name(
+		    c->dest), NULL, c->code, c->nattempts, -1,
+		    n->cfg->index_ttl_sec);
 	if (!c->from_self)
 		(void)spool_sync_dir(&n->sp, c->srcfd);
 	if (n->sp.cancel >= 0 && (c->cancel_marker ||
@@ -1393,6 +1538,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 			coord_lease_close(n->coord, lockfd);
 		if (n->leader)
 			delayed_note(n, name);
+		index_note(n, t->request_id, SPOOL_DELAYED, NULL, NULL, t,
+		    a->retry_at_ms);
 		metrics_retry();
 		log_task(LOG_LEVEL_INFO, "task.retry", t->request_id,
 		    t->task_code, a->attempt, "%s: attempt %d %s (%s); retry "
@@ -1459,6 +1606,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	c->dest = dest;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
+	snprintf(c->code, sizeof(c->code), "%s", t->task_code);
+	c->nattempts = (long)t->nattempts;
 	buf_init(&c->result, 0);
 	buf_init(&c->cb, 0);
 	if (result_encode(t, &ri, &c->result) != 0) {
@@ -1836,6 +1985,7 @@ cancel_pending(struct node *n, const char *id)
 	static const enum spool_dir from[] = { SPOOL_INCOMING, SPOOL_DELAYED };
 	char file[SPOOL_NAME_MAX], why[512];
 
+	(void)limits_mark_waiting(&n->sp, id, 0);
 	snprintf(file, sizeof(file), "%s.json", id);
 	for (size_t i = 0; i < 2; i++) {
 		int dfd = n->sp.dir[from[i]], fd;
@@ -2023,6 +2173,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 				(void)spool_sync_dir(&n->sp, dirfd);
 				log_info("%s: completed the interrupted move "
 				    "to %s/", id, spool_dir_name(dest));
+				if (coord_leases_expire(n->coord))
+					(void)index_forget(n->coord, id);
 			}
 			goto out;
 		}
@@ -2460,6 +2612,8 @@ next_wakeup(struct node *n)
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
+	if (n->waiting.head != NULL && n->next_wait < t)
+		t = n->next_wait;
 	if (n->claim_pause > now && (n->cand.head != NULL ||
 	    n->qcand.head != NULL) && n->claim_pause < t)
 		t = n->claim_pause;
@@ -2571,6 +2725,7 @@ setup(struct node *n)
 			return EX_CANTCREAT;
 		}
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
+	    nameset_init(&n->waiting) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
 	    nameset_init(&n->cancels) != 0)
 		return EX_OSERR;
@@ -2631,7 +2786,12 @@ setup(struct node *n)
 	ev.data.u64 = EV_SIGNAL;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->sigfd, &ev);
 	ev.data.u64 = EV_INOTIFY;
-	epoll_ctl(n->ep, EPOLL_CTL_ADD, n->ino, &ev);
+	if (n->cfg->inotify)
+		epoll_ctl(n->ep, EPOLL_CTL_ADD, n->ino, &ev);
+	else
+		log_warnx("inotify = 0: new files are found by rescans and "
+		    "wake-ups only");
+	n->wake = wakeup_new(n->coord);
 	return 0;
 }
 
@@ -2649,6 +2809,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->overrides = overrides;
 	n->noverrides = noverrides;
 	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->qself = -1;
+	n->wake_fd = -1;
 	if ((rc = setup(n)) != 0)
 		return rc;
 	if (metrics_init(n->sp.node) != 0)
@@ -2677,6 +2838,7 @@ node_run(struct config *cfg, const char *config_path,
 	}
 	/* Our own active/ first: everything there is from a previous life. */
 	recover_dir(n, n->sp.self, n->sp.node);
+	wake_connect(n);
 	leader_tick(n);
 	scan_incoming(n);
 	heartbeat(n);
@@ -2690,6 +2852,12 @@ node_run(struct config *cfg, const char *config_path,
 		int nev, sigchld = 0;
 		int64_t now;
 
+		if (n->waiting.head != NULL && tstime_mono_ms() >=
+		    n->next_wait) {
+			(void)limits_requeue(&n->waiting, cfg->max_concurrent,
+			    &n->cand, &n->qcand);
+			n->next_wait = tstime_mono_ms() + 100;
+		}
 		while (!n->draining && n->nrunning < n->nslots &&
 		    (n->cand.head != NULL || n->qcand.head != NULL) &&
 		    tstime_mono_ms() >= n->claim_pause) {
@@ -2732,6 +2900,12 @@ node_run(struct config *cfg, const char *config_path,
 				handle_signals(n, &sigchld);
 			else if (d == EV_INOTIFY)
 				handle_inotify(n);
+			else if (d == EV_WAKEUP) {
+				if (wakeup_read(n->wake, on_wake, n) < 0) {
+					log_warnx("wake-up channel lost");
+					n->wake_fd = -1;
+				}
+			}
 			else {
 				struct slot *sl = &n->slots[d >> 2];
 
@@ -2765,7 +2939,11 @@ node_run(struct config *cfg, const char *config_path,
 				n->jobs_dirty = 0;
 				scheduler_scan(n->sched, tstime_now_ms());
 			}
+			unsigned long long fired = scheduler_published(n->sched);
+
 			scheduler_tick(n->sched, tstime_now_ms(), tstime_mono_ms());
+			if (scheduler_published(n->sched) != fired)
+				wake_others(n, "incoming", NULL);
 		}
 		if (now >= n->next_scan) {
 			scan_incoming(n);
@@ -2783,6 +2961,11 @@ node_run(struct config *cfg, const char *config_path,
 			 * deadline still moves, or epoll would never sleep. */
 			if (!n->draining)
 				leader_tick(n);
+			wake_connect(n);
+			if (coord_leases_expire(n->coord) && index_tick(
+			    n->coord, &n->sp, n->leader && !n->draining,
+			    tstime_now_ms()) > 0)
+				log_info("index rebuilt from the spool");
 			if (n->leader && !n->draining)
 				(void)router_reap_offline(n->router,
 				    tstime_now_ms());
@@ -2805,9 +2988,11 @@ node_run(struct config *cfg, const char *config_path,
 	    n->sp.node, n->claimed, n->finished);
 	/* Leases still held (commits not written) end; the leader lock and
 	 * the heartbeat go. */
+	wakeup_free(n->wake);
 	coord_close(n->coord);
 	nameset_fini(&n->cand);
 	nameset_fini(&n->qcand);
+	nameset_fini(&n->waiting);
 	router_free(n->router);
 	if (n->qself >= 0)
 		close(n->qself);

@@ -85,6 +85,48 @@ int records_append(struct records *r, enum records_kind kind, const char *id,
     const struct task *t, const struct task_attempt *a,
     const char *envelope, size_t len);
 
+/* A callback delivery's state change (records_append_callback). */
+struct records_callback {
+	const char *delivery_id;	/* the webhook-id */
+	const char *request_id;
+	const char *url;		/* "" = not known yet (registration) */
+	const char *state;		/* PENDING, DELIVERED, CALLBACK_FAILED */
+	const char *last_error;		/* NULL = none; else TIMEOUT, ... */
+	int attempts;			/* tries made */
+	int last_http;			/* 0 = none */
+	int64_t next_try_ms;		/* epoch ms; -1 = none */
+	int64_t updated_ms;		/* epoch ms of this state */
+};
+
+/*
+ * Append the record of a callback delivery's state change (created, a
+ * try, DELIVERED, CALLBACK_FAILED) to sp's outbox/records/ by the writer
+ * protocol (tmp + fsync + rename + fsync of the directory; spool_publish),
+ * for the record writer to upsert into callback_record (keyed by
+ * delivery_id; a row changes only with a record whose updated_at is not
+ * older).  Thread-safe (the callback sender's thread calls it); its file
+ * names carry node "<sp->node>~cb" so that they never meet the task
+ * records' names.  Only for MariaDB mode: the caller checks the mariadb
+ * key.  cb and sp are borrowed.  Returns 0, or -1 with errno.
+ */
+int records_append_callback(const struct spool *sp,
+    const struct records_callback *cb);
+
+/*
+ * Append the record of a recurring job definition the leader loaded
+ * (definition: the jobs/<code>.json bytes, len of them, borrowed; they
+ * are stored compact) or removed (definition NULL), for the record writer
+ * to upsert into (or delete from) task_definition, keyed by job_code; a
+ * row changes only with a record whose updated_ms (epoch ms) is not
+ * older.  schedule: the cron text or "fixedRateMs=N" / "fixedDelayMs=N"
+ * (may be NULL).  Published like records_append_callback (names with node
+ * "<sp->node>~job"); MariaDB mode only (the caller checks).  Returns 0, or
+ * -1 with errno (EINVAL: definition is not JSON).
+ */
+int records_append_definition(const struct spool *sp, const char *job_code,
+    const char *task_code, const char *schedule, int enabled,
+    const char *definition, size_t len, int64_t updated_ms);
+
 /* Stop and join the writer thread (it finishes the transaction in
  * progress) and free r.  NULL is accepted. */
 void records_free(struct records *r);
@@ -101,7 +143,29 @@ struct records_attempt_row {
 	char *reason;			/* new or NULL */
 };
 
+/* A callback_record row (a record file with "state": "CALLBACK"). */
+struct records_callback_row {
+	char *delivery_id, *url, *state;	/* new */
+	char *last_error;			/* new or NULL */
+	int64_t attempts, last_status;		/* RECORDS_NULL = none */
+	int64_t next_try_at, updated_at;	/* epoch ms; RECORDS_NULL */
+};
+
+/* A task_definition row (a record file with "state": "DEFINITION"). */
+struct records_definition_row {
+	char *job_code, *task_code;	/* new */
+	char *schedule;			/* new or NULL */
+	char *definition;		/* new: the jobs/ file, compact JSON;
+					 * NULL: the job was removed */
+	int64_t enabled, updated_at;	/* epoch ms */
+};
+
 struct records_row {
+	struct records_definition_row *def;	/* new: a job definition
+						 * record; NULL: another */
+	struct records_callback_row *cb;	/* new: a callback record
+						 * (only request_id is set
+						 * besides); NULL: a task's */
 	char *request_id, *app_id, *task_code, *job_code, *status, *node;
 	char *failure_code, *failure_reason;	/* new or NULL */
 	char *result_summary;			/* new or NULL */
@@ -226,6 +290,8 @@ struct records_task {
 	int64_t trigger_time, created_at, started_at, finished_at;
 	int64_t duration_ms, exit_code;		/* RECORDS_NULL = none */
 	char failure_code[33];
+	int64_t max_retries;			/* RECORDS_NULL = none */
+	char failure_reason[1025];		/* "" = none */
 };
 
 /* Filters of history and of the list; NULL / RECORDS_NULL = any. */
@@ -246,6 +312,21 @@ struct records_filter {
  */
 int records_db_list(struct records_db *db, const struct records_filter *f,
     int64_t after_created, const char *after_id, struct records_task *rows,
+    size_t max, size_t *n, char *why, size_t whylen);
+
+/*
+ * One page of app_id's tasks for GET /api/tasks (API.md §4.4): newest
+ * first, in (created_at, request_id) descending order, keyset pagination:
+ * rows strictly before the cursor (before_created ms, before_id); before_id
+ * NULL = from the newest.  statuses: "" = any, else a comma-separated list
+ * of states (SUCCESS,FAILED); task_code: "" = any; since_ms: created_at >=
+ * since (RECORDS_NULL = any).  All strings are borrowed and bound as
+ * parameters.  Fills up to max rows (caller's array) and *n.  Returns 0,
+ * or -1 with the server's message in why.
+ */
+int records_db_list_app(struct records_db *db, const char *app_id,
+    const char *statuses, const char *task_code, int64_t since_ms,
+    int64_t before_created, const char *before_id, struct records_task *rows,
     size_t max, size_t *n, char *why, size_t whylen);
 
 /* One line of `taskspool stats`: per task code. */

@@ -1,8 +1,9 @@
 /*
  * records_mariadb — the MariaDB side of the records (records.h): the
  * connection, the migrations, the writer's upserts, and the queries of
- * history, stats, the task list and purge.  The only file that includes
- * <mysql.h> (libmariadb, the MariaDB Connector/C).
+ * history, stats, the task list and purge.  The only file that calls
+ * libmariadb (the MariaDB Connector/C); taskspool.cgi links a copy built
+ * with -DTS_MYSQL_DL that reaches it through dlopen (mysql_dl.h).
  *
  * Every statement with a value in it is a prepared statement with bound
  * parameters; SQL text is never built from data.  The only texts sent
@@ -19,6 +20,9 @@
 #include <unistd.h>
 
 #include "tstime.h"
+#ifdef TS_MYSQL_DL
+#include "mysql_dl.h"	/* the CGI's copy: libmariadb by dlopen */
+#endif
 
 #define CONNECT_TIMEOUT_S	3
 #define IO_TIMEOUT_S		10	/* a slow server counts as down */
@@ -26,7 +30,7 @@
 enum stmt_id {
 	ST_EXEC, ST_ATTEMPT, ST_NODE, ST_LIST, ST_LIST_CODE, ST_LIST_STATUS,
 	ST_LIST_BOTH, ST_STATS, ST_STATS_CB, ST_PURGE_ATT, ST_PURGE_CB,
-	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_N
+	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_CALLBACK, ST_DEF, ST_DEF_DEL, ST_N
 };
 
 struct records_db {
@@ -91,7 +95,8 @@ static const char *const sql[ST_N] = {
 "last_seen_at = VALUES(last_seen_at)",
 #define LIST_COLS "SELECT request_id, task_code, status, node, attempt, " \
 	"trigger_time, created_at, started_at, finished_at, duration_ms, " \
-	"exit_code, failure_code FROM task_execution WHERE "
+	"exit_code, failure_code, max_retries, failure_reason " \
+	"FROM task_execution WHERE "
 #define LIST_KEY "trigger_time >= ? AND (created_at > ? OR (created_at = ? " \
 	"AND request_id > ?)) ORDER BY created_at, request_id LIMIT ?"
 [ST_LIST] = LIST_COLS LIST_KEY,
@@ -116,6 +121,38 @@ static const char *const sql[ST_N] = {
 [ST_MIGRATED] = "INSERT INTO schema_migrations (version, name, applied_at) "
 "VALUES (?,?,?)",
 [ST_VERSION] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+/* GET /api/tasks: one app's tasks newest first, before the cursor; an
+ * empty code or status list matches any (FIND_IN_SET: the statuses are a
+ * bound comma-separated value, never SQL text). */
+[ST_LIST_APP] = LIST_COLS "app_id = ? AND created_at >= ? AND "
+"(? = '' OR task_code = ?) AND (? = '' OR FIND_IN_SET(status, ?) > 0) AND "
+"(created_at < ? OR (created_at = ? AND request_id < ?)) "
+"ORDER BY created_at DESC, request_id DESC LIMIT ?",
+/* A callback delivery's state: a row changes only with a record that is
+ * not older (updated_at, assigned last, like fence above). */
+#define AT_NEWER "VALUES(updated_at) >= updated_at"
+[ST_CALLBACK] =
+"INSERT INTO callback_record (delivery_id, request_id, url, attempts, "
+"last_status, last_error, next_try_at, state, updated_at) "
+"VALUES (?,?,?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE "
+"url = IF(" AT_NEWER " AND VALUES(url) <> '', VALUES(url), url), "
+"attempts = IF(" AT_NEWER ", VALUES(attempts), attempts), "
+"last_status = IF(" AT_NEWER ", VALUES(last_status), last_status), "
+"last_error = IF(" AT_NEWER ", VALUES(last_error), last_error), "
+"next_try_at = IF(" AT_NEWER ", VALUES(next_try_at), next_try_at), "
+"state = IF(" AT_NEWER ", VALUES(state), state), "
+"updated_at = GREATEST(updated_at, VALUES(updated_at))",
+/* The jobs/ mirror: the newest definition the leader loaded wins. */
+[ST_DEF] =
+"INSERT INTO task_definition (job_code, task_code, schedule, enabled, "
+"definition, updated_at) VALUES (?,?,?,?,?,?) ON DUPLICATE KEY UPDATE "
+"task_code = IF(" AT_NEWER ", VALUES(task_code), task_code), "
+"schedule = IF(" AT_NEWER ", VALUES(schedule), schedule), "
+"enabled = IF(" AT_NEWER ", VALUES(enabled), enabled), "
+"definition = IF(" AT_NEWER ", VALUES(definition), definition), "
+"updated_at = GREATEST(updated_at, VALUES(updated_at))",
+[ST_DEF_DEL] =
+"DELETE FROM task_definition WHERE job_code = ? AND updated_at <= ?",
 };
 
 /*
@@ -322,6 +359,10 @@ records_db_connect(const struct config *cfg, char *why, size_t whylen)
 	}
 	if (parse_dsn(cfg, &d, why, whylen) != 0)
 		return NULL;
+#ifdef TS_MYSQL_DL
+	if (mysql_dl_load(why, whylen) != 0)
+		return NULL;
+#endif
 	if ((db = calloc(1, sizeof(*db))) == NULL ||
 	    (db->my = mysql_init(NULL)) == NULL) {
 		free(db);
@@ -402,6 +443,35 @@ records_db_apply(struct records_db *db, const struct records_row *row,
 	    row->trigger_time;
 	enum records_apply rc;
 
+	if (row->def != NULL) {
+		const struct records_definition_row *d = row->def;
+
+		p_str(&b[0], d->job_code);
+		if (d->definition == NULL) {
+			p_i64(&b[1], &d->updated_at);
+			return run(db, ST_DEF_DEL, b, why, whylen);
+		}
+		p_str(&b[1], d->task_code);
+		p_str(&b[2], d->schedule);
+		p_i64(&b[3], &d->enabled);
+		p_str(&b[4], d->definition);
+		p_i64(&b[5], &d->updated_at);
+		return run(db, ST_DEF, b, why, whylen);
+	}
+	if (row->cb != NULL) {
+		const struct records_callback_row *c = row->cb;
+
+		p_str(&b[0], c->delivery_id);
+		p_str(&b[1], row->request_id);
+		p_str(&b[2], c->url);
+		p_i64(&b[3], &c->attempts);
+		p_i64(&b[4], &c->last_status);
+		p_str(&b[5], c->last_error);
+		p_i64(&b[6], &c->next_try_at);
+		p_str(&b[7], c->state);
+		p_i64(&b[8], &c->updated_at);
+		return run(db, ST_CALLBACK, b, why, whylen);
+	}
 	/* Larger would exceed MariaDB's default max_allowed_packet (16 MiB)
 	 * with the rest of the row, and the server would drop the link: a
 	 * retry would never end. */
@@ -587,10 +657,10 @@ out:
 
 /* Result bindings of one records_task row. */
 struct task_out {
-	MYSQL_BIND b[12];
-	my_bool nul[12];
-	unsigned long len[12];
-	long long attempt, tt, cr, st, fi, du, ex;
+	MYSQL_BIND b[14];
+	my_bool nul[14];
+	unsigned long len[14];
+	long long attempt, tt, cr, st, fi, du, ex, mr;
 	struct records_task *t;
 };
 
@@ -623,6 +693,9 @@ term(char *buf, size_t size, unsigned long len, my_bool nul)
 	buf[n] = '\0';
 }
 
+static int list_run(MYSQL_STMT *st, MYSQL_BIND *p, struct records_task *rows,
+    size_t max, size_t *n, char *why, size_t whylen);
+
 int
 records_db_list(struct records_db *db, const struct records_filter *f,
     int64_t after_created, const char *after_id, struct records_task *rows,
@@ -632,11 +705,9 @@ records_db_list(struct records_db *db, const struct records_filter *f,
 	    ST_LIST_BOTH : f->task_code != NULL ? ST_LIST_CODE :
 	    f->status != NULL ? ST_LIST_STATUS : ST_LIST;
 	MYSQL_BIND p[7];
-	struct task_out o;
-	struct records_task t;
 	int64_t since = f->since_ms == RECORDS_NULL ? INT64_MIN + 1 :
 	    f->since_ms, lim = (int64_t)max;
-	int k = 0, frc;
+	int k = 0;
 	enum records_apply rc;
 	MYSQL_STMT *st = stmt(db, id, &rc, why, whylen);
 
@@ -656,6 +727,20 @@ records_db_list(struct records_db *db, const struct records_filter *f,
 	p_i64(&p[k++], &after_created);
 	p_str(&p[k++], after_id);
 	p_i64(&p[k++], &lim);
+	return list_run(st, p, rows, max, n, why, whylen);
+}
+
+/* Execute st (a LIST_COLS statement) with parameters p; rows as in
+ * records_db_list. */
+static int
+list_run(MYSQL_STMT *st, MYSQL_BIND *p, struct records_task *rows,
+    size_t max, size_t *n, char *why, size_t whylen)
+{
+	struct task_out o;
+	struct records_task t;
+	int frc;
+
+	*n = 0;
 	memset(&o, 0, sizeof(o));
 	r_str(&o.b[0], t.request_id, sizeof(t.request_id), &o.len[0],
 	    &o.nul[0]);
@@ -671,6 +756,9 @@ records_db_list(struct records_db *db, const struct records_filter *f,
 	r_i64(&o.b[10], &o.ex, &o.nul[10]);
 	r_str(&o.b[11], t.failure_code, sizeof(t.failure_code), &o.len[11],
 	    &o.nul[11]);
+	r_i64(&o.b[12], &o.mr, &o.nul[12]);
+	r_str(&o.b[13], t.failure_reason, sizeof(t.failure_reason),
+	    &o.len[13], &o.nul[13]);
 	if (mysql_stmt_bind_param(st, p) != 0 || mysql_stmt_execute(st) != 0 ||
 	    mysql_stmt_bind_result(st, o.b) != 0 ||
 	    mysql_stmt_store_result(st) != 0) {
@@ -685,6 +773,9 @@ records_db_list(struct records_db *db, const struct records_filter *f,
 		term(t.node, sizeof(t.node), o.len[3], o.nul[3]);
 		term(t.failure_code, sizeof(t.failure_code), o.len[11],
 		    o.nul[11]);
+		term(t.failure_reason, sizeof(t.failure_reason), o.len[13],
+		    o.nul[13]);
+		t.max_retries = o.nul[12] ? RECORDS_NULL : o.mr;
 		t.attempt = o.nul[4] ? 0 : (int)o.attempt;
 		t.trigger_time = o.nul[5] ? RECORDS_NULL : o.tt;
 		t.created_at = o.nul[6] ? RECORDS_NULL : o.cr;
@@ -696,6 +787,38 @@ records_db_list(struct records_db *db, const struct records_filter *f,
 	}
 	mysql_stmt_free_result(st);
 	return 0;
+}
+
+int
+records_db_list_app(struct records_db *db, const char *app_id,
+    const char *statuses, const char *task_code, int64_t since_ms,
+    int64_t before_created, const char *before_id, struct records_task *rows,
+    size_t max, size_t *n, char *why, size_t whylen)
+{
+	MYSQL_BIND p[10];
+	int64_t since = since_ms == RECORDS_NULL ? INT64_MIN + 1 : since_ms,
+	    lim = (int64_t)max;
+	enum records_apply rc;
+	MYSQL_STMT *st = stmt(db, ST_LIST_APP, &rc, why, whylen);
+
+	*n = 0;
+	if (st == NULL)
+		return -1;
+	if (before_id == NULL) {
+		before_id = "";
+		before_created = INT64_MAX;
+	}
+	p_str(&p[0], app_id);
+	p_i64(&p[1], &since);
+	p_str(&p[2], task_code);
+	p_str(&p[3], task_code);
+	p_str(&p[4], statuses);
+	p_str(&p[5], statuses);
+	p_i64(&p[6], &before_created);
+	p_i64(&p[7], &before_created);
+	p_str(&p[8], before_id);
+	p_i64(&p[9], &lim);
+	return list_run(st, p, rows, max, n, why, whylen);
 }
 
 static struct records_stat *

@@ -311,6 +311,61 @@ decode_result(json_t *o, struct records_row *row, char *why, size_t whylen)
 	return 0;
 }
 
+/* The members of a CALLBACK record into row->cb. */
+static int
+decode_callback(json_t *o, struct records_row *row, char *why,
+    size_t whylen)
+{
+	struct records_callback_row *c = calloc(1, sizeof(*c));
+
+	if ((row->cb = c) == NULL)
+		return bad(why, whylen, "record", "out of memory");
+	c->delivery_id = dup_str(json_object_get(o, "deliveryId"));
+	c->url = dup_str(json_object_get(o, "url"));
+	c->state = dup_str(json_object_get(o, "status"));
+	c->last_error = dup_str(json_object_get(o, "lastError"));
+	c->attempts = get_int(o, "attempts");
+	c->last_status = get_int(o, "lastHttpStatus");
+	if (c->delivery_id == NULL || c->url == NULL || c->state == NULL)
+		return bad(why, whylen, "deliveryId/url/status", "must be "
+		    "strings");
+	if (c->attempts == RECORDS_NULL)
+		return bad(why, whylen, "attempts", "must be an integer");
+	if (get_ms(o, "nextTryAt", &c->next_try_at) || get_ms(o, "updatedAt",
+	    &c->updated_at) || c->updated_at == RECORDS_NULL)
+		return bad(why, whylen, "nextTryAt/updatedAt", "must be RFC "
+		    "3339 (updatedAt not null)");
+	return 0;
+}
+
+/* The members of a DEFINITION record into row->def. */
+static int
+decode_definition(json_t *o, struct records_row *row, char *why,
+    size_t whylen)
+{
+	struct records_definition_row *d = calloc(1, sizeof(*d));
+	json_t *def = json_object_get(o, "definition");
+
+	if ((row->def = d) == NULL)
+		return bad(why, whylen, "record", "out of memory");
+	d->job_code = dup_str(json_object_get(o, "jobCode"));
+	d->task_code = dup_str(json_object_get(o, "taskCode"));
+	d->schedule = dup_str(json_object_get(o, "schedule"));
+	d->enabled = json_is_true(json_object_get(o, "enabled"));
+	if (d->job_code == NULL || d->task_code == NULL)
+		return bad(why, whylen, "jobCode/taskCode", "must be strings");
+	if (json_is_object(def) && (d->definition = json_dumps(def,
+	    JSON_COMPACT)) == NULL)
+		return bad(why, whylen, "record", "out of memory");
+	if (!json_is_object(def) && !json_is_null(def))
+		return bad(why, whylen, "definition", "must be an object or "
+		    "null (removed)");
+	if (get_ms(o, "updatedAt", &d->updated_at) || d->updated_at ==
+	    RECORDS_NULL)
+		return bad(why, whylen, "updatedAt", "must be RFC 3339");
+	return 0;
+}
+
 int
 records_decode(const char *data, size_t len, struct records_row *row,
     char *why, size_t whylen)
@@ -343,6 +398,14 @@ records_decode(const char *data, size_t len, struct records_row *row,
 	row->app_id = dup_str(json_object_get(o, "appId"));
 	row->job_code = dup_str(json_object_get(o, "jobCode"));
 	state = json_string_value(json_object_get(o, "state"));
+	if (state != NULL && strcmp(state, "CALLBACK") == 0) {
+		rc = decode_callback(o, row, why, whylen);
+		goto out;
+	}
+	if (state != NULL && strcmp(state, "DEFINITION") == 0) {
+		rc = decode_definition(o, row, why, whylen);
+		goto out;
+	}
 	if (state != NULL && strcmp(state, "RESULT") == 0) {
 		if (decode_result(o, row, why, whylen) != 0)
 			goto out;
@@ -404,6 +467,20 @@ records_row_fini(struct records_row *row)
 {
 	if (row == NULL)
 		return;
+	if (row->def != NULL) {
+		free(row->def->job_code);
+		free(row->def->task_code);
+		free(row->def->schedule);
+		free(row->def->definition);
+		free(row->def);
+	}
+	if (row->cb != NULL) {
+		free(row->cb->delivery_id);
+		free(row->cb->url);
+		free(row->cb->state);
+		free(row->cb->last_error);
+		free(row->cb);
+	}
 	free(row->request_id);
 	free(row->app_id);
 	free(row->task_code);
@@ -520,6 +597,81 @@ db_append(struct records *r, enum records_kind kind, const char *id,
 	}
 	errno = e;
 	return rc;
+}
+
+/* Publish the record o (stolen) into outbox/records/ with the writer
+ * protocol, named with node "<sp->node>~<tag>".  0 or -1 with errno. */
+static int
+publish_other(const struct spool *sp, json_t *o, const char *tag)
+{
+	static unsigned long seq;	/* shared by the threads: atomic */
+	char name[SPOOL_NAME_MAX], node[SPOOL_NAME_MAX];
+	char *text = json_dumps(o, JSON_COMPACT);
+	int fd, rc = -1, e = ENOMEM;
+
+	json_decref(o);
+	snprintf(node, sizeof(node), "%s~%s", sp->node, tag);
+	if (text != NULL && records_file_name(name, sizeof(name),
+	    tstime_now_ms(), __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED),
+	    node) != 0)
+		e = EINVAL;
+	else if (text != NULL && (fd = openat(sp->dir[SPOOL_OUTBOX],
+	    RECORDS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) >= 0) {
+		rc = spool_publish(sp, fd, name, text, strlen(text), -1, 0);
+		e = errno;
+		close(fd);
+	} else if (text != NULL)
+		e = errno;
+	free(text);
+	errno = e;
+	return rc;
+}
+
+int
+records_append_callback(const struct spool *sp,
+    const struct records_callback *cb)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "v", json_integer(1));
+	json_object_set_new(o, "state", json_string("CALLBACK"));
+	put_str(o, "requestId", cb->request_id);
+	put_str(o, "deliveryId", cb->delivery_id);
+	put_str(o, "url", cb->url);
+	put_str(o, "status", cb->state);
+	json_object_set_new(o, "attempts", json_integer(cb->attempts));
+	json_object_set_new(o, "lastHttpStatus", cb->last_http > 0 ?
+	    json_integer(cb->last_http) : json_null());
+	put_str(o, "lastError", cb->last_error);
+	put_ms(o, "nextTryAt", cb->next_try_ms);
+	put_ms(o, "updatedAt", cb->updated_ms);
+	return publish_other(sp, o, "cb");
+}
+
+int
+records_append_definition(const struct spool *sp, const char *job_code,
+    const char *task_code, const char *schedule, int enabled,
+    const char *definition, size_t len, int64_t updated_ms)
+{
+	json_t *o = json_object(), *d = NULL;
+
+	if (definition != NULL && (d = json_loadb(definition, len, 0,
+	    NULL)) == NULL) {
+		json_decref(o);
+		errno = EINVAL;
+		return -1;
+	}
+	json_object_set_new(o, "v", json_integer(1));
+	json_object_set_new(o, "state", json_string("DEFINITION"));
+	put_str(o, "requestId", job_code);
+	put_str(o, "jobCode", job_code);
+	put_str(o, "taskCode", task_code);
+	put_str(o, "schedule", schedule);
+	json_object_set_new(o, "enabled", json_boolean(enabled));
+	json_object_set_new(o, "definition", d != NULL ? d : json_null());
+	put_ms(o, "updatedAt", updated_ms);
+	return publish_other(sp, o, "job");
 }
 
 static int

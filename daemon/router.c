@@ -13,10 +13,12 @@
 
 #include "buf.h"
 #include "dispatch.h"
+#include "index.h"
 #include "log.h"
 #include "nameset.h"
 #include "ring.h"
 #include "tstime.h"
+#include "wakeup.h"
 
 #define LIVE_TTL_MS	500	/* registry re-read at most this often */
 
@@ -126,6 +128,38 @@ is_live(const struct router *r, const char *id)
 	return 0;
 }
 
+/* Wake node up (wakeup.h) for queue/<node>/file; best effort. */
+static void
+wake_node(struct router *r, const char *node, const char *file)
+{
+	char path[SPOOL_NAME_MAX + 96], why[256];
+
+	if (!coord_leases_expire(r->co))
+		return;		/* embedded: inotify sees it */
+	snprintf(path, sizeof(path), "queue/%s/%s", node, file);
+	(void)wakeup_publish(r->co, path, why, sizeof(why));
+}
+
+/* The index (index.h): file name.json is now in dir d (partial: the
+ * code and attempts stay as indexed); forget it when d is SPOOL_NDIRS. */
+static void
+index_move(struct router *r, const char *name, enum spool_dir d,
+    const char *node)
+{
+	char id[TASK_ID_MAX + 1];
+	size_t len = strlen(name);
+
+	if (!coord_leases_expire(r->co) || len <= 5 || len - 5 > TASK_ID_MAX)
+		return;
+	memcpy(id, name, len - 5);
+	id[len - 5] = '\0';
+	if (d == SPOOL_NDIRS)
+		(void)index_forget(r->co, id);
+	else
+		(void)index_put(r->co, id, d, spool_state_name(d), node, NULL,
+		    -1, -1, 0);
+}
+
 /* Move incoming/name to queue/<node>/final; 0 or -1. */
 static int
 to_queue(struct router *r, const char *name, const char *node,
@@ -139,6 +173,10 @@ to_queue(struct router *r, const char *name, const char *node,
 	if (rc == 0)
 		(void)spool_sync_dir(r->sp, qfd);
 	close(qfd);
+	if (rc == 0) {
+		index_move(r, final, SPOOL_QUEUE, node);
+		wake_node(r, node, final);
+	}
 	return rc;
 }
 
@@ -185,10 +223,12 @@ broadcast(struct router *r, struct task *t, const char *name)
 		}
 		buf_fini(&enc);
 		close(qfd);
+		wake_node(r, r->live[i].id, fname);
 		done++;
 	}
 	if (unlinkat(r->sp->dir[SPOOL_INCOMING], name, 0) != 0)
 		log_warn("%s: remove broadcast original", id);
+	index_move(r, name, SPOOL_NDIRS, NULL);
 	(void)spool_sync_dir(r->sp, r->sp->dir[SPOOL_INCOMING]);
 	log_info("%s: broadcast as %d shard(s) %s.0 .. %s.%d", id, done, id,
 	    id, done - 1);
@@ -317,6 +357,8 @@ router_reap_offline(struct router *r, int64_t now_ms)
 					log_info("%s: node %s is offline; back "
 					    "to incoming/ to be routed again",
 					    qe->d_name, de->d_name);
+					index_move(r, qe->d_name,
+					    SPOOL_INCOMING, NULL);
 					moved++;
 				}
 			}

@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "job.h"
 #include "log.h"
+#include "records.h"
 #include "task.h"
 #include "tstime.h"
 #include "tz.h"
@@ -61,6 +62,7 @@ struct sched {
 	size_t nstaged;
 	int64_t late_max;		/* this tick's latest fire, ms */
 	size_t late_n;
+	unsigned long long published;	/* tasks fired into the spool */
 };
 
 /*
@@ -376,6 +378,7 @@ publish_staged(struct sched *s)
 		if (spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
 		    s->sp->dir[st->dest], file) == 0) {
 			dirty[st->dest == SPOOL_DELAYED] = 1;
+			s->published++;
 			snprintf(st->j->last_id, sizeof(st->j->last_id), "%s",
 			    st->id);
 			log_debug("job %s: fired %s", st->j->def.code, st->id);
@@ -578,6 +581,29 @@ drop_job(struct sched *s, struct sched_job *dead)
 }
 
 /* Load jobs/<file> (new or changed).  Returns the job or NULL. */
+/* MariaDB mode: mirror j's definition (data/len, the jobs/ file; NULL:
+ * removed) into task_definition through the records outbox. */
+static void
+mirror_definition(struct sched *s, const struct sched_job *j,
+    const char *data, size_t len, int64_t at)
+{
+	char sched[64];
+	const char *sc = sched;
+
+	if (s->cfg->mariadb[0] == '\0')
+		return;
+	if (j->def.kind == JOB_KIND_CRON)
+		sc = j->def.cron_text;
+	else
+		snprintf(sched, sizeof(sched), "%s=%lld", j->def.kind ==
+		    JOB_KIND_FIXED_RATE ? "fixedRateMs" : "fixedDelayMs",
+		    (long long)j->def.interval_ms);
+	if (records_append_definition(s->sp, j->def.code, j->def.task_code,
+	    sc, j->def.enabled, data, len, at) != 0)
+		log_warn("job %s: cannot write its definition record",
+		    j->def.code);
+}
+
 static struct sched_job *
 load_job(struct sched *s, const char *file, const struct stat *st,
     int64_t now)
@@ -654,6 +680,8 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 	 * looked up by task name before they are fired. */
 	j->replay_until = now;
 	j->saved_at = now;
+	mirror_definition(s, j, b.data, b.len, (int64_t)st->st_mtim.tv_sec *
+	    1000 + st->st_mtim.tv_nsec / 1000000);
 	buf_fini(&b);
 	return j;
 reject:
@@ -737,6 +765,7 @@ scheduler_scan(struct sched *s, int64_t now)
 			char sname[TASK_CODE_MAX + 8];
 
 			log_info("job %s removed", j->def.code);
+			mirror_definition(s, j, NULL, 0, now);
 			snprintf(sname, sizeof(sname), "%s.json", j->def.code);
 			(void)unlinkat(s->statefd, sname, 0);
 			drop_job(s, j);
@@ -807,4 +836,10 @@ scheduler_count(const struct sched *s)
 	for (const struct sched_job *j = s->jobs; j != NULL; j = j->next)
 		n++;
 	return n;
+}
+
+unsigned long long
+scheduler_published(const struct sched *s)
+{
+	return s != NULL ? s->published : 0;
 }

@@ -57,6 +57,10 @@ void scheduler_free(struct sched *s);
  */
 void scheduler_scan(struct sched *s, int64_t now_ms);
 
+/* How many tasks s has fired into incoming/ or delayed/ so far (a
+ * counter for wake-ups, wakeup.h); 0 for NULL. */
+unsigned long long scheduler_published(const struct sched *s);
+
 /* Fire every job due at or before now_ms (epoch ms); see the header. */
 void scheduler_tick(struct sched *s, int64_t now_ms, int64_t mono_ms);
 

@@ -11,12 +11,22 @@ they finish.
     tsapi.py wait ID [SECONDS]    poll until SUCCESS, FAILED or CANCELLED
     tsapi.py cancel ID            DELETE /api/tasks/ID
     tsapi.py register URL         POST /api/callbacks/register
+    tsapi.py verify ID TS SIG FILE|-
+                                  verify a received callback (Standard
+                                  Webhooks v1): the webhook-id,
+                                  webhook-timestamp and webhook-signature
+                                  header values and the raw body bytes;
+                                  the secret (whsec_...) is TS_WEBHOOK_SECRET
 
 Environment: TS_URL (scheme://host[:port], the API is under /api),
 TS_APP_ID, TS_SECRET (the AppSecret text exactly as issued: its ASCII
 bytes are the HMAC key).  Prints the response body; exit status 0 for a
 2xx answer (wait: for SUCCESS), 1 otherwise, 2 for usage errors.
+verify needs only TS_WEBHOOK_SECRET; it prints "ok" or the reason and
+exits 0 when the callback is authentic, 1 otherwise.
 """
+import base64
+import binascii
 import hashlib
 import hmac
 import http.client
@@ -59,6 +69,53 @@ def sign(secret, text):
     """Lowercase hex HMAC-SHA256; key = the secret's ASCII bytes."""
     return hmac.new(secret.encode("ascii"), text.encode("utf-8"),
                     hashlib.sha256).hexdigest()
+
+
+WEBHOOK_TOLERANCE = 300     # seconds, Standard Webhooks / API.md section 6.3
+
+
+def verify_webhook(secret, msg_id, timestamp, signature, body, now=None,
+                   tolerance=WEBHOOK_TOLERANCE):
+    """Check a callback as a Standard Webhooks v1 receiver must (spec
+    1.0.0, "Verifying webhook authenticity"; API.md section 6.3).
+
+    secret: "whsec_" + base64 of the key (the registration's secret);
+    msg_id, timestamp, signature: the webhook-id, webhook-timestamp (epoch
+    seconds) and webhook-signature header values; body: the raw request
+    body (bytes, exactly as received); now: epoch seconds (default: the
+    clock).  The timestamp must be within tolerance seconds of now (replay
+    protection); the signed content is id "." timestamp "." body; each
+    space-separated "v1,<base64>" entry is compared with the expected
+    HMAC-SHA256 in constant time (hmac.compare_digest), and one match is
+    enough (several entries appear while a secret is rotated).
+    Returns (True, "ok") or (False, reason)."""
+    if not secret.startswith("whsec_"):
+        return False, "the secret does not start with whsec_"
+    try:
+        key = base64.b64decode(secret[len("whsec_"):], validate=True)
+    except (binascii.Error, ValueError):
+        return False, "the secret is not base64 after whsec_"
+    if not msg_id:
+        return False, "webhook-id is missing"
+    if not timestamp.isdigit():
+        return False, "webhook-timestamp is not epoch seconds"
+    if now is None:
+        now = time.time()
+    if abs(now - int(timestamp)) > tolerance:
+        return False, "webhook-timestamp is more than %d s away" % tolerance
+    content = msg_id.encode() + b"." + timestamp.encode() + b"." + body
+    want = hmac.new(key, content, hashlib.sha256).digest()
+    for entry in signature.split(" "):
+        version, _, sig = entry.partition(",")
+        if version != "v1":
+            continue
+        try:
+            got = base64.b64decode(sig, validate=True)
+        except (binascii.Error, ValueError):
+            continue
+        if hmac.compare_digest(want, got):
+            return True, "ok"
+    return False, "no v1 signature matches"
 
 
 class Client:
@@ -120,6 +177,16 @@ def main(argv):
     if len(argv) < 2:
         sys.stderr.write(__doc__)
         return 2
+    if argv[1] == "verify":
+        if len(argv) != 6 or "TS_WEBHOOK_SECRET" not in os.environ:
+            sys.stderr.write(__doc__)
+            return 2
+        data = (sys.stdin.buffer.read() if argv[5] == "-"
+                else open(argv[5], "rb").read())
+        ok, why = verify_webhook(os.environ["TS_WEBHOOK_SECRET"], argv[2],
+                                 argv[3], argv[4], data)
+        sys.stdout.write(why + "\n")
+        return 0 if ok else 1
     c = Client(os.environ["TS_URL"], os.environ["TS_APP_ID"],
                os.environ["TS_SECRET"])
     cmd, args = argv[1], argv[2:]

@@ -20,6 +20,11 @@ Paths: /ok 200; /flaky 500 for the first two requests of a webhook-id,
 then 200; /slow sleeps 10 s then 200; /slowonce sleeps 10 s on the first
 request of a webhook-id, then 200; /redirect 302 to /ok; /gone 410;
 /busy 503 with Retry-After: 1 on the first request of a webhook-id.
+
+With CBRECV_DUMP=DIR in the environment, request number N (from 1) is
+also saved raw: DIR/N.body (the body bytes) and DIR/N.hdr (a JSON object
+of the webhook-id, webhook-timestamp and webhook-signature values), so
+that another verifier (contrib/clients/tsapi.py verify) can check it.
 """
 import base64
 import hashlib
@@ -37,6 +42,22 @@ KEYS = [base64.b64decode(s[len("whsec_"):], validate=True)
         for s in SECRETS.split(",")]
 LOCK = threading.Lock()
 SEEN = {}
+DUMP = os.environ.get("CBRECV_DUMP")
+NDUMP = [0]
+
+
+def dump(headers, body):
+    with LOCK:
+        NDUMP[0] += 1
+        n = NDUMP[0]
+    base = os.path.join(DUMP, str(n))
+    with open(base + ".body", "wb") as f:
+        f.write(body)
+    with open(base + ".hdr.tmp", "w") as f:
+        json.dump({k: headers.get(k, "") for k in
+                   ("webhook-id", "webhook-timestamp", "webhook-signature")},
+                  f)
+    os.rename(base + ".hdr.tmp", base + ".hdr")
 
 
 def log(rec):
@@ -75,6 +96,8 @@ class Handler(BaseHTTPRequestHandler):
         sig_ok, nsig, all_ok = verify(wid, ts, body,
                                       self.headers.get("webhook-signature", ""))
         ts_ok = ts.isdigit() and abs(time.time() - int(ts)) <= 300
+        if DUMP:
+            dump(self.headers, body)
         log({"arrived": self.path, "webhookId": wid, "start": start})
         with LOCK:
             SEEN[(self.path, wid)] = SEEN.get((self.path, wid), 0) + 1

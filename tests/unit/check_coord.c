@@ -27,6 +27,8 @@
 
 #include "config.h"
 #include "coord.h"
+#include "maxconc.h"
+#include "nameset.h"
 #include "spool.h"
 #include "tstime.h"
 
@@ -226,6 +228,140 @@ START_TEST(lease_holder_dies)
 		ck_assert_int_lt(freed, LEASE_MS);
 	coord_lease_close(b, fb);
 	coord_close(b);
+}
+END_TEST
+
+/*
+ * maxConcurrent (maxconc.h): at most max slots of a code are held at
+ * once, a slot is freed with its lease, and one whose holder dies (a
+ * child that exits holding it) is free again — at once in file mode
+ * (flock), lease_ms after its last renewal at most in redis mode.
+ */
+START_TEST(limit_semaphore)
+{
+	struct coord *a = open_node(_i, "a");
+	int f1 = task_fd("m1"), f2 = task_fd("m2"), f3 = task_fd("m3");
+	int status;
+	char why[256];
+	int64_t t0, freed;
+	pid_t pid;
+
+	ck_assert_int_eq(claim(a, f1, "m1", 1), COORD_OK);
+	ck_assert_int_eq(claim(a, f2, "m2", 1), COORD_OK);
+	ck_assert_int_eq(claim(a, f3, "m3", 1), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire(a, f1, "probe", 2, why,
+	    sizeof(why)), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire(a, f2, "probe", 2, why,
+	    sizeof(why)), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire(a, f3, "probe", 2, why,
+	    sizeof(why)), COORD_BUSY);
+	/* Another code has its own slots. */
+	ck_assert_int_eq(coord_limit_acquire(a, f3, "other", 1, why,
+	    sizeof(why)), COORD_OK);
+	coord_lease_close(a, f3);
+	f3 = task_fd("m3");
+	ck_assert_int_eq(claim(a, f3, "m3", 2), COORD_OK);
+	coord_lease_close(a, f1);		/* frees its slot */
+	ck_assert_int_eq(coord_limit_acquire(a, f3, "probe", 2, why,
+	    sizeof(why)), COORD_OK);
+	coord_lease_close(a, f2);
+	coord_lease_close(a, f3);
+	/* A holder that dies with both slots. */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct coord *d = open_node(_i, "d");
+		int g1 = task_fd("d1"), g2 = task_fd("d2");
+
+		_exit(claim(d, g1, "d1", 1) == COORD_OK && claim(d, g2, "d2",
+		    1) == COORD_OK && coord_limit_acquire(d, g1, "probe", 2,
+		    why, sizeof(why)) == COORD_OK && coord_limit_acquire(d, g2,
+		    "probe", 2, why, sizeof(why)) == COORD_OK ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	t0 = tstime_mono_ms();
+	f1 = task_fd("m4");
+	ck_assert_int_eq(claim(a, f1, "m4", 1), COORD_OK);
+	while (coord_limit_acquire(a, f1, "probe", 2, why, sizeof(why)) !=
+	    COORD_OK) {
+		ck_assert_int_lt(tstime_mono_ms() - t0, 20 * LEASE_MS);
+		sleep_ms(20);
+	}
+	freed = tstime_mono_ms() - t0;
+	if (_i == 1)
+		ck_assert_int_ge(freed, LEASE_MS / 2);	/* it expired */
+	else
+		ck_assert_int_lt(freed, LEASE_MS);
+	coord_lease_close(a, f1);
+	coord_close(a);
+}
+END_TEST
+
+/* max_concurrent values: parsing and checking (hand-made cases). */
+START_TEST(limit_config)
+{
+	char why[256];
+
+	ck_assert_int_eq(limits_check("", why, sizeof(why)), 0);
+	ck_assert_int_eq(limits_check("probe=2,report=5", why, sizeof(why)),
+	    0);
+	ck_assert_int_eq(limits_max("probe=2,report=5", "report"), 5);
+	ck_assert_int_eq(limits_max("probe=2,report=5", "probe"), 2);
+	ck_assert_int_eq(limits_max("probe=2,report=5", "prob"), 0);
+	ck_assert_int_eq(limits_max("xprobe=2", "probe"), 0);
+	ck_assert_int_eq(limits_check("probe=0", why, sizeof(why)), -1);
+	ck_assert_int_eq(limits_check("probe=4097", why, sizeof(why)), -1);
+	ck_assert_int_eq(limits_check("probe", why, sizeof(why)), -1);
+	ck_assert_int_eq(limits_check("probe=2,", why, sizeof(why)), -1);
+	ck_assert_int_eq(limits_check("a b=2", why, sizeof(why)), -1);
+	ck_assert_int_eq(limits_check("p=1,p=1", why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "given twice"));
+}
+END_TEST
+
+/*
+ * limits_requeue: the oldest (by name) waiting names of each code go
+ * back, at most the code's limit; the others stay, nothing is lost.
+ */
+START_TEST(limit_requeue)
+{
+	struct nameset w, cand, q;
+	struct nameset_node *p;
+	const char *want[] = { "r-001.json", "r-002.json", "x-1.json",
+	    "z-1.json" };
+
+	ck_assert_int_eq(nameset_init(&w), 0);
+	ck_assert_int_eq(nameset_init(&cand), 0);
+	ck_assert_int_eq(nameset_init(&q), 0);
+	ck_assert_int_eq(limits_wait(&w, "probe", "r-003.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "probe", "r-001.json", 1), 0);
+	ck_assert_int_eq(limits_wait(&w, "probe", "r-002.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "probe", "r-004.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "zeta", "z-1.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "other", "q-9.json",
+	    LIMITS_FROM_QUEUE), 0);
+	ck_assert_int_eq(limits_wait(&w, "gone", "x-1.json", 0), 0);
+	/* probe=2; other=1; "gone" has no limit any more: it goes back. */
+	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1,zeta=1", &cand,
+	    &q), 5);
+	ck_assert_int_eq(w.count, 2);
+	ck_assert_str_eq(w.head->name, "probe/r-003.json");
+	ck_assert_str_eq(w.tail->name, "probe/r-004.json");
+	ck_assert_int_eq(q.count, 1);
+	ck_assert_str_eq(q.head->name, "q-9.json");
+	ck_assert_int_eq(q.head->flags & LIMITS_FROM_QUEUE, 0);
+	for (size_t i = 0; i < 4; i++) {
+		p = nameset_pop(&cand);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_str_eq(p->name, want[i]);
+		ck_assert_int_eq(p->flags, i == 0 ? 1 : 0);
+		free(p);
+	}
+	ck_assert_ptr_null(nameset_pop(&cand));
+	nameset_fini(&w);
+	nameset_fini(&cand);
+	nameset_fini(&q);
 }
 END_TEST
 
@@ -481,6 +617,9 @@ coord_suite(void)
 	tcase_add_loop_test(tc, leader_deposed, 0, 2);
 	tcase_add_loop_test(tc, heartbeat_registry, 0, 2);
 	tcase_add_test(tc, counters_lost);
+	tcase_add_loop_test(tc, limit_semaphore, 0, 2);
+	tcase_add_test(tc, limit_config);
+	tcase_add_test(tc, limit_requeue);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -169,6 +169,80 @@ START_TEST(test_decode_rejects)
 }
 END_TEST
 
+/* A callback delivery's record (records_append_callback's format); the
+ * epoch of 2024-06-01T12:00:08Z is 1717243208 (date -u -d @1717243208). */
+START_TEST(test_decode_callback)
+{
+	static const char rec[] = "{\"v\":1,\"state\":\"CALLBACK\","
+	    "\"requestId\":\"order-1\",\"deliveryId\":\"whk_1\","
+	    "\"url\":\"https://h.example/cb\",\"status\":\"PENDING\","
+	    "\"attempts\":2,\"lastHttpStatus\":500,\"lastError\":"
+	    "\"HTTP_STATUS\",\"nextTryAt\":\"2024-06-01T12:00:08.010Z\","
+	    "\"updatedAt\":\"2024-06-01T12:00:08.000Z\"}";
+	static const char no_time[] = "{\"v\":1,\"state\":\"CALLBACK\","
+	    "\"requestId\":\"r\",\"deliveryId\":\"w\",\"url\":\"\","
+	    "\"status\":\"DELIVERED\",\"attempts\":1,\"updatedAt\":null}";
+	struct records_row r;
+	char why[256];
+
+	ck_assert_int_eq(records_decode(rec, strlen(rec), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_ptr_nonnull(r.cb);
+	ck_assert_str_eq(r.request_id, "order-1");
+	ck_assert_str_eq(r.cb->delivery_id, "whk_1");
+	ck_assert_str_eq(r.cb->url, "https://h.example/cb");
+	ck_assert_str_eq(r.cb->state, "PENDING");
+	ck_assert_str_eq(r.cb->last_error, "HTTP_STATUS");
+	ck_assert_int_eq(r.cb->attempts, 2);
+	ck_assert_int_eq(r.cb->last_status, 500);
+	ck_assert_int_eq(r.cb->next_try_at, 1717243208010LL);
+	ck_assert_int_eq(r.cb->updated_at, 1717243208000LL);
+	records_row_fini(&r);
+	ck_assert_int_eq(records_decode(no_time, strlen(no_time), &r, why,
+	    sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "updatedAt"));
+	ck_assert_ptr_null(r.cb);
+}
+END_TEST
+
+/* A job definition's record: the definition is kept as compact JSON
+ * (the same bytes jansson prints for the object read). */
+START_TEST(test_decode_definition)
+{
+	static const char rec[] = "{\"v\":1,\"state\":\"DEFINITION\","
+	    "\"requestId\":\"nightly\",\"jobCode\":\"nightly\","
+	    "\"taskCode\":\"report\",\"schedule\":\"0 3 * * *\","
+	    "\"enabled\":true,\"definition\":{\"jobCode\": \"nightly\", "
+	    "\"cron\": \"0 3 * * *\"},\"updatedAt\":"
+	    "\"2024-06-01T12:00:08.000Z\"}";
+	static const char gone[] = "{\"v\":1,\"state\":\"DEFINITION\","
+	    "\"requestId\":\"x\",\"jobCode\":\"x\",\"taskCode\":\"t\","
+	    "\"enabled\":false,\"definition\":null,\"updatedAt\":"
+	    "\"1970-01-01T00:00:01.500Z\"}";
+	struct records_row r;
+	char why[256];
+
+	ck_assert_int_eq(records_decode(rec, strlen(rec), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_ptr_nonnull(r.def);
+	ck_assert_str_eq(r.def->job_code, "nightly");
+	ck_assert_str_eq(r.def->task_code, "report");
+	ck_assert_str_eq(r.def->schedule, "0 3 * * *");
+	ck_assert_int_eq(r.def->enabled, 1);
+	ck_assert_str_eq(r.def->definition,
+	    "{\"jobCode\":\"nightly\",\"cron\":\"0 3 * * *\"}");
+	ck_assert_int_eq(r.def->updated_at, 1717243208000LL);
+	records_row_fini(&r);
+	ck_assert_int_eq(records_decode(gone, strlen(gone), &r, why,
+	    sizeof(why)), 0);
+	ck_assert_ptr_null(r.def->definition);
+	ck_assert_ptr_null(r.def->schedule);
+	ck_assert_int_eq(r.def->enabled, 0);
+	ck_assert_int_eq(r.def->updated_at, 1500);
+	records_row_fini(&r);
+}
+END_TEST
+
 START_TEST(test_file_names_sort_in_time_order)
 {
 	char a[SPOOL_NAME_MAX], b[SPOOL_NAME_MAX], c[SPOOL_NAME_MAX];
@@ -268,6 +342,8 @@ records_suite(void)
 	tcase_add_test(tc, test_decode_pending);
 	tcase_add_test(tc, test_decode_result);
 	tcase_add_test(tc, test_decode_rejects);
+	tcase_add_test(tc, test_decode_callback);
+	tcase_add_test(tc, test_decode_definition);
 	tcase_add_test(tc, test_file_names_sort_in_time_order);
 	tcase_add_test(tc, test_percentile_nearest_rank);
 	tcase_add_test(tc, test_duration);
