@@ -978,6 +978,13 @@ do_submit(struct ctx *c, struct buf *out)
 		    "file") == 0)
 			return problem(c, out, 400, "INVALID_JSON", NULL, "%s",
 			    te.rule);
+		/* A callbackUrl string that breaks the URL rules (scheme,
+		 * length) gets the code of §4.3, as the registration's url
+		 * does; a wrong type stays VALIDATION_FAILED. */
+		if (strcmp(te.field, "callbackUrl") == 0 &&
+		    strstr(te.rule, "string") == NULL)
+			return problem(c, out, 422, "INVALID_CALLBACK_URL",
+			    NULL, "callbackUrl: %s", te.rule);
 		return validation(c, out, te.field, te.rule);
 	}
 	/* §13.3: Idempotency-Key is an alias of requestId. */

@@ -319,6 +319,21 @@ metrics_scan_spool(const struct spool *sp, int64_t now_ms,
 	    &out->truncated);
 	out->running = count_node_dirs(sp->dir[SPOOL_ACTIVE],
 	    &out->truncated);
+	/* WAITING: tasks over a max_concurrent limit, marked in
+	 * state/waiting/ (maxconc.h) while they stay in incoming/ (or a
+	 * queue/): counted there, not under pending as well. */
+	{
+		int wfd = openat(sp->dir[SPOOL_STATE], "waiting", O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (wfd >= 0) {
+			c = count_dir(wfd, &out->truncated, NULL);
+			close(wfd);
+			out->waiting = c > 0 ? c : 0;
+			out->pending = out->pending > out->waiting ?
+			    out->pending - out->waiting : 0;
+		}
+	}
 	return 0;
 }
 

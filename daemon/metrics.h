@@ -33,8 +33,8 @@
 
 /* Spool-wide counts, read from the directories (metrics_scan_spool). */
 struct metrics_spool {
-	long pending;		/* incoming/ */
-	long waiting;		/* over a concurrency limit: 0 in this release */
+	long pending;		/* incoming/, less the waiting ones */
+	long waiting;		/* over a max_concurrent limit (state/waiting/) */
 	long delayed;		/* delayed/ */
 	long dispatched;	/* queue/<node>/, all nodes */
 	long running;		/* active/<node>/, all nodes */

@@ -275,7 +275,11 @@ test_expect_success '422 callback URL errors: invalid, forbidden, unresolvable' 
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"https://[::ffff:10.0.0.1]/cb\"}")") && expect 422 CALLBACK_URL_FORBIDDEN &&
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"https://metadata.internal/cb\"}")") && expect 422 CALLBACK_URL_FORBIDDEN &&
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"https://no-such-host.invalid/cb\"}")") && expect 422 CALLBACK_URL_UNRESOLVABLE &&
-	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"callbackUrl\":\"https://169.254.169.254/\"}")") && expect 422 CALLBACK_URL_FORBIDDEN
+	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"callbackUrl\":\"https://169.254.169.254/\"}")") && expect 422 CALLBACK_URL_FORBIDDEN &&
+	# a task callbackUrl gets the same codes as a registration url
+	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"callbackUrl\":\"ftp://hooks.example.com/\"}")") && expect 422 INVALID_CALLBACK_URL &&
+	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"callbackUrl\":\"/relative\"}")") && expect 422 INVALID_CALLBACK_URL &&
+	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"callbackUrl\":5}")") && expect 422 VALIDATION_FAILED
 '
 
 test_expect_success 'callback registration: 201 with the secret, 200 update, rotation' '

@@ -226,6 +226,21 @@ START_TEST(test_scan_and_write)
 	ck_assert_int_eq(q.truncated, 0);
 	ck_assert(q.oldest_pending_s > 100.49 && q.oldest_pending_s < 100.51);
 
+	/* b.json over a max_concurrent limit: marked in state/waiting/, it
+	 * counts as waiting, not also as pending */
+	ck_assert_int_eq(mkdirat(sp.dir[SPOOL_STATE], "waiting", 0770), 0);
+	d = openat(sp.dir[SPOOL_STATE], "waiting", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(d, 0);
+	touch_at(d, "b", now);
+	close(d);
+	ck_assert_int_eq(metrics_scan_spool(&sp, now, &q), 0);
+	ck_assert_int_eq(q.waiting, 1);
+	ck_assert_int_eq(q.pending, 2);
+	d = openat(sp.dir[SPOOL_STATE], "waiting", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(unlinkat(d, "b", 0), 0);
+	close(d);
+	ck_assert_int_eq(metrics_scan_spool(&sp, now, &q), 0);
+
 	ck_assert_int_eq(metrics_init("n1"), 0);
 	ck_assert_int_eq(metrics_write(&sp, now, &self), 0);
 	txt = spool_read_file(sp.dir[SPOOL_METRICS], "n1.prom", 1 << 20, NULL);
