@@ -218,7 +218,20 @@ cmd_history(int argc, char **argv, const struct config *cfg, int json)
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c': f.task_code = optarg; break;
-		case 's': f.status = optarg; break;
+		case 's':
+			/* the states task_execution rows take */
+			if (strcmp(optarg, "PENDING") != 0 &&
+			    strcmp(optarg, "RUNNING") != 0 &&
+			    strcmp(optarg, "SUCCESS") != 0 &&
+			    strcmp(optarg, "FAILED") != 0 &&
+			    strcmp(optarg, "CANCELLED") != 0) {
+				fprintf(stderr, "taskspool history: --state: "
+				    "one of PENDING RUNNING SUCCESS FAILED "
+				    "CANCELLED\n");
+				return EX_USAGE;
+			}
+			f.status = optarg;
+			break;
 		case 't':
 			if (parse_since(optarg, &f.since_ms) != 0) {
 				fprintf(stderr, "taskspool history: --since: "

@@ -86,6 +86,8 @@ test_expect_success 'node_registry lists both writers' '
 '
 
 test_expect_success 'history filters by code and state' '
+	{ ts history --state BOGUS >out 2>err; test $? = 64; } &&
+	grep -q "one of PENDING RUNNING SUCCESS FAILED CANCELLED" err &&
 	ts history --state FAILED >out &&
 	test "$(wc -l <out)" = $((N / 2)) &&
 	! grep -v " FAILED " out &&
