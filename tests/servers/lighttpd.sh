@@ -18,6 +18,7 @@
 # Exit 0 on success; 69 (EX_UNAVAILABLE) when lighttpd is missing or does
 # not come up.
 set -eu
+. "$(dirname "$0")/common.sh"
 cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 64; }
@@ -75,15 +76,7 @@ CONF
 	exit 69
 	;;
 stop)
-	[ -f "$dir/lighttpd.pid.start" ] || exit 0
-	pid=$(cat "$dir/lighttpd.pid.start")
-	kill "$pid" 2>/dev/null || true
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	rm -f "$dir/lighttpd.pid.start"
+	stop_pidfile "$dir/lighttpd.pid.start" 100
 	;;
 *)
 	echo "usage: $0 start|stop DIR" >&2

@@ -17,6 +17,7 @@
 # --user=root, which this script passes) and as any other user.  The
 # server answers only on 127.0.0.1 and the socket in DIR.
 set -eu
+. "$(dirname "$0")/common.sh"
 cmd=${1:?usage: mariadb.sh start|stop DIR}
 dir=${2:?usage: mariadb.sh start|stop DIR}
 
@@ -91,14 +92,7 @@ start)
 	echo "TS_TEST_MARIADB=127.0.0.1:$port"
 	;;
 stop)
-	[ -f "$dir/mariadbd.pid" ] || exit 0
-	pid=$(cat "$dir/mariadbd.pid")
-	kill "$pid" 2>/dev/null || exit 0
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 600 ]; do
-		i=$((i + 1)); sleep 0.1
-	done
-	kill -9 "$pid" 2>/dev/null || true
+	stop_pidfile "$dir/mariadbd.pid" 600
 	;;
 *)
 	echo "usage: mariadb.sh start|stop DIR" >&2

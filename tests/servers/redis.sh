@@ -12,6 +12,7 @@
 # Exit 0 on success; 69 (EX_UNAVAILABLE) when redis-server is missing or
 # does not come up.
 set -eu
+. "$(dirname "$0")/common.sh"
 cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 64; }
@@ -63,15 +64,7 @@ start)
 	exit 69
 	;;
 stop)
-	[ -f "$dir/redis.pid" ] || exit 0
-	pid=$(cat "$dir/redis.pid")
-	kill "$pid" 2>/dev/null || true
-	i=0
-	while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	rm -f "$dir/redis.pid"
+	stop_pidfile "$dir/redis.pid" 100
 	;;
 *)
 	echo "usage: $0 start|stop DIR" >&2
