@@ -1024,6 +1024,14 @@ do_submit(struct ctx *c, struct buf *out)
 			goto out;
 		}
 		if (spool_locate(&c->sp, t.request_id, &where, NULL) == 0) {
+			/* A concurrent twin may have published its record and
+			 * its task between our marker_read and spool_locate:
+			 * read the record again before calling it a task of
+			 * another writer. */
+			if (marker_read(rdfd, t.request_id, &m) == 0) {
+				rc = answer_existing(c, out, &m, &t, rdfd);
+				goto out;
+			}
 			rc = problem(c, out, 409, "REQUEST_ID_CONFLICT", NULL,
 			    "requestId %s is already used by a task not "
 			    "submitted by this AppId", t.request_id);

@@ -170,7 +170,7 @@ test_expect_success 'per-second job: each hook starts within 1 s of its instant'
 		t=$(echo "$id" | secs) &&
 		late=$(( ns / 1000000 - t * 1000 )) &&
 		echo "$id $late ms" &&
-		test "$late" -ge 0 && test "$late" -lt 1000 || exit 1
+		test "$late" -ge 0 && test "$late" -lt 1000 || return 1
 	done
 '
 
@@ -209,7 +209,7 @@ test_expect_success 'overlap forbid: START/END intervals are disjoint, all SUCCE
 	test "$(wc -l <"$TRASH/slow.iv")" = "$(grep -c "^START slow\." "$SPOOL/probe.log")" &&
 	disjoint "$TRASH/slow.iv" &&
 	( for id in $(ids slow); do
-		test "$(jq -r .status "$SPOOL/results/$id.json")" = SUCCESS || exit 1
+		test "$(jq -r .status "$SPOOL/results/$id.json")" = SUCCESS || return 1
 	done )
 '
 
@@ -223,7 +223,7 @@ test_expect_success 'B33: hook not executable, forbid: one fast-failing task per
 	# fires at least 1 s after the fix ran the hook
 	( for t in $(awk -v f="$fixed" "\$1 * 1000 >= f + 1000" "$TRASH/nx.s"); do
 		id=$(id_at nx "$t") && echo "$id $(jq -r .status "$SPOOL/results/$id.json")" &&
-		test "$(jq -r .status "$SPOOL/results/$id.json")" = SUCCESS || exit 1
+		test "$(jq -r .status "$SPOOL/results/$id.json")" = SUCCESS || return 1
 	done ) &&
 	test "$(awk -v f="$fixed" "\$1 * 1000 >= f + 1000" "$TRASH/nx.s" | wc -l)" -ge 2 &&
 	# the ones fired over 1 s before the fix failed (any terminal state
@@ -231,7 +231,7 @@ test_expect_success 'B33: hook not executable, forbid: one fast-failing task per
 	test "$(awk -v f="$fixed" "\$1 * 1000 + 1000 <= f" "$TRASH/nx.s" | wc -l)" -ge 3 &&
 	( for t in $(awk -v f="$fixed" "\$1 * 1000 + 1000 <= f" "$TRASH/nx.s"); do
 		id=$(id_at nx "$t") &&
-		test ! -e "$SPOOL/done/$id.json" || exit 1
+		test ! -e "$SPOOL/done/$id.json" || return 1
 	done )
 '
 
@@ -250,14 +250,14 @@ test_expect_success 'overlap replace: the running task is CANCELLED when the nex
 	ids repl | secs | sort -n >"$TRASH/repl.s" && consecutive "$TRASH/repl.s" 3 &&
 	( for id in $(cat "$TRASH/repl.ids"); do
 		test "$(state_of "$id")" = cancelled &&
-		test "$(jq -r .status "$SPOOL/results/$id.json")" = CANCELLED || exit 1
+		test "$(jq -r .status "$SPOOL/results/$id.json")" = CANCELLED || return 1
 	done ) &&
 	# each but the last was cancelled by the pass of the next second
 	( for id in $(sed \$d "$TRASH/repl.ids"); do
 		t=$(echo "$id" | secs) &&
 		c=$(log_secs "job repl: new fire replaces $id (overlap replace): cancelling it") &&
 		echo "$id cancelled at $c" &&
-		test "$c" = $((t + 1)) || exit 1
+		test "$c" = $((t + 1)) || return 1
 	done ) &&
 	test "$(grep -c "job repl: new fire replaces" "$TRASH/log.n1")" = $(( $(wc -l <"$TRASH/repl.ids") - 1 )) &&
 	no_dup repl
@@ -314,7 +314,7 @@ test_expect_success 'invalid job files end in corrupt/ with a reason naming the 
 	( for c in bad1 bad2 bad3 bad4 bad5 bad6 bad7 bad8 other; do
 		test -z "$(ids $c)" &&
 		test -z "$(ls "$SPOOL/results" | grep "^$c\.")" &&
-		! grep -q "^START $c\." "$SPOOL/probe.log" || exit 1
+		! grep -q "^START $c\." "$SPOOL/probe.log" || return 1
 	done ) &&
 	kill -0 $(daemon_pid n1)
 '
@@ -339,7 +339,7 @@ test_expect_success 'incoming/ unwritable for 2.5 s (chattr +i): each failed fir
 		test "$(awk -v b="$on" "\$1 * 1000 > b" "$TRASH/imm.s" | wc -l)" -ge 1 &&
 		( for t in $(seq $((off / 1000 + 1)) $((on / 1000))); do
 			grep -qx "$t" "$TRASH/imm.s" ||
-			    grep -q "job imm: publish $(id_at imm "$t"): " "$TRASH/log.n1" || exit 1
+			    grep -q "job imm: publish $(id_at imm "$t"): " "$TRASH/log.n1" || return 1
 		done ) &&
 		no_dup imm && started_once imm
 	fi
@@ -438,7 +438,7 @@ test_expect_success 'kill -9 leader, restart 5 s later: missed seconds fired onc
 		wait_terminal "$id" 5 &&
 		c=$(jq -r .createdAt "$SPOOL/done/$id.json") &&
 		echo "$id created $c" &&
-		test "$(date -u -d "$c" +%s%3N)" -ge "$restarted" || exit 1
+		test "$(date -u -d "$c" +%s%3N)" -ge "$restarted" || return 1
 	done ) &&
 	! grep -q "job kk: misfire" "$TRASH/log.n1" &&
 	# the catch-up is late: one summary line for the pass, not one per fire
@@ -489,7 +489,7 @@ test_expect_success 'the fence: state rewound 20 s (daemon stopped) fires no ins
 	no_dup kk && started_once kk &&
 	# every old task is where it was, run once
 	( for id in $(cat "$TRASH/kk.before"); do
-		test "$(grep -c "^START $id " "$SPOOL/probe.log")" = 1 || exit 1
+		test "$(grep -c "^START $id " "$SPOOL/probe.log")" = 1 || return 1
 	done ) &&
 	! grep -q "job kk: misfire" "$TRASH/log.n1"
 '

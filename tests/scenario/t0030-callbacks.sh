@@ -97,7 +97,7 @@ test_expect_success 'the envelope is the §6.2 shape, from the result, raw UTF-8
 	test "$(jq -r .type "$TRASH/env.json")" = task.finished &&
 	test "$(jq -r .timestamp "$TRASH/env.json")" = "$(jq -r .finishedAt "$r")" &&
 	for k in requestId taskCode status startedAt finishedAt durationMs failureReason result; do
-		test "$(jq -c .data.$k "$TRASH/env.json")" = "$(jq -c .$k "$r")" || exit 1
+		test "$(jq -c .data.$k "$TRASH/env.json")" = "$(jq -c .$k "$r")" || return 1
 	done &&
 	test "$(jq -r .data.result.echo "$TRASH/env.json")" = "任务完成 ✓" &&
 	test "$(jq -s "map(select(.path)) | any(.bodyHasEscapes)" "$TRASH/flaky.log")" = false &&
@@ -108,7 +108,7 @@ test_expect_success 'a receiver that sleeps 10 s does not hold up a healthy one'
 	task c-slow "http://127.0.0.1:$(port slow)/slow" &&
 	wait_for "test \$(arrivals slow) -ge 1" 30 &&
 	for i in 1 2 3 4 5; do task c-fast$i "http://127.0.0.1:$(port fast)/ok"; done &&
-	for i in 1 2 3 4 5; do wait_cb c-fast$i DELIVERED 30 || exit 1; done &&
+	for i in 1 2 3 4 5; do wait_cb c-fast$i DELIVERED 30 || return 1; done &&
 	test "$(requests fast)" = 5 &&
 	first=$(jq -s "map(select(.arrived)) | .[0].start" "$TRASH/slow.log") &&
 	last_fast=$(jq -s "map(select(.path)) | max_by(.start) | .start" "$TRASH/fast.log") &&

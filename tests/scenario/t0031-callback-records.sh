@@ -58,7 +58,7 @@ test_expect_success 'db migrate; a daemon; 8 tasks with callbacks to 200, 500-50
 	ts db migrate >/dev/null &&
 	start_daemon n1 -j 4 &&
 	for i in 1 2 3 4 5; do
-		drop "cr-ok$i.json" "{\"requestId\":\"cr-ok$i\",\"taskCode\":\"res\",\"callbackUrl\":\"$(url ok ok)\"}" || exit 1
+		drop "cr-ok$i.json" "{\"requestId\":\"cr-ok$i\",\"taskCode\":\"res\",\"callbackUrl\":\"$(url ok ok)\"}" || return 1
 	done &&
 	drop cr-flaky.json "{\"requestId\":\"cr-flaky\",\"taskCode\":\"res\",\"callbackUrl\":\"$(url flaky flaky)\"}" &&
 	drop cr-redir.json "{\"requestId\":\"cr-redir\",\"taskCode\":\"res\",\"callbackUrl\":\"$(url redir redirect)\"}" &&

@@ -129,7 +129,7 @@ test_expect_success '50 concurrent submissions of one requestId create exactly o
 	done && for p in $pids; do wait "$p"; done &&
 	i=0 && while [ $i -lt 50 ]; do
 		test "$(cat "$TRASH/race.$i.rc")" = 0 &&
-		test "$(jq -r .requestId "$TRASH/race.$i")" = race-1 || { cat "$TRASH/race.$i"; exit 1; }
+		test "$(jq -r .requestId "$TRASH/race.$i")" = race-1 || { cat "$TRASH/race.$i"; return 1; }
 		i=$((i + 1))
 	done &&
 	wait_terminal race-1 &&

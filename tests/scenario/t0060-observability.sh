@@ -75,12 +75,12 @@ test_expect_success 'busy slots, a pending task and its age, a delayed task' '
 # fail once with 75 and succeed on the retry, 1 corrupt file.
 test_expect_success 'run N tasks, some failing; all reach a terminal state' '
 	touch "$SPOOL/gate" &&
-	for i in 1 2 3 4 5 6 7 8; do ts submit --id ok$i --code probe >/dev/null || exit 1; done &&
-	for i in 1 2 3; do ts submit --id bad$i --code probe --params "{\"exit\": 65}" >/dev/null || exit 1; done &&
-	for i in 1 2; do ts submit --id fl$i --code flaky --retries 3 >/dev/null || exit 1; done &&
+	for i in 1 2 3 4 5 6 7 8; do ts submit --id ok$i --code probe >/dev/null || return 1; done &&
+	for i in 1 2 3; do ts submit --id bad$i --code probe --params "{\"exit\": 65}" >/dev/null || return 1; done &&
+	for i in 1 2; do ts submit --id fl$i --code flaky --retries 3 >/dev/null || return 1; done &&
 	drop broken.json "{\"taskCode\": " &&
 	for id in g1 g2 old1 ok1 ok2 ok3 ok4 ok5 ok6 ok7 ok8 bad1 bad2 bad3 fl1 fl2; do
-		wait_terminal $id 60 || { echo "$id: $(state_of $id)"; exit 1; }
+		wait_terminal $id 60 || { echo "$id: $(state_of $id)"; return 1; }
 	done &&
 	wait_for "test -e $SPOOL/corrupt/broken.json" &&
 	test "$(count_files "$SPOOL/done")" = 13 &&
@@ -88,7 +88,7 @@ test_expect_success 'run N tasks, some failing; all reach a terminal state' '
 '
 
 test_expect_success 'the metrics file passes promtool check metrics' '
-	if ! have promtool; then echo "promtool missing (Debian package prometheus)"; exit 1; fi &&
+	if ! have promtool; then echo "promtool missing (Debian package prometheus)"; return 1; fi &&
 	wait_for all_seen &&
 	cp "$M" "$TRASH/m.prom" &&
 	promtool check metrics <"$TRASH/m.prom" &&
@@ -132,10 +132,10 @@ test_expect_success 'every metric the issue names is exported' '
 	    taskspool_leader taskspool_lease_lost_total taskspool_corrupt_total \
 	    taskspool_callbacks_total taskspool_callback_circuit_open \
 	    taskspool_outbox_depth taskspool_oldest_pending_age_seconds; do
-		grep -qx "$n" "$TRASH/names" || { echo "missing $n"; exit 1; }
+		grep -qx "$n" "$TRASH/names" || { echo "missing $n"; return 1; }
 	done &&
 	for s in pending waiting delayed dispatched running; do
-		grep -q "^taskspool_queue_depth{node=\"n1\",state=\"$s\"} " "$TRASH/m.prom" || exit 1
+		grep -q "^taskspool_queue_depth{node=\"n1\",state=\"$s\"} " "$TRASH/m.prom" || return 1
 	done
 '
 
@@ -147,10 +147,10 @@ test_expect_success 'every log line is logfmt; each state change names its reque
 	test "$(grep -c " event=task.running " "$TRASH/log.n1")" = 18 &&
 	for id in g1 g2 old1 ok1 ok8 fl1 fl2; do
 		grep -q "event=task.running requestId=$id taskCode=[a-z]* attempt=1 " "$TRASH/log.n1" &&
-		grep -q "event=task.success requestId=$id " "$TRASH/log.n1" || { echo "$id"; exit 1; }
+		grep -q "event=task.success requestId=$id " "$TRASH/log.n1" || { echo "$id"; return 1; }
 	done &&
 	for id in bad1 bad2 bad3; do
-		grep -q "event=task.failed requestId=$id taskCode=probe attempt=1 msg=\"$id: FAILED after 1 attempt(s): exit 65 " "$TRASH/log.n1" || exit 1
+		grep -q "event=task.failed requestId=$id taskCode=probe attempt=1 msg=\"$id: FAILED after 1 attempt(s): exit 65 " "$TRASH/log.n1" || return 1
 	done &&
 	test "$(grep -c "event=task.retry requestId=fl[12] taskCode=flaky attempt=1 " "$TRASH/log.n1")" = 2 &&
 	grep -q "event=task.running requestId=fl1 taskCode=flaky attempt=2 " "$TRASH/log.n1" &&
@@ -206,10 +206,10 @@ test_expect_success 'the dashboard is JSON whose queries name only exported metr
 INST="$TRASH/inst"
 test_expect_success 'make install honours PREFIX and DESTDIR' '
 	make -s -C "$SRC" install BUILD="$BUILD" DESTDIR="$INST" PREFIX=/opt/ts >"$TRASH/install.out" 2>&1 ||
-	    { cat "$TRASH/install.out"; exit 1; } &&
+	    { cat "$TRASH/install.out"; return 1; } &&
 	test -x "$INST/opt/ts/bin/taskspool" && test -x "$INST/opt/ts/sbin/taskspoold" &&
 	for p in man1/taskspool.1 man5/taskspool.conf.5 man7/taskspool-hooks.7 man8/taskspoold.8; do
-		test -f "$INST/opt/ts/share/man/$p" || exit 1
+		test -f "$INST/opt/ts/share/man/$p" || return 1
 	done &&
 	test -f "$INST/opt/ts/share/doc/taskspool/examples/taskspool.conf.example" &&
 	test -x "$INST/opt/ts/share/doc/taskspool/examples/hooks/hello" &&
@@ -222,7 +222,7 @@ if have systemd-analyze && systemd-analyze --version >/dev/null 2>&1; then
 test_expect_success 'systemd-analyze verify accepts the units (manual pages found)' '
 	u="$TRASH/units" && mkdir -p "$u" &&
 	for f in taskspoold.service taskspoold@.service; do
-		sed "s|/opt/ts/sbin/|$INST/opt/ts/sbin/|g" "$INST/opt/ts/lib/systemd/system/$f" >"$u/$f" || exit 1
+		sed "s|/opt/ts/sbin/|$INST/opt/ts/sbin/|g" "$INST/opt/ts/lib/systemd/system/$f" >"$u/$f" || return 1
 	done &&
 	ln -s taskspoold@.service "$u/taskspoold@a.service" &&
 	MANPATH="$INST/opt/ts/share/man" systemd-analyze verify "$u/taskspoold.service" "$u/taskspoold@a.service" &&

@@ -19,8 +19,17 @@ test_count=0
 test_failed=0
 DAEMONS=""
 DAEMON_PIDS=""	# kept here too: cleanup works even if $TRASH vanished
+_tl_in_test=""	# set while a test body runs
 
 cleanup() {
+	if [ -n "$_tl_in_test" ]; then
+		# An `exit` in a body ends the script: report it as a failure
+		# of that test rather than let the rest vanish silently.
+		test_failed=$((test_failed + 1))
+		echo "not ok $test_count - $desc (the script exited inside this test)"
+		sed 's/^/#   /' "$TRASH/out.$test_count" 2>/dev/null
+		_tl_in_test=""
+	fi
 	for _tl_p in $DAEMON_PIDS; do
 		kill -9 "$_tl_p" 2>/dev/null
 	done
@@ -138,9 +147,12 @@ test_expect_success() {
 	# body runs in a function of its own, so a `return 1` in it fails the
 	# test (it would otherwise return from test_expect_success itself and
 	# the test would vanish from the output).
+	_tl_in_test=1
 	if _tl_run_body >"$TRASH/out.$test_count" 2>&1; then
+		_tl_in_test=""
 		echo "ok $test_count - $desc"
 	else
+		_tl_in_test=""
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $desc"
 		sed 's/^/#   /' "$TRASH/out.$test_count"
