@@ -416,9 +416,34 @@ remove_logs(const struct spool *sp, const char *id)
 	return 0;
 }
 
+/*
+ * What a purged task leaves besides its task file, result and logs: its
+ * idempotency record (state/requests/, written by taskspool.cgi; API.md
+ * §4.1 step 5: after purge the requestId is new again) and its concluded
+ * callback delivery (outbox/callbacks/delivered/ or failed/).  Each fd is
+ * -1 when the directory does not exist.
+ */
+struct purge_extra {
+	int requests, cb_delivered, cb_failed;
+};
+
 static int
-purge_dir(const struct spool *sp, enum spool_dir dir, int64_t cutoff,
-    int dry, long *count)
+open_sub(int dfd, const char *path)
+{
+	return openat(dfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+}
+
+static int
+unlink_opt(int dfd, const char *name)
+{
+	return dfd < 0 || unlinkat(dfd, name, 0) == 0 || errno == ENOENT ?
+	    0 : -1;
+}
+
+static int
+purge_dir(const struct spool *sp, const struct purge_extra *x,
+    enum spool_dir dir, int64_t cutoff, int dry, long *count)
 {
 	DIR *d = spool_opendir(sp->dir[dir]);
 	struct dirent *de;
@@ -455,7 +480,13 @@ purge_dir(const struct spool *sp, enum spool_dir dir, int64_t cutoff,
 			(*count)++;
 			continue;
 		}
-		if (remove_logs(sp, id) != 0 ||
+		/* The idempotency record goes first: a purge interrupted
+		 * after it leaves a task the next purge finds again, never a
+		 * record whose task is gone (a retry would re-publish it). */
+		if (unlink_opt(x->requests, de->d_name) != 0 ||
+		    unlink_opt(x->cb_delivered, de->d_name) != 0 ||
+		    unlink_opt(x->cb_failed, de->d_name) != 0 ||
+		    remove_logs(sp, id) != 0 ||
 		    (unlinkat(sp->dir[SPOOL_RESULTS], de->d_name, 0) != 0 &&
 		    errno != ENOENT) ||
 		    (unlinkat(sp->dir[dir], de->d_name, 0) != 0 &&
@@ -485,6 +516,7 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 	int ch, db_too = 0, dry = 0, rc = 0, r;
 	long count = 0, rows = -1;
 	struct spool sp;
+	struct purge_extra x;
 	char why[1024];
 
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -513,9 +545,18 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		fprintf(stderr, "taskspool: %s\n", why);
 		return EX_CONFIG;
 	}
+	x.requests = open_sub(sp.dir[SPOOL_STATE], "requests");
+	x.cb_delivered = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/delivered");
+	x.cb_failed = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/failed");
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if ((r = purge_dir(&sp, dirs[i], cutoff, dry, &count)) != 0)
+		if ((r = purge_dir(&sp, &x, dirs[i], cutoff, dry, &count)) != 0)
 			rc = r;
+	if (x.requests >= 0)
+		close(x.requests);
+	if (x.cb_delivered >= 0)
+		close(x.cb_delivered);
+	if (x.cb_failed >= 0)
+		close(x.cb_failed);
 	spool_close(&sp);
 	if (db_too && !dry) {
 		struct records_db *db = connect_db(cfg);

@@ -344,6 +344,21 @@ test_expect_success 'GET /metrics merges metrics/*.prom: one HELP/TYPE per famil
 	if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$TRASH/m"; fi
 '
 
+test_expect_success 'after taskspool purge the requestId is new again (API.md §4.1 step 5)' '
+	st=$(sreq POST /api/tasks "$(body "{\"requestId\":\"old-1\",\"taskCode\":\"echo\"}")") &&
+	test "$st" = 202 && wait_terminal old-1 &&
+	test -f "$SPOOL/state/requests/old-1.json" &&
+	touch -d "8 days ago" "$SPOOL/done/old-1.json" "$SPOOL/results/old-1.json" &&
+	ts purge --older-than 7d >"$TRASH/purge.out" &&
+	grep -q "^purged 1 task(s)" "$TRASH/purge.out" &&
+	test ! -e "$SPOOL/state/requests/old-1.json" && test ! -e "$SPOOL/done/old-1.json" &&
+	st=$(sreq GET /api/tasks/old-1) && expect 404 TASK_NOT_FOUND &&
+	# a different body under the old requestId: a new task, not 422
+	st=$(sreq POST /api/tasks "$(body "{\"requestId\":\"old-1\",\"taskCode\":\"echo\",\"executeParams\":2}")") &&
+	test "$st" = 202 && ! grep -qi "^Idempotent-Replayed" "$TRASH/hdr" &&
+	wait_terminal old-1 && test "$(jq -c .result "$SPOOL/results/old-1.json")" = "{\"got\":2}"
+'
+
 test_expect_success 'nonce markers live under state/nonces, one per accepted request' '
 	n=$(ls "$SPOOL/state/nonces" | wc -l) && test "$n" -gt 50 &&
 	ls "$SPOOL/state/nonces" | grep -q "^tester\.0123456789abcdef0123456789abcdef$"
