@@ -511,7 +511,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 		if ((rc = cli_open(c)) != 0)
 			return rc;
 		spool_close(&c->sp);
-		return cli_top_summary(&c->cfg);
+		return cli_top_summary(&c->cfg, c->json);
 	}
 	if (argc != 2 || argv[1][0] == '-') {
 		fputs("usage: taskspool status [ID]\n", argc == 2 &&

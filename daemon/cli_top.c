@@ -348,6 +348,38 @@ secs(char *out, size_t len, double s)
 	return out;
 }
 
+/* The task code ("?" if unknown) and failure message ("" if none, control
+ * characters as spaces) of the failed task id, from its result file. */
+static void
+fail_detail(const struct spool *sp, const char *id, char *code,
+    size_t codelen, char *why, size_t whylen)
+{
+	char rname[TASK_ID_MAX + 8];
+	char *res;
+	size_t rlen;
+
+	snprintf(code, codelen, "?");
+	why[0] = '\0';
+	snprintf(rname, sizeof(rname), "%s.json", id);
+	res = spool_read_file(sp->dir[SPOOL_RESULTS], rname, 1 << 24, &rlen);
+	if (res != NULL) {
+		json_t *o = json_loadb(res, rlen, 0, NULL);
+		const char *s;
+
+		if ((s = json_string_value(json_object_get(o, "taskCode"))) !=
+		    NULL)
+			snprintf(code, codelen, "%s", s);
+		if ((s = json_string_value(json_object_get(json_object_get(o,
+		    "failureReason"), "message"))) != NULL)
+			snprintf(why, whylen, "%s", s);
+		for (char *p = why; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20)
+				*p = ' ';
+		json_decref(o);
+		free(res);
+	}
+}
+
 static void
 render(struct buf *b, const struct config *cfg, const struct spool *sp,
     const struct top_data *d, int64_t now)
@@ -406,39 +438,131 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 	    d->cancelled, d->retries, d->lost, d->corrupt);
 	put_line(b, &rows, "RECENT FAILURES%s", d->nfails == 0 ? " none" : "");
 	for (size_t i = 0; i < d->nfails; i++) {
-		char rname[TASK_ID_MAX + 8], code[65] = "?", why[256] = "";
-		char *res;
-		size_t rlen;
+		char code[65], why[256];
 
-		snprintf(rname, sizeof(rname), "%s.json", d->fails[i].id);
-		res = spool_read_file(sp->dir[SPOOL_RESULTS], rname, 1 << 24,
-		    &rlen);
-		if (res != NULL) {
-			json_t *o = json_loadb(res, rlen, 0, NULL);
-			const char *s;
-
-			if ((s = json_string_value(json_object_get(o,
-			    "taskCode"))) != NULL)
-				snprintf(code, sizeof(code), "%s", s);
-			if ((s = json_string_value(json_object_get(
-			    json_object_get(o, "failureReason"), "message"))) !=
-			    NULL)
-				snprintf(why, sizeof(why), "%s", s);
-			for (char *p = why; *p != '\0'; p++)
-				if ((unsigned char)*p < 0x20)
-					*p = ' ';
-			json_decref(o);
-			free(res);
-		}
+		fail_detail(sp, d->fails[i].id, code, sizeof(code), why,
+		    sizeof(why));
 		put_line(b, &rows, "  %s %s %s: %s", tstime_format_ms(when,
 		    sizeof(when), d->fails[i].mtime_ms) + 11, d->fails[i].id,
 		    code, why);
 	}
 }
 
-/* Collect and render one frame into b.  Returns 0 or EX_CONFIG. */
+/* A quantile in seconds as JSON: a number, or null with no samples. */
+static json_t *
+quantile_json(const struct top_hist *h, double q)
+{
+	double v = hist_quantile(h, q);
+
+	return v < 0 ? json_null() : json_real(v);
+}
+
+static json_t *
+hist_json(const struct top_hist *h, const char *count_name)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "p50", quantile_json(h, 0.5));
+	json_object_set_new(o, "p95", quantile_json(h, 0.95));
+	json_object_set_new(o, "p99", quantile_json(h, 0.99));
+	json_object_set_new(o, count_name, json_integer((json_int_t)h->count));
+	return o;
+}
+
+/* The same facts as render(), as one JSON object (status --json). */
+static void
+render_json(struct buf *b, const struct config *cfg, const struct spool *sp,
+    const struct top_data *d, int64_t now)
+{
+	json_t *o = json_object(), *nodes = json_array(), *q, *t, *fails;
+	char when[TSTIME_BUF];
+	const char *leader = NULL;
+	size_t live = 0;
+	char *text;
+
+	for (size_t i = 0; i < d->nnodes; i++) {
+		const struct top_node *nd = &d->nodes[i];
+		int up = now - nd->at_ms <= 3 * cfg->heartbeat_ms;
+		json_t *n = json_object();
+
+		live += (size_t)up;
+		if (nd->leader)
+			leader = nd->id;
+		json_object_set_new(n, "node", json_string(nd->id));
+		json_object_set_new(n, "live", json_boolean(up));
+		json_object_set_new(n, "leader", json_boolean(nd->leader));
+		json_object_set_new(n, "pid", json_integer(nd->pid));
+		json_object_set_new(n, "slots", json_integer(nd->slots));
+		json_object_set_new(n, "busy", json_integer(nd->running));
+		json_object_set_new(n, "heartbeatAgeMs", json_integer(
+		    now > nd->at_ms ? now - nd->at_ms : 0));
+		json_object_set_new(n, "claimed",
+		    json_integer((json_int_t)nd->claimed));
+		json_object_set_new(n, "finished",
+		    json_integer((json_int_t)nd->finished));
+		json_array_append_new(nodes, n);
+	}
+	json_object_set_new(o, "spool", json_string(cfg->spool));
+	json_object_set_new(o, "time", json_string(tstime_format_ms(when,
+	    sizeof(when), now)));
+	json_object_set_new(o, "nodesLive", json_integer((json_int_t)live));
+	json_object_set_new(o, "leader", leader != NULL ? json_string(leader) :
+	    json_null());
+	json_object_set_new(o, "nodes", nodes);
+	if (d->q_ok) {
+		q = json_object();
+		json_object_set_new(q, "pending", json_integer(d->q.pending));
+		json_object_set_new(q, "waiting", json_integer(d->q.waiting));
+		json_object_set_new(q, "delayed", json_integer(d->q.delayed));
+		json_object_set_new(q, "dispatched",
+		    json_integer(d->q.dispatched));
+		json_object_set_new(q, "running", json_integer(d->q.running));
+		json_object_set_new(q, "capped",
+		    json_boolean(d->q.truncated));
+		json_object_set_new(q, "oldestPendingSeconds", d->q.pending >
+		    0 ? json_real(d->q.oldest_pending_s) : json_null());
+	} else
+		q = json_null();
+	json_object_set_new(o, "queue", q);
+	json_object_set_new(o, "fireLagSeconds", hist_json(&d->lag,
+	    "starts"));
+	json_object_set_new(o, "runTimeSeconds", hist_json(&d->dur,
+	    "attempts"));
+	t = json_object();
+	json_object_set_new(t, "success", json_integer((json_int_t)d->success));
+	json_object_set_new(t, "failed", json_integer((json_int_t)d->failed));
+	json_object_set_new(t, "cancelled",
+	    json_integer((json_int_t)d->cancelled));
+	json_object_set_new(t, "retries", json_integer((json_int_t)d->retries));
+	json_object_set_new(t, "lost", json_integer((json_int_t)d->lost));
+	json_object_set_new(t, "corrupt", json_integer((json_int_t)d->corrupt));
+	json_object_set_new(o, "tasks", t);
+	fails = json_array();
+	for (size_t i = 0; i < d->nfails; i++) {
+		json_t *f = json_object();
+		char code[65], why[256];
+
+		fail_detail(sp, d->fails[i].id, code, sizeof(code), why,
+		    sizeof(why));
+		json_object_set_new(f, "requestId", json_string(d->fails[i].id));
+		json_object_set_new(f, "taskCode", json_string(code));
+		json_object_set_new(f, "message", json_string(why));
+		json_object_set_new(f, "finishedAt", json_string(
+		    tstime_format_ms(when, sizeof(when), d->fails[i].mtime_ms)));
+		json_array_append_new(fails, f);
+	}
+	json_object_set_new(o, "recentFailures", fails);
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	if (text != NULL)
+		(void)buf_printf(b, "%s\n", text);
+	free(text);
+}
+
+/* Collect and render one frame into b (JSON when json).  Returns 0 or
+ * EX_CONFIG. */
 static int
-frame(const struct config *cfg, struct buf *b)
+frame(const struct config *cfg, struct buf *b, int json)
 {
 	struct spool sp;
 	struct top_data *d;
@@ -458,20 +582,23 @@ frame(const struct config *cfg, struct buf *b)
 	d->q_ok = metrics_scan_spool(&sp, now, &d->q) == 0;
 	read_metrics(&sp, d);
 	read_failures(&sp, d);
-	render(b, cfg, &sp, d, now);
+	if (json)
+		render_json(b, cfg, &sp, d, now);
+	else
+		render(b, cfg, &sp, d, now);
 	free(d);
 	spool_close(&sp);
 	return 0;
 }
 
 int
-cli_top_summary(const struct config *cfg)
+cli_top_summary(const struct config *cfg, int json)
 {
 	struct buf b;
 	int rc;
 
 	buf_init(&b, 0);
-	if ((rc = frame(cfg, &b)) == 0)
+	if ((rc = frame(cfg, &b, json)) == 0)
 		fwrite(b.data, 1, b.len, stdout);
 	buf_fini(&b);
 	return rc;
@@ -518,7 +645,7 @@ cli_top_main(int argc, char **argv, const struct config *cfg)
 		return EX_USAGE;
 	}
 	if (once || !isatty(STDOUT_FILENO))
-		return cli_top_summary(cfg);
+		return cli_top_summary(cfg, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = top_on_signal;	/* no SA_RESTART: poll returns */
 	sigaction(SIGINT, &sa, NULL);
@@ -539,7 +666,7 @@ cli_top_main(int argc, char **argv, const struct config *cfg)
 		char c;
 
 		buf_init(&b, 0);
-		rc = frame(cfg, &b);
+		rc = frame(cfg, &b, 0);
 		if (rc == 0) {
 			/* Home, the frame with each line's rest cleared,
 			 * then everything below it cleared. */

@@ -30,8 +30,12 @@ int	cli_top_main(int argc, char **argv, const struct config *cfg);
 
 /*
  * Print one frame of the view for cfg's spool to standard output, at
- * most 24 lines of at most 80 columns.  Returns 0 or 78 (EX_CONFIG).
+ * most 24 lines of at most 80 columns; with json, the same facts as one
+ * JSON object on one line instead (README.md, "Monitoring": nodes,
+ * queue depth by state, fire lag and run time quantiles in seconds from
+ * the metrics files, task counters, recent failures).  Returns 0 or 78
+ * (EX_CONFIG).
  */
-int	cli_top_summary(const struct config *cfg);
+int	cli_top_summary(const struct config *cfg, int json);
 
 #endif /* CLI_TOP_H */

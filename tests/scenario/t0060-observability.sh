@@ -169,6 +169,16 @@ test_expect_success 'taskspool status without arguments: one screen' '
 	grep -q "bad[123] probe: attempt 1 of 4: exit 65" "$TRASH/status.out"
 '
 
+test_expect_success 'taskspool --json status without arguments: the same facts as JSON' '
+	"$TS" -c "$TRASH/view.conf" --json status >"$TRASH/status.json" && cat "$TRASH/status.json" &&
+	test "$(wc -l <"$TRASH/status.json")" = 1 &&
+	test "$(jq -r "[.nodesLive, .leader, (.nodes | length), .nodes[0].node, .nodes[0].leader] | @tsv" "$TRASH/status.json")" = "$(printf "1\tn1\t1\tn1\ttrue")" &&
+	test "$(jq -c ".queue | [.pending, .waiting, .delayed, .dispatched, .running]" "$TRASH/status.json")" = "[0,0,1,0,0]" &&
+	test "$(jq -c ".tasks | [.success, .failed, .cancelled, .retries, .lost, .corrupt]" "$TRASH/status.json")" = "[13,3,0,2,0,1]" &&
+	test "$(jq -r .fireLagSeconds.starts "$TRASH/status.json")" = 18 &&
+	jq -r ".recentFailures[] | select(.taskCode == \"probe\") | .message" "$TRASH/status.json" | grep -q "attempt 1 of 4: exit 65"
+'
+
 if have tmux; then
 test_expect_success 'taskspool top renders in an 80x24 tmux pane and quits on q' '
 	sock="$TRASH/tmux.sock" &&
