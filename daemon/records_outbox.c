@@ -25,12 +25,14 @@
 
 #include "buf.h"
 #include "log.h"
+#include "metrics.h"
 #include "tstime.h"
 
 #define BACKOFF_MIN_MS	500
 #define BACKOFF_MAX_MS	30000
 #define RESCAN_MS	1000	/* other daemons' records: polled */
 #define NODE_SEEN_MS	10000	/* node_registry refresh */
+#define DEPTH_EVERY_MS	2000	/* outbox depth gauge refresh (at most) */
 
 struct records {
 	const struct records_ops *ops;
@@ -774,6 +776,22 @@ reclaim_orphans(struct records *r)
 	closedir(d);
 }
 
+/* Record files in dirfd (0 when it cannot be read). */
+static long
+count_records(int dirfd)
+{
+	DIR *d = spool_opendir(dirfd);
+	struct dirent *de;
+	long n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += is_record_name(de->d_name);
+	closedir(d);
+	return n;
+}
+
 /* Claim up to RECORDS_BATCH files: rename records/X → claimed/<self>/X.
  * Files already in claimed/<self>/ (a previous life) come first. */
 static char **
@@ -929,13 +947,39 @@ out:
 	return rc;
 }
 
+/* Publish taskspool_outbox_depth{kind="record"}: what waits in
+ * outbox/records/ and in this writer's claimed batch. */
+static void
+update_depth(struct records *r)
+{
+	metrics_outbox_depth("record", count_records(r->recfd) +
+	    count_records(r->mine));
+}
+
+/* The backoff sleep of ms while MariaDB is down, in steps of at most
+ * DEPTH_EVERY_MS so that the depth gauge follows the outbox's growth.
+ * Returns 1 when stopping. */
+static int
+backoff_wait(struct records *r, int64_t ms)
+{
+	while (ms > 0) {
+		int64_t step = ms > DEPTH_EVERY_MS ? DEPTH_EVERY_MS : ms;
+
+		if (wait_ms(r, step, 0))
+			return 1;
+		ms -= step;
+		update_depth(r);
+	}
+	return 0;
+}
+
 static void *
 writer_main(void *arg)
 {
 	struct records *r = arg;
 	struct records_db *db = NULL;
 	int64_t backoff = BACKOFF_MIN_MS, started = tstime_now_ms();
-	int64_t next_seen = 0, next_orphans = 0;
+	int64_t next_seen = 0, next_orphans = 0, next_depth = 0;
 	char why[1024];
 	int down = 0;
 
@@ -950,6 +994,10 @@ writer_main(void *arg)
 			break;
 		}
 		pthread_mutex_unlock(&r->mu);
+		if (tstime_mono_ms() >= next_depth) {
+			update_depth(r);
+			next_depth = tstime_mono_ms() + DEPTH_EVERY_MS;
+		}
 		if (db == NULL) {
 			unsigned ver = 0;
 
@@ -971,7 +1019,7 @@ writer_main(void *arg)
 					    "(%s); records wait in outbox/, "
 					    "retrying with backoff", why);
 				down = 1;
-				if (wait_ms(r, jitter(backoff), 0))
+				if (backoff_wait(r, jitter(backoff)))
 					break;
 				backoff = backoff * 2 > BACKOFF_MAX_MS ?
 				    BACKOFF_MAX_MS : backoff * 2;
@@ -1012,7 +1060,7 @@ writer_main(void *arg)
 			records_db_close(db);
 			db = NULL;
 			down = 1;
-			if (wait_ms(r, jitter(backoff), 0))
+			if (backoff_wait(r, jitter(backoff)))
 				break;
 			backoff = backoff * 2 > BACKOFF_MAX_MS ?
 			    BACKOFF_MAX_MS : backoff * 2;

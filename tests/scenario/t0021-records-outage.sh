@@ -44,6 +44,12 @@ blocked_sessions() {
 	    WHERE state LIKE 'Waiting for table%'"
 }
 
+# record_depth: the gauge taskspool_outbox_depth{kind="record"} of n1.
+record_depth() {
+	sed -n "s/^taskspool_outbox_depth{node=\"n1\",kind=\"record\"} //p" \
+	    "$SPOOL/metrics/n1.prom" 2>/dev/null
+}
+
 mdb_alive() { mariadb-admin --no-defaults -h127.0.0.1 -P"${MDB_ADDR##*:}" \
     -u"$MDB_USER" -p"$MDB_PASS" ping >/dev/null 2>&1; }
 
@@ -62,6 +68,14 @@ test_expect_success "MariaDB stopped while $N1 tasks run; $N2 more run during th
 	kill -0 "$(daemon_pid n1)" &&
 	echo "outbox during the outage: $(outbox_count) record file(s)" &&
 	test "$(outbox_count)" -gt "$N2"
+'
+
+test_expect_success 'the outbox depth gauge shows the waiting records during the outage' '
+	# Nothing is appended any more: the gauge (refreshed every 2 s,
+	# written every metrics_interval_ms) settles at the file count.
+	want=$(outbox_count) &&
+	wait_for "test \"\$(record_depth)\" = $want" 30 ||
+	{ echo "gauge $(record_depth), want $want"; return 1; }
 '
 
 test_expect_success 'every task ran once during the outage (probe log)' '
