@@ -553,23 +553,6 @@ terminal(const char *status)
 	    0 || strcmp(status, "CANCELLED") == 0;
 }
 
-/* Whether the caller has a callback registration file. */
-static int
-registered(struct ctx *c, const char *app)
-{
-	char file[APPS_ID_MAX + 8];
-	struct stat st;
-	int dfd = openat(c->sp.dir[SPOOL_STATE], "callbacks", O_RDONLY |
-	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
-
-	if (dfd < 0)
-		return 0;
-	snprintf(file, sizeof(file), "%s.json", app);
-	rc = fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	close(dfd);
-	return rc;
-}
-
 /*
  * The callback member of §4.2 for task id of app: the delivery's state
  * from outbox/callbacks/ (callback_info_read) once the task is terminal;
@@ -596,7 +579,7 @@ callback_view(struct ctx *c, const char *app, const char *id, int has_url)
 		return o;
 	}
 	json_object_set_new(o, "status", json_string(has_url ||
-	    registered(c, app) ? "PENDING" : "NOT_REGISTERED"));
+	    callback_registered(&c->sp, app) ? "PENDING" : "NOT_REGISTERED"));
 	json_object_set_new(o, "attempts", json_integer(0));
 	json_object_set_new(o, "lastAttemptAt", json_null());
 	json_object_set_new(o, "lastHttpStatus", json_null());

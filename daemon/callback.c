@@ -334,9 +334,8 @@ envelope(const char *result, size_t rlen, char **body, size_t *blen)
 	return 0;
 }
 
-/* Whether app has a registration file. */
-static int
-has_registration(const struct spool *s, const char *app)
+int
+callback_registered(const struct spool *s, const char *app)
 {
 	char path[TASK_CODE_MAX + 32];
 	struct stat st;
@@ -354,7 +353,7 @@ callback_prepare(const struct spool *s, const struct task *t,
 	int rc;
 
 	if (t->callback_url == NULL && (t->app_id == NULL ||
-	    !has_registration(s, t->app_id)))
+	    !callback_registered(s, t->app_id)))
 		return 0;
 	memset(&c, 0, sizeof(c));
 	if (whsign_id_new(c.webhook_id) != 0)

@@ -89,6 +89,13 @@ struct callback_info {
 };
 
 /*
+ * Whether AppId app has a callback registration (the file
+ * state/callbacks/<app>.json of s exists, whatever its status).  Returns
+ * 1 or 0; an error reading the directory counts as 0.
+ */
+int callback_registered(const struct spool *s, const char *app);
+
+/*
  * Read the delivery of requestId id.  Returns 0 and fills ci, or -1 with
  * errno (ENOENT: the task has no delivery: NOT_REGISTERED).
  */
