@@ -198,7 +198,7 @@ cmd_init(struct cli *c, int argc, char **argv)
 			if (realpath(argv[optind], abs) != NULL)
 				snprintf(c->cfg.spool, sizeof(c->cfg.spool),
 				    "%s", abs);
-			config_dump(&c->cfg, fp);
+			config_dump(&c->cfg, fp, 0);
 			fclose(fp);
 		}
 	}
@@ -1301,7 +1301,7 @@ cli_run(int argc, char **argv)
 		}
 		printf("# from: %s\n", c.cfg.source[0] ? c.cfg.source :
 		    "built-in defaults");
-		config_dump(&c.cfg, stdout);
+		config_dump(&c.cfg, stdout, 1);
 		return 0;
 	}
 	if (strcmp(cmd, "nodes") == 0) {

@@ -472,15 +472,20 @@ config_check(struct config *c, char *why, size_t whylen)
 }
 
 void
-config_dump(const struct config *c, FILE *fp)
+config_dump(const struct config *c, FILE *fp, int hide_secrets)
 {
 	fprintf(fp, "# taskspool configuration (key = value; # comments)\n");
 	for (size_t i = 0; i < NKEYS; i++) {
 		const struct key_def *k = &keys[i];
+		size_t nl = strlen(k->name);
 
 		fprintf(fp, "\n# %s (default: %s)\n", k->help,
 		    k->def[0] != '\0' ? k->def : "empty");
-		if (k->type == KEY_STR)
+		if (hide_secrets && k->type == KEY_STR && nl > 9 &&
+		    strcmp(k->name + nl - 9, "_password") == 0 &&
+		    *((const char *)c + k->off) != '\0')
+			fprintf(fp, "# %s = (set, not shown)\n", k->name);
+		else if (k->type == KEY_STR)
 			fprintf(fp, "%s = %s\n", k->name,
 			    (const char *)c + k->off);
 		else

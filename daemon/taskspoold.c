@@ -154,7 +154,7 @@ main(int argc, char **argv)
 			fatal(EX_CONFIG, "hooks_dir %s", cfg.hooks_dir);
 		printf("# configuration OK (%s)\n", cfg.source[0] ?
 		    cfg.source : "built-in defaults");
-		config_dump(&cfg, stdout);
+		config_dump(&cfg, stdout, 1);
 		return 0;
 	}
 	if (cfile != NULL && cfile[0] != '/') {

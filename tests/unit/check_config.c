@@ -381,12 +381,48 @@ dump_reload(const struct config *c, struct config *out)
 	snprintf(path, sizeof(path), "%s/dump.conf", tmpdir);
 	fp = fopen(path, "w");
 	ck_assert_ptr_nonnull(fp);
-	config_dump(c, fp);
+	config_dump(c, fp, 0);
 	ck_assert_int_eq(fclose(fp), 0);
 	config_defaults(out);
 	ck_assert_msg(config_load(out, path, why, sizeof(why)) == 0, "%s",
 	    why);
 }
+
+/* taskspool config / taskspoold -n: passwords are not printed. */
+START_TEST(test_dump_hides_passwords)
+{
+	struct config c;
+	char why[WHY_LEN], *text = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	config_defaults(&c);
+	ck_assert_int_eq(config_set(&c, "mariadb_password", "s3cret-db", why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(config_set(&c, "redis_password", "s3cret-redis",
+	    why, sizeof(why)), 0);
+	fp = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(fp);
+	config_dump(&c, fp, 1);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_ptr_null(strstr(text, "s3cret"));
+	ck_assert_ptr_nonnull(strstr(text,
+	    "\n# mariadb_password = (set, not shown)\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+	    "\n# redis_password = (set, not shown)\n"));
+	/* other keys are still printed as key = value */
+	ck_assert_ptr_nonnull(strstr(text, "\nmariadb_user = taskspool\n"));
+	free(text);
+	/* without hiding (taskspool init writes the file), they are kept */
+	text = NULL;
+	fp = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(fp);
+	config_dump(&c, fp, 0);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\nmariadb_password = s3cret-db\n"));
+	free(text);
+}
+END_TEST
 
 START_TEST(test_dump_roundtrip)
 {
@@ -486,6 +522,7 @@ config_suite(void)
 	tcase_add_test(tc, test_set_errors);
 	tcase_add_test(tc, test_locate);
 	tcase_add_test(tc, test_dump_roundtrip);
+	tcase_add_test(tc, test_dump_hides_passwords);
 	tcase_add_test(tc, test_dump_roundtrip_unrepresentable);
 	suite_add_tcase(s, tc);
 	return s;
