@@ -10,16 +10,17 @@ mdb_use_server
 mdb_database
 N=${RECORDS_TASKS:-240}
 
-test_expect_success 'db status on an empty database: version 0, 0001 pending' '
-	ts db status >out &&
-	grep "^schema version 0 (latest 1)" out &&
-	grep "^pending: 0001_initial" out
+test_expect_success 'db status on an empty database: version 0, 0001 and 0002 pending' '
+	ts db status >out && cat out &&
+	grep "^schema version 0 (latest 2)" out &&
+	grep "^pending: 0001_initial" out &&
+	grep "0002_app_created_index" out
 '
 
 test_expect_success 'db migrate from empty creates the seven tables' '
 	ts db migrate >out &&
-	grep "^applied 1 migration(s); schema version 1" out &&
-	test "$(sql "SELECT version, name FROM schema_migrations")" = "$(printf "1\t0001_initial")" &&
+	grep "^applied 2 migration(s); schema version 2" out &&
+	test "$(sql "SELECT version, name FROM schema_migrations ORDER BY version")" = "$(printf "1\t0001_initial\n2\t0002_app_created_index")" &&
 	sql "SHOW TABLES" | sort >tables &&
 	printf "%s\n" api_app callback_record node_registry schema_migrations \
 	    task_attempt task_definition task_execution >want &&
@@ -37,14 +38,17 @@ test_expect_success 'the indexes the queries use exist' '
 	grep "^ix_code_trigger 1 2 trigger_time$" idx &&
 	grep "^uk_app_request 0 1 app_id$" idx &&
 	grep "^uk_app_request 0 2 request_id$" idx &&
-	grep "^ix_created_request 1 1 created_at$" idx
+	grep "^ix_created_request 1 1 created_at$" idx &&
+	grep "^ix_app_created_request 1 1 app_id$" idx &&
+	grep "^ix_app_created_request 1 2 created_at$" idx &&
+	grep "^ix_app_created_request 1 3 request_id$" idx
 '
 
 test_expect_success 'the URL form of mariadb, and a bad port named' '
 	grep -v "^mariadb" "$CONF" >url.conf &&
 	echo "mariadb = mariadb://$MDB_USER:$MDB_PASS@$MDB_ADDR/$MDB_DB" >>url.conf &&
 	"$TS" -c url.conf db status >out &&
-	grep "^schema version 1 (latest 1)" out &&
+	grep "^schema version 2 (latest 2)" out &&
 	grep -v "^mariadb =" "$CONF" >bad.conf &&
 	echo "mariadb = 127.0.0.1:99999" >>bad.conf &&
 	{ "$TS" -c bad.conf db status 2>err; test $? = 69; } &&
@@ -54,11 +58,22 @@ test_expect_success 'the URL form of mariadb, and a bad port named' '
 test_expect_success 're-running db migrate is a no-op' '
 	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >before &&
 	ts db migrate >out &&
-	grep "^applied 0 migration(s); schema version 1" out &&
+	grep "^applied 0 migration(s); schema version 2" out &&
 	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >after &&
 	diff before after &&
-	test "$(sql "SELECT COUNT(*) FROM schema_migrations")" = 1 &&
-	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":1,\"latest\":1,\"pending\":[]}"
+	test "$(sql "SELECT COUNT(*) FROM schema_migrations")" = 2 &&
+	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":2,\"latest\":2,\"pending\":[]}"
+'
+
+test_expect_success 'a database at version 1 is upgraded to 2 by db migrate' '
+	sql "SHOW CREATE TABLE task_execution" >v2 &&
+	sql "DROP INDEX ix_app_created_request ON task_execution;
+	    DELETE FROM schema_migrations WHERE version = 2" &&
+	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":1,\"latest\":2,\"pending\":[\"0002_app_created_index\"]}" &&
+	ts db migrate >out &&
+	grep "^applied 1 migration(s); schema version 2" out &&
+	sql "SHOW CREATE TABLE task_execution" >after &&
+	diff v2 after
 '
 
 test_expect_success "$N tasks with retries and failures on two daemons" '
