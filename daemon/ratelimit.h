@@ -9,8 +9,9 @@
  * pattern of the Redis INCR documentation): at most `limit` requests of
  * one AppId are allowed in each window of `window_ms`; the others are
  * refused until the window ends, and the time left is the Retry-After.
- * Refused requests are counted too but never move the window, so a
- * caller that keeps retrying is not locked out for longer.  Known
+ * Refused requests never move the window, so a caller that keeps
+ * retrying is not locked out for longer (Redis counts them past the
+ * limit, the file stays at the limit: the answers are the same).  Known
  * weakness of fixed windows: up to 2 x limit requests can pass within
  * one window length around a window's end.
  *
