@@ -33,7 +33,7 @@
 #define APPS_CODES_MAX		4096	/* bytes of the taskCodes field */
 #define APPS_FILE_MAX		(4 * 1024 * 1024)
 #define APPS_RATE_MAX		1000000	/* requests per window */
-#define APPS_RATE_DEFAULT	(-1)	/* no rate=: api_rate_limit applies */
+#define APPS_RATE_DEFAULT	(-1)	/* no rate=: api_rate_limit */
 
 struct app {
 	char id[APPS_ID_MAX + 1];

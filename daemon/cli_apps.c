@@ -211,9 +211,9 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 		if (argc != 4 || (strcmp(argv[3], "default") != 0 &&
 		    apps_rate_parse(argv[3], &rate) != 0)) {
 			if (argc == 4)
-				fprintf(stderr, "taskspool apps: rate: \"%s\" is "
-				    "not \"default\" or a whole number 0..%d\n",
-				    argv[3], APPS_RATE_MAX);
+				fprintf(stderr, "taskspool apps: rate: \"%s\" "
+				    "is not \"default\" or a whole number "
+				    "0..%d\n", argv[3], APPS_RATE_MAX);
 			else
 				fputs(usage, stderr);
 			goto out;

@@ -21,8 +21,8 @@
 
 /* One setrlimit(2) the child makes before execve (hooklimit.h). */
 struct hook_rlimit {
-	int resource;			/* RLIMIT_NOFILE, RLIMIT_CPU, ... */
-	struct rlimit rl;		/* soft (rlim_cur) and hard (rlim_max) */
+	int resource;			/* RLIMIT_NOFILE, RLIMIT_CPU... */
+	struct rlimit rl;		/* soft rlim_cur, hard rlim_max */
 };
 
 struct hook_spec {

@@ -60,8 +60,9 @@ int hooklimit_check_process(const struct config *cfg, char *why,
  * SIGXCPU with hook_limit_cpu_sec, SIGXFSZ with hook_limit_fsize_bytes,
  * SIGKILL with hook_limit_cpu_sec when the hook used cpu_ms (its user +
  * system CPU time, from wait4; -1 = unknown) of at least the soft
- * limit (it survived SIGXCPU; the hard limit sent SIGKILL).  Writes "; <text>" into out (len bytes) and returns 1, or
- * writes "" and returns 0 when no limit explains the signal.
+ * limit (it survived SIGXCPU; the hard limit sent SIGKILL).  Writes
+ * "; <text>" into out (len bytes) and returns 1, or writes "" and
+ * returns 0 when no limit explains the signal.
  */
 int hooklimit_explain(const struct config *cfg, int sig, int64_t cpu_ms,
     char *out, size_t len);

@@ -101,7 +101,7 @@ struct slot {
 	int64_t start_ms, start_mono, deadline_mono, kill_mono;
 	int timed_out, cancelled;
 	struct stream out, err;
-	int64_t cpu_ms;			/* user + system CPU at exit (wait4) */
+	int64_t cpu_ms;			/* CPU used (wait4) */
 };
 
 struct workdir {
@@ -1932,10 +1932,10 @@ reap_children(struct node *n)
 			if (n->slots[i].used && n->slots[i].pid == pid) {
 				/* The CPU time tells a SIGKILL of the CPU
 				 * limit from others (hooklimit_explain). */
-				n->slots[i].cpu_ms = (int64_t)(ru.ru_utime.tv_sec +
-				    ru.ru_stime.tv_sec) * 1000 +
-				    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) /
-				    1000;
+				n->slots[i].cpu_ms = (int64_t)(
+				    ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+				    1000 + (ru.ru_utime.tv_usec +
+				    ru.ru_stime.tv_usec) / 1000;
 				slot_exited(n, &n->slots[i], ws);
 				break;
 			}
