@@ -4,9 +4,11 @@
  * The order of checks is API.md §3.4's and tests rely on it: route and
  * method, query syntax, CONTENT_LENGTH and media type, the body, the four
  * auth headers, the app, the timestamp window, the signature, the nonce,
- * then the endpoint.  The nonce is recorded only after the signature
- * verified, so unauthenticated traffic cannot fill the store or burn a
- * caller's nonces.
+ * the AppId's rate limit, then the endpoint.  The nonce is recorded only
+ * after the signature verified, so unauthenticated traffic cannot fill
+ * the store or burn a caller's nonces; the rate limit counts only
+ * authenticated requests with a fresh nonce, so neither forged nor
+ * replayed requests can use up an AppId's budget.
  */
 #include "api.h"
 
@@ -31,8 +33,10 @@
 
 #include "apps.h"
 #include "callback.h"
+#include "coord.h"
 #include "maxconc.h"
 #include "promtext.h"
+#include "ratelimit.h"
 #include "records.h"
 #include "sign.h"
 #include "spool.h"
@@ -85,6 +89,7 @@ reason_phrase(int status)
 	case 413: return "Content Too Large";
 	case 415: return "Unsupported Media Type";
 	case 422: return "Unprocessable Content";
+	case 429: return "Too Many Requests";
 	case 503: return "Service Unavailable";
 	default: return "Internal Server Error";
 	}
@@ -158,6 +163,7 @@ problem_title(const char *code)
 		{ "CALLBACK_URL_FORBIDDEN", "Callback URL not allowed" },
 		{ "CALLBACK_URL_UNRESOLVABLE", "Callback host does not "
 		    "resolve" },
+		{ "RATE_LIMITED", "Too many requests for this AppId" },
 		{ "SERVICE_UNAVAILABLE", "Service unavailable" },
 	};
 
@@ -1846,6 +1852,70 @@ authenticate(struct ctx *c, struct buf *out)
 	return 0;
 }
 
+/*
+ * The AppId's request limit (ratelimit.h), after authentication: the
+ * app's rate=N from apps.conf, else api_rate_limit; 0 = none, and then
+ * nothing is read or locked.  Embedded mode counts in
+ * state/ratelimit/<appId> (one flock), cluster mode in Redis.  A store
+ * that fails lets the request through (logged): the limit protects the
+ * service, it must not take it down.  Returns 0 (go on) or the 429 sent.
+ */
+static int
+rate_limit(struct ctx *c, struct buf *out)
+{
+	const struct config *cfg = c->rq->cfg;
+	long limit = c->app.rate != APPS_RATE_DEFAULT ? c->app.rate :
+	    cfg->api_rate_limit;
+	int64_t win = (int64_t)cfg->api_rate_window_sec * 1000, retry_ms = 0;
+	int64_t now_ms = c->rq->now_ms > 0 ? c->rq->now_ms : c->rq->now *
+	    1000;
+	enum ratelimit_status st = RATELIMIT_ERR;
+	char why[512] = "";
+
+	if (limit <= 0)
+		return 0;
+	if (cfg->redis[0] != '\0' || cfg->sentinel[0] != '\0') {
+		struct coord *co = coord_open(cfg, "", &c->sp, why,
+		    sizeof(why));
+
+		if (co != NULL)
+			st = ratelimit_redis(co, c->app_id, limit, win,
+			    &retry_ms, why, sizeof(why));
+		coord_close(co);
+	} else {
+		int dfd = state_subdir(c, "ratelimit");
+
+		if (dfd < 0)
+			snprintf(why, sizeof(why), "state/ratelimit: %s",
+			    strerror(errno));
+		else {
+			st = ratelimit_file(dfd, c->app_id, limit, win, now_ms,
+			    &retry_ms, why, sizeof(why));
+			close(dfd);
+		}
+	}
+	if (st == RATELIMIT_ERR) {
+		fprintf(stderr, "taskspool.cgi: trace %s: rate limit of %s not "
+		    "applied: %s\n", c->trace, c->app_id, why);
+		return 0;
+	}
+	if (st == RATELIMIT_OK)
+		return 0;
+	buf_printf(&c->hdr, "Retry-After: %ld\r\n",
+	    ratelimit_retry_after(retry_ms));
+	{
+		json_t *x = json_object();
+
+		json_object_set_new(x, "limit", json_integer(limit));
+		json_object_set_new(x, "windowSec",
+		    json_integer(cfg->api_rate_window_sec));
+		return problem(c, out, 429, "RATE_LIMITED", x, "AppId %s may "
+		    "make %ld requests per %ld s; retry after %ld s",
+		    c->app_id, limit, cfg->api_rate_window_sec,
+		    ratelimit_retry_after(retry_ms));
+	}
+}
+
 static int
 handle(struct ctx *c, struct buf *out)
 {
@@ -1943,7 +2013,8 @@ handle(struct ctx *c, struct buf *out)
 		rc = do_health(c, out);
 	else if (r == R_METRICS)
 		rc = do_metrics(c, out);
-	else if ((rc = authenticate(c, out)) != 0)
+	else if ((rc = authenticate(c, out)) != 0 ||
+	    (rc = rate_limit(c, out)) != 0)
 		;
 	else if (r == R_TASKS && post)
 		rc = do_submit(c, out);

@@ -16,6 +16,9 @@
  *   requests/<requestId>.json     idempotency record {appId, requestId,
  *                                 taskCode, fingerprint, createdAt}
  *   callbacks/<appId>.json        the callback registration (§4.3)
+ *   ratelimit/<appId>             the AppId's request count in its
+ *                                 current window (ratelimit.h), when a
+ *                                 limit is set and no Redis is
  */
 #ifndef TASKSPOOL_API_H
 #define TASKSPOOL_API_H
@@ -34,14 +37,16 @@
 /*
  * One request.  getenv returns the CGI meta-variable name (borrowed, or
  * NULL when unset); in_fd is the body (stdin); now is the server's time in
- * Unix seconds (time(NULL) in the CGI; fixed in tests); cfg is borrowed
- * (unused when config_error is set).
+ * Unix seconds (time(NULL) in the CGI; fixed in tests); now_ms the same
+ * instant in Unix ms for the rate limit's window (0 = now * 1000); cfg is
+ * borrowed (unused when config_error is set).
  */
 struct api_request {
 	const char *(*getenv)(void *ctx, const char *name);
 	void *ctx;
 	int in_fd;
 	int64_t now;
+	int64_t now_ms;
 	const struct config *cfg;
 	const char *config_error; /* not NULL: the configuration did not
 				   * load (this message, logged): every

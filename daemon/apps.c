@@ -62,6 +62,21 @@ codes_ok(const char *s)
 }
 
 int
+apps_rate_parse(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (s[0] < '0' || s[0] > '9' || strlen(s) > 7)
+		return -1;
+	v = strtol(s, &end, 10);
+	if (*end != '\0' || v > APPS_RATE_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
 apps_add(struct apps *a, const struct app *app)
 {
 	struct app *nv;
@@ -90,7 +105,7 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl != NULL ? nl : end) - p);
-		char buf[APPS_CODES_MAX + 512], *f[6], *save = NULL;
+		char buf[APPS_CODES_MAX + 512], *f[7], *save = NULL;
 		int nf = 0;
 		struct app app;
 
@@ -104,17 +119,34 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 		buf[n] = '\0';
 		p = nl != NULL ? nl + 1 : end;
 		for (char *t = strtok_r(buf, " \t\r", &save); t != NULL &&
-		    nf < 6; t = strtok_r(NULL, " \t\r", &save))
+		    nf < 7; t = strtok_r(NULL, " \t\r", &save))
 			f[nf++] = t;
 		if (nf == 0 || f[0][0] == '#')
 			continue;
+		memset(&app, 0, sizeof(app));
+		app.rate = APPS_RATE_DEFAULT;
+		/* The optional rate=N field, anywhere after taskCodes. */
+		for (int i = 3; i < nf; i++) {
+			if (strncmp(f[i], "rate=", 5) != 0)
+				continue;
+			if (app.rate != APPS_RATE_DEFAULT ||
+			    apps_rate_parse(f[i] + 5, &app.rate) != 0) {
+				snprintf(why, whylen, "line %zu: rate= must be "
+				    "given once, as a whole number 0..%d",
+				    line, APPS_RATE_MAX);
+				goto bad;
+			}
+			for (int j = i; j + 1 < nf; j++)
+				f[j] = f[j + 1];
+			nf--;
+			i--;
+		}
 		if (nf < 4 || nf > 5) {
 			snprintf(why, whylen, "line %zu: expected \"appId "
-			    "enabled|disabled taskCodes secret [secret]\"",
-			    line);
+			    "enabled|disabled taskCodes secret [secret] "
+			    "[rate=N]\"", line);
 			goto bad;
 		}
-		memset(&app, 0, sizeof(app));
 		if (!apps_id_ok(f[0])) {
 			snprintf(why, whylen, "line %zu: appId must match "
 			    "[A-Za-z0-9_-]{1,64}", line);
@@ -254,7 +286,8 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 	}
 	buf_init(&b, 0);
 	buf_puts(&b, "# taskspool apps.conf (README.md, \"Apps\"): appId  "
-	    "enabled|disabled  taskCodes  secrets (newest first)\n");
+	    "enabled|disabled  taskCodes  secrets (newest first)  "
+	    "[rate=N]\n");
 	for (size_t i = 0; i < a->nv; i++) {
 		const struct app *p = &a->v[i];
 
@@ -262,6 +295,8 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 		    "disabled", p->codes);
 		for (int j = 0; j < p->nsecrets; j++)
 			buf_printf(&b, " %s", p->secrets[j]);
+		if (p->rate != APPS_RATE_DEFAULT)
+			buf_printf(&b, " rate=%ld", p->rate);
 		buf_puts(&b, "\n");
 	}
 	(void)unlink(tmp);

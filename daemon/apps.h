@@ -13,7 +13,11 @@
  * appId matches [A-Za-z0-9_-]{1,64}; state is "enabled" or "disabled";
  * taskCodes is "*" (every task code) or a comma-separated list of task
  * codes; then one or two secrets of 16 to 128 characters from the
- * base64url alphabet (A-Z a-z 0-9 - _).  The file holds secrets: it must
+ * base64url alphabet (A-Z a-z 0-9 - _), and optionally, anywhere after
+ * taskCodes, "rate=N": the app's own request limit per api_rate_window_sec
+ * window (0 .. APPS_RATE_MAX, 0 = not limited), overriding api_rate_limit
+ * (ratelimit.h).  A secret never holds '=', so the two cannot be confused,
+ * and files without rate= keep their meaning.  The file holds secrets: it must
  * be readable only by its owner and the group the CGI runs as (0640);
  * apps_write creates it so.
  */
@@ -28,6 +32,8 @@
 #define APPS_SECRET_MIN		16
 #define APPS_CODES_MAX		4096	/* bytes of the taskCodes field */
 #define APPS_FILE_MAX		(4 * 1024 * 1024)
+#define APPS_RATE_MAX		1000000	/* requests per window */
+#define APPS_RATE_DEFAULT	(-1)	/* no rate=: api_rate_limit */
 
 struct app {
 	char id[APPS_ID_MAX + 1];
@@ -35,6 +41,7 @@ struct app {
 	char codes[APPS_CODES_MAX];	/* "*" or "a,b,c" */
 	char secrets[APPS_SECRETS_MAX][APPS_SECRET_MAX + 1];
 	int nsecrets;			/* 1 or 2; [0] is the newest */
+	long rate;			/* rate=N, or APPS_RATE_DEFAULT */
 };
 
 struct apps {
@@ -71,6 +78,13 @@ void apps_free(struct apps *a);
 
 /* The entry for id in a (borrowed, valid until a changes), or NULL. */
 struct app *apps_find(const struct apps *a, const char *id);
+
+/*
+ * Parse the value of a rate= field (or of `taskspool apps rate`): a
+ * decimal 0 .. APPS_RATE_MAX into *out.  Returns 0, or -1 when s is not
+ * one.
+ */
+int apps_rate_parse(const char *s, long *out);
 
 /* Whether app may submit task code code (listed, or codes is "*"). */
 int apps_code_allowed(const struct app *app, const char *code);

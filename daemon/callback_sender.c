@@ -25,6 +25,7 @@
 
 #include "delivery.h"
 #include "hook.h"
+#include "hooklimit.h"
 #include "log.h"
 #include "metrics.h"
 #include "records.h"
@@ -235,6 +236,7 @@ run_failed_hook(struct callback_sender *cs, const struct job *j,
 	char *argv[] = { (char *)CB_FAILED_HOOK, NULL };
 	char *envp[] = { e1, e2, e3, NULL };
 	struct hook_spec hs;
+	struct hook_rlimit rl[HOOKLIMIT_MAX];
 	pid_t pid, failed;
 	int mfd;
 	const char *p = getenv("PATH");
@@ -263,6 +265,8 @@ run_failed_hook(struct callback_sender *cs, const struct job *j,
 	hs.stdin_fd = mfd;
 	hs.stdout_fd = 2;
 	hs.stderr_fd = 2;
+	hs.rlimits = rl;
+	hs.nrlimits = hooklimit_from_config(&cs->cfg, rl);
 	pid = hook_spawn(&hs, &failed);
 	if (pid < 0)
 		log_warn("%s: %s", j->c.request_id, CB_FAILED_HOOK);

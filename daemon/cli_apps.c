@@ -1,5 +1,5 @@
 /*
- * cli_apps — `taskspool apps add|list|rotate|disable|enable`; see
+ * cli_apps — `taskspool apps add|list|rotate|disable|enable|rate`; see
  * cli_apps.h and taskspool(1).  Edits are serialised with flock(2) on
  * <apps file>.lock and written with apps_write (tmp + fsync + rename).
  */
@@ -19,8 +19,9 @@
 #include "apps.h"
 
 static const char usage[] =
-"usage: taskspool apps add APPID --codes CODE[,CODE...]|'*'\n"
+"usage: taskspool apps add APPID --codes CODE[,CODE...]|'*' [--rate N]\n"
 "       taskspool apps list\n"
+"       taskspool apps rate APPID N|default\n"
 "       taskspool apps rotate APPID [--revoke-old]\n"
 "       taskspool apps disable APPID\n"
 "       taskspool apps enable APPID\n";
@@ -61,19 +62,26 @@ list(const struct apps *a, int json)
 		const char *h0 = p->secrets[0] + strlen(p->secrets[0]) - 4;
 		const char *h1 = p->nsecrets > 1 ? p->secrets[1] +
 		    strlen(p->secrets[1]) - 4 : NULL;
+		char rate[24];
+
+		if (p->rate == APPS_RATE_DEFAULT)
+			snprintf(rate, sizeof(rate), json ? "null" :
+			    "default");
+		else
+			snprintf(rate, sizeof(rate), "%ld", p->rate);
 
 		if (json)
 			printf("{\"appId\":\"%s\",\"enabled\":%s,"
 			    "\"taskCodes\":\"%s\",\"secrets\":%d,"
-			    "\"secretHints\":[\"%s\"%s%s%s]}\n", p->id,
-			    p->enabled ? "true" : "false", p->codes,
+			    "\"secretHints\":[\"%s\"%s%s%s],\"rate\":%s}\n",
+			    p->id, p->enabled ? "true" : "false", p->codes,
 			    p->nsecrets, h0, h1 ? ",\"" : "", h1 ? h1 : "",
-			    h1 ? "\"" : "");
+			    h1 ? "\"" : "", rate);
 		else
-			printf("%-24s %-8s secrets=%d (...%s%s%s) codes=%s\n",
-			    p->id, p->enabled ? "enabled" : "disabled",
-			    p->nsecrets, h0, h1 ? ", ..." : "", h1 ? h1 : "",
-			    p->codes);
+			printf("%-24s %-8s secrets=%d (...%s%s%s) codes=%s "
+			    "rate=%s\n", p->id, p->enabled ? "enabled" :
+			    "disabled", p->nsecrets, h0, h1 ? ", ..." : "",
+			    h1 ? h1 : "", p->codes, rate);
 	}
 	return 0;
 }
@@ -127,8 +135,16 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 	if (strcmp(cmd, "add") == 0) {
 		struct app n;
 
-		if (argc != 5 || strcmp(argv[3], "--codes") != 0) {
+		long rate = APPS_RATE_DEFAULT;
+
+		if ((argc != 5 && argc != 7) || strcmp(argv[3], "--codes") !=
+		    0 || (argc == 7 && strcmp(argv[5], "--rate") != 0)) {
 			fputs(usage, stderr);
+			goto out;
+		}
+		if (argc == 7 && apps_rate_parse(argv[6], &rate) != 0) {
+			fprintf(stderr, "taskspool apps: --rate: \"%s\" is not "
+			    "a whole number 0..%d\n", argv[6], APPS_RATE_MAX);
 			goto out;
 		}
 		if (p != NULL) {
@@ -140,6 +156,7 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 		memset(&n, 0, sizeof(n));
 		memcpy(n.id, argv[2], strlen(argv[2]) + 1);
 		n.enabled = 1;
+		n.rate = rate;
 		snprintf(n.codes, sizeof(n.codes), "%s", argv[4]);
 		if (apps_new_secret(n.secrets[0], sizeof(n.secrets[0])) != 0) {
 			rc = EX_SOFTWARE;
@@ -187,6 +204,21 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 			goto out;
 		}
 		p->enabled = strcmp(cmd, "enable") == 0;
+		rc = save(&a, path);
+	} else if (strcmp(cmd, "rate") == 0) {
+		long rate = APPS_RATE_DEFAULT;
+
+		if (argc != 4 || (strcmp(argv[3], "default") != 0 &&
+		    apps_rate_parse(argv[3], &rate) != 0)) {
+			if (argc == 4)
+				fprintf(stderr, "taskspool apps: rate: \"%s\" "
+				    "is not \"default\" or a whole number "
+				    "0..%d\n", argv[3], APPS_RATE_MAX);
+			else
+				fputs(usage, stderr);
+			goto out;
+		}
+		p->rate = rate;
 		rc = save(&a, path);
 	} else if (strcmp(cmd, "rotate") == 0) {
 		if (argc == 4 && strcmp(argv[3], "--revoke-old") == 0) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "callback.h"
+#include "hooklimit.h"
 #include "maxconc.h"
 #include "log.h"
 #include "spool.h"
@@ -127,6 +128,23 @@ static const struct key_def keys[] = {
 	    "spool)"),
 	L(inotify, 0, 1, "1", "0 = the daemon ignores inotify and finds new "
 	    "files by rescans and Redis wake-ups only (tests; as on NFS)"),
+	L(api_rate_limit, 0, 1000000, "0", "HTTP API: requests one AppId may "
+	    "make per api_rate_window_sec (fixed window; more get 429 "
+	    "RATE_LIMITED); apps.conf rate=N overrides it per app; 0 = no "
+	    "limit"),
+	L(api_rate_window_sec, 1, 86400, "1", "s, the window of "
+	    "api_rate_limit"),
+	L(hook_limit_nofile, 0, 1L << 30, "0", "RLIMIT_NOFILE of every hook "
+	    "(open descriptors, soft = hard); 0 = the daemon's"),
+	L(hook_limit_as_bytes, 0, 1L << 50, "0", "RLIMIT_AS of every hook "
+	    "(address space, bytes, soft = hard; at least 16777216); 0 = the "
+	    "daemon's"),
+	L(hook_limit_cpu_sec, 0, 604800, "0", "RLIMIT_CPU of every hook (s "
+	    "of CPU time: SIGXCPU then, 1 s later, SIGKILL); 0 = the "
+	    "daemon's"),
+	L(hook_limit_fsize_bytes, 0, 1L << 50, "0", "RLIMIT_FSIZE of every "
+	    "hook (largest file it may write, bytes: SIGXFSZ, or EFBIG when "
+	    "it ignores that signal); 0 = the daemon's"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -461,7 +479,8 @@ config_check(struct config *c, char *why, size_t whylen)
 		return -1;
 	}
 	if (callback_config_check(c, why, whylen) != 0 ||
-	    limits_check(c->max_concurrent, why, whylen) != 0)
+	    limits_check(c->max_concurrent, why, whylen) != 0 ||
+	    hooklimit_config_check(c, why, whylen) != 0)
 		return -1;
 	if (c->slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);

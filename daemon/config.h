@@ -72,6 +72,15 @@ struct config {
 	char max_concurrent[1024]; /* "<code>=<N>,...": maxconc.h */
 	long index_ttl_sec;	/* life of a finished task's index hash */
 	long inotify;		/* 0 = ignore inotify (tests: rescans, wake-ups) */
+	/* HTTP API rate limit (ratelimit.h): requests per AppId per window;
+	 * 0 = none.  apps.conf's rate=N overrides it per app. */
+	long api_rate_limit;
+	long api_rate_window_sec;
+	/* setrlimit(2) limits of every hook (hooklimit.h); 0 = inherit. */
+	long hook_limit_nofile;		/* RLIMIT_NOFILE, descriptors */
+	long hook_limit_as_bytes;	/* RLIMIT_AS, bytes */
+	long hook_limit_cpu_sec;	/* RLIMIT_CPU soft, seconds */
+	long hook_limit_fsize_bytes;	/* RLIMIT_FSIZE, bytes */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 	int node_id_auto;	/* node_id was empty: config_finish put the
 				 * host name there; the daemon makes it

@@ -71,6 +71,10 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 		}
 		if (spec->workdir != NULL && chdir(spec->workdir) != 0)
 			goto fail;
+		for (int i = 0; i < spec->nrlimits; i++)
+			if (setrlimit(spec->rlimits[i].resource,
+			    &spec->rlimits[i].rl) != 0)
+				goto fail;
 		/* Ignored dispositions survive execve: reset every one.
 		 * (The daemon installs no handlers, so none can run here on
 		 * the shared stack.) */

@@ -7,14 +7,23 @@
  * and stderr as given, every other descriptor closed (the daemon opens
  * everything O_CLOEXEC), an empty signal mask, default dispositions, the
  * given environment only, the given working directory, and
- * PR_SET_PDEATHSIG = SIGKILL so it dies with the daemon.  It is started
+ * PR_SET_PDEATHSIG = SIGKILL so it dies with the daemon, and the given
+ * resource limits (setrlimit(2), a plain system call, made between
+ * vfork and execve, so no extra process or exec).  It is started
  * with vfork(2) semantics (no copy of the daemon's memory), as
  * posix_spawn does, but with the prctl posix_spawn cannot do.
  */
 #ifndef TASKSPOOL_HOOK_H
 #define TASKSPOOL_HOOK_H
 
+#include <sys/resource.h>
 #include <sys/types.h>
+
+/* One setrlimit(2) the child makes before execve (hooklimit.h). */
+struct hook_rlimit {
+	int resource;			/* RLIMIT_NOFILE, RLIMIT_CPU... */
+	struct rlimit rl;		/* soft rlim_cur, hard rlim_max */
+};
 
 struct hook_spec {
 	const char *path;		/* executable to run (absolute) */
@@ -22,13 +31,18 @@ struct hook_spec {
 	char *const *envp;		/* NULL-terminated environment */
 	int stdin_fd, stdout_fd, stderr_fd;	/* become 0, 1, 2 */
 	const char *workdir;		/* chdir target, NULL = keep */
+	const struct hook_rlimit *rlimits; /* nrlimits entries, applied in
+					 * the child after chdir; NULL/0 =
+					 * inherit the daemon's limits */
+	int nrlimits;
 };
 
 /*
  * Start the hook.  Returns its pid (also its process-group id), or -1
- * with errno: the fork error, or the chdir/execve error of the child
- * (ENOENT, EACCES, ENOEXEC, ...), in which case the child has already
- * exited with status 127 and must still be reaped by the caller.
+ * with errno: the fork error, or the chdir/setrlimit/execve error of the
+ * child (ENOENT, EACCES, ENOEXEC, EPERM, ...), in which case the child
+ * has already exited with status 127 and must still be reaped by the
+ * caller.
  * *child_pid receives the pid of such a failed child (else -1).
  */
 pid_t hook_spawn(const struct hook_spec *spec, pid_t *child_pid);

@@ -42,6 +42,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -57,6 +58,7 @@
 #include "dispatch.h"
 #include "dueindex.h"
 #include "hook.h"
+#include "hooklimit.h"
 #include "index.h"
 #include "log.h"
 #include "maxconc.h"
@@ -99,6 +101,7 @@ struct slot {
 	int64_t start_ms, start_mono, deadline_mono, kill_mono;
 	int timed_out, cancelled;
 	struct stream out, err;
+	int64_t cpu_ms;			/* CPU used (wait4) */
 };
 
 struct workdir {
@@ -848,8 +851,9 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	char *envp[ENV_MAX], *argv[2];
 	int ne = 0, outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, in = -1;
 	size_t off = 0;
-	pid_t pid, failed_child;
+	pid_t pid, failed_child = -1;
 	struct hook_spec spec;
+	struct hook_rlimit rlim[HOOKLIMIT_MAX];
 	struct task_attempt a;
 	struct epoll_event ev;
 	const char *val;
@@ -941,6 +945,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	spec.stdout_fd = outp[1];
 	spec.stderr_fd = errp[1];
 	spec.workdir = wdir;
+	spec.rlimits = rlim;
+	spec.nrlimits = hooklimit_from_config(n->cfg, rlim);
 	pid = hook_spawn(&spec, &failed_child);
 	e = errno;
 	close(in);
@@ -981,7 +987,11 @@ fail:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
-	if (e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN) {
+	/* An execve ENOMEM under hook_limit_as_bytes is the limit's doing:
+	 * the hook's error (below), not a requeue. */
+	if ((e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN) &&
+	    !(e == ENOMEM && failed_child > 0 &&
+	    n->cfg->hook_limit_as_bytes > 0)) {
 		/* The node's trouble, not the task's: no attempt is used.
 		 * Hand the task back to incoming/ and claim nothing more for
 		 * a second (fewer hooks run until resources come back). */
@@ -1012,7 +1022,8 @@ fail:
 	a.outcome = TASK_OUTCOME_ERROR;
 	snprintf(a.reason, sizeof(a.reason), "cannot start hook %s: %s%s",
 	    sl->t.task_code, strerror(e), e == ENOENT ? " (the file, or the "
-	    "interpreter named on its #! line, is missing)" : "");
+	    "interpreter named on its #! line, is missing)" : e == ENOMEM ?
+	    " (hook_limit_as_bytes may be too small)" : "");
 	{
 		struct task tt = sl->t;
 		char nm[SPOOL_NAME_MAX];
@@ -1822,6 +1833,12 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 		a.outcome = TASK_OUTCOME_FAILED;
 		snprintf(a.reason, sizeof(a.reason), "killed by signal %d (%s)",
 		    a.signal, strsignal(a.signal));
+		{
+			size_t l = strlen(a.reason);
+
+			(void)hooklimit_explain(n->cfg, a.signal, sl->cpu_ms,
+			    a.reason + l, sizeof(a.reason) - l);
+		}
 	}
 	if (sl->timed_out) {
 		a.outcome = TASK_OUTCOME_TIMEOUT;
@@ -1906,12 +1923,19 @@ reap_children(struct node *n)
 {
 	for (;;) {
 		int ws;
-		pid_t pid = waitpid(-1, &ws, WNOHANG);
+		struct rusage ru;
+		pid_t pid = wait4(-1, &ws, WNOHANG, &ru);
 
 		if (pid <= 0)
 			return;
 		for (long i = 0; i < n->nslots; i++)
 			if (n->slots[i].used && n->slots[i].pid == pid) {
+				/* The CPU time tells a SIGKILL of the CPU
+				 * limit from others (hooklimit_explain). */
+				n->slots[i].cpu_ms = (int64_t)(
+				    ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+				    1000 + (ru.ru_utime.tv_usec +
+				    ru.ru_stime.tv_usec) / 1000;
 				slot_exited(n, &n->slots[i], ws);
 				break;
 			}
@@ -2525,7 +2549,8 @@ reload_config(struct node *n)
 	}
 	if (strcmp(n->cfg->log_level, "debug") == 0)
 		snprintf(c.log_level, sizeof(c.log_level), "debug");
-	if (config_finish(&c, why, sizeof(why)) != 0) {
+	if (config_finish(&c, why, sizeof(why)) != 0 ||
+	    hooklimit_check_process(&c, why, sizeof(why)) != 0) {
 		log_warnx("SIGHUP: configuration not reloaded: %s", why);
 		return;
 	}

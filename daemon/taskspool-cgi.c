@@ -21,6 +21,7 @@
 #include "api.h"
 #include "buf.h"
 #include "config.h"
+#include "tstime.h"
 
 static const char *
 cgi_getenv(void *ctx, const char *name)
@@ -67,7 +68,8 @@ main(void)
 	memset(&rq, 0, sizeof(rq));
 	rq.getenv = cgi_getenv;
 	rq.in_fd = 0;
-	rq.now = (int64_t)time(NULL);
+	rq.now_ms = tstime_now_ms();
+	rq.now = rq.now_ms / 1000;
 	rq.cfg = &cfg;
 	if (config_locate(&cfg, getenv("TASKSPOOL_CONFIG"),
 	    getenv("TASKSPOOL_SPOOL"), why, sizeof(why)) != 0 ||

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "hooklimit.h"
 #include "log.h"
 #include "node.h"
 #include "spool.h"
@@ -131,7 +132,8 @@ main(int argc, char **argv)
 	}
 	if (verbose)
 		snprintf(cfg.log_level, sizeof(cfg.log_level), "debug");
-	if (config_finish(&cfg, why, sizeof(why)) != 0)
+	if (config_finish(&cfg, why, sizeof(why)) != 0 ||
+	    hooklimit_check_process(&cfg, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s", why);
 	{
 		struct stat st;

@@ -491,6 +491,56 @@ START_TEST(test_config_error_is_500)
 }
 END_TEST
 
+/*
+ * The rate limit through the entry point (api_rate_limit = 2 per 60 s,
+ * embedded store), with the S-vectors' own times as the clock: S01 at
+ * 1717243200 opens the window (count 1); S01 again is a replay, 401
+ * before the limit is looked at (not counted); S02 at ...201 is the
+ * second; S10 at ...200 is the third: 429 with Retry-After = (window
+ * start + 60 s - now) = 60; S03 at ...260 is 60 s after the start, so
+ * a new window: 200.
+ */
+START_TEST(test_rate_limit)
+{
+	static const struct { const char *id; int status; const char *code;
+	    const char *retry; } t[] = {
+		{ "S01", 202, NULL, NULL },
+		{ "S01", 401, "NONCE_REPLAYED", NULL },
+		{ "S02", 202, NULL, NULL },
+		{ "S10", 429, "RATE_LIMITED", "\r\nRetry-After: 60\r\n" },
+		{ "S03", 200, NULL, NULL } };
+	struct config cfg;
+	struct answer a;
+	char why[256];
+
+	make_spool(&cfg, 1);
+	ck_assert_int_eq(config_set(&cfg, "api_rate_limit", "2", why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(config_set(&cfg, "api_rate_window_sec", "60", why,
+	    sizeof(why)), 0);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *s = by_id("request_signing", t[i].id);
+
+		run(&cfg, s, NULL, json_integer_value(json_object_get(s,
+		    "timestamp")), &a);
+		ck_assert_msg(a.status == t[i].status, "%zu %s: %d %s", i,
+		    t[i].id, a.status, a.raw);
+		if (t[i].code != NULL)
+			ck_assert_str_eq(json_string_value(json_object_get(
+			    a.body, "code")), t[i].code);
+		if (t[i].retry != NULL) {
+			ck_assert_ptr_nonnull(strstr(a.raw, t[i].retry));
+			ck_assert_ptr_nonnull(strstr(a.raw, "Status: 429 Too "
+			    "Many Requests\r\n"));
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    a.body, "limit")), 2);
+		} else
+			ck_assert_ptr_null(strstr(a.raw, "Retry-After"));
+		answer_free(&a);
+	}
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -509,6 +559,7 @@ api_suite(void)
 	tcase_add_test(tc, test_body_rules);
 	tcase_add_test(tc, test_orphan_record_completed);
 	tcase_add_test(tc, test_config_error_is_500);
+	tcase_add_test(tc, test_rate_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,8 +7,10 @@
  * process group (pgid = pid), exactly the given environment, the given
  * working directory, an empty signal mask and default dispositions,
  * PR_SET_PDEATHSIG = SIGKILL; an exec or chdir failure returns -1 with
- * the child's errno and a pid to reap (exit status 127); hook_kill_group
- * reaches grandchildren.  Check's fork mode keeps each test's signal
+ * the child's errno and a pid to reap (exit status 127); the given
+ * setrlimit(2) limits, as /proc/self/limits shows them, and a limit the
+ * kernel refuses as a spawn error; hook_kill_group reaches
+ * grandchildren.  Check's fork mode keeps each test's signal
  * mask, dispositions and subreaper flag to itself.
  */
 #include <errno.h>
@@ -434,6 +436,90 @@ START_TEST(test_exec_errors)
 }
 END_TEST
 
+/* ---- resource limits --------------------------------------------------- */
+
+/* The "soft hard" columns of the line of a /proc/<pid>/limits text that
+ * starts with name, into out. */
+static void
+limits_line(const char *text, const char *name, char *out, size_t len)
+{
+	const char *l = strstr(text, name);
+	char soft[32], hard[32];
+
+	ck_assert_msg(l != NULL, "no \"%s\" in %s", name, text);
+	l += strlen(name);
+	ck_assert_int_eq(sscanf(l, "%31s %31s", soft, hard), 2);
+	snprintf(out, len, "%s %s", soft, hard);
+}
+
+/* A /bin/sh spec with fd as stdin, stdout and stderr and n limits. */
+static void
+sh_spec(struct hook_spec *spec, char **argv, int fd,
+    const struct hook_rlimit *rl, int n)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->path = "/bin/sh";
+	spec->argv = argv;
+	spec->envp = empty_env;
+	spec->stdin_fd = spec->stdout_fd = spec->stderr_fd = fd;
+	spec->rlimits = rl;
+	spec->nrlimits = n;
+}
+
+START_TEST(test_rlimits)
+{
+	struct hook_rlimit rl[3] = {
+		{ RLIMIT_NOFILE, { 32, 32 } },
+		{ RLIMIT_CPU, { 7, 8 } },
+		{ RLIMIT_FSIZE, { 4096, 4096 } },
+	};
+	char *argv[] = { "sh", "-c", "cat /proc/self/limits; ulimit -n",
+	    NULL };
+	struct hook_spec spec;
+	int out = tmpfd(), status;
+	pid_t pid, failed;
+	char *got, line[80];
+
+	sh_spec(&spec, argv, out, rl, 3);
+	pid = hook_spawn(&spec, &failed);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	got = readall(out, NULL);
+	limits_line(got, "Max open files", line, sizeof(line));
+	ck_assert_str_eq(line, "32 32");
+	limits_line(got, "Max cpu time", line, sizeof(line));
+	ck_assert_str_eq(line, "7 8");
+	limits_line(got, "Max file size", line, sizeof(line));
+	ck_assert_str_eq(line, "4096 4096");
+	ck_assert_ptr_nonnull(strstr(got, "\n32\n"));	/* ulimit -n */
+	free(got);
+	close(out);
+}
+END_TEST
+
+/* A limit the kernel refuses (soft above hard: EINVAL for everyone) is
+ * a spawn error with a child to reap, like a failed exec. */
+START_TEST(test_rlimit_refused)
+{
+	struct hook_rlimit rl[1] = { { RLIMIT_NOFILE, { 64, 32 } } };
+	char *argv[] = { "sh", "-c", "exit 0", NULL };
+	struct hook_spec spec;
+	int fd = tmpfd(), status;
+	pid_t pid, failed = 0;
+
+	sh_spec(&spec, argv, fd, rl, 1);
+	errno = 0;
+	pid = hook_spawn(&spec, &failed);
+	ck_assert_int_eq(pid, -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_gt(failed, 0);
+	ck_assert_int_eq(waitpid(failed, &status, 0), failed);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+	close(fd);
+}
+END_TEST
+
 /* ---- killing ---------------------------------------------------------- */
 
 /* Read one line (a pid) from fd. */
@@ -584,6 +670,8 @@ hook_suite(void)
 	tcase_add_test(tc, test_sigpipe_default);
 	tcase_add_test(tc, test_dispositions_default);
 	tcase_add_test(tc, test_exec_errors);
+	tcase_add_test(tc, test_rlimits);
+	tcase_add_test(tc, test_rlimit_refused);
 	tcase_add_test(tc, test_kill_group_grandchild);
 	tcase_add_test(tc, test_kill_group_refuses_special_pgids);
 	tcase_add_test(tc, test_dies_with_parent);
