@@ -3,7 +3,7 @@
  * backend of the API's per-AppId fixed window, driven by an injected
  * clock), the rate=N field of apps.conf (apps.c) and the hook limits'
  * configuration (hooklimit.c).  The Redis backend is tested against a
- * real redis-server by tests/scenario/t0053-api-ratelimit.sh.
+ * real redis-server by tests/scenario/t0054-api-ratelimit.sh.
  *
  * Expected values are worked out by hand from the rules in ratelimit.h:
  * a window of W ms starts with its first request; at most L requests
