@@ -254,7 +254,11 @@ test_expect_success 'B37: 300 tasks whose hooks orphan a child: at most 2 zombie
 	echo "samples: $(wc -l <"$TRASH/zsamples"), max zombies: $zsnap (snapshot), $zps (ps --ppid)" &&
 	test $rc = 0 &&
 	test "$(wc -l <"$TRASH/zsamples")" -ge 5 &&
-	test "$zsnap" -le 2
+	# The scenario measure (ps --ppid, FIELD-FAILURES B37): at most 2 at
+	# any sample.  The snapshot of /proc/<pid>/task/<pid>/children is
+	# printed only: it reads the list and the states at two moments, so
+	# on a loaded machine it can see 3 that never coexisted.
+	test "$zps" -le 2
 '
 
 test_expect_success 'B37: all 300 SUCCESS, the daemon never restarted' '
@@ -262,7 +266,9 @@ test_expect_success 'B37: all 300 SUCCESS, the daemon never restarted' '
 	test "$(jq -r .status "$SPOOL"/results/z*.json | grep -c "^SUCCESS\$")" = 300 &&
 	kill -0 "$nspid" &&
 	test "$(grep -c "node n2 started" "$TRASH/log.n2")" = 1 &&
-	test "$(ps -o stat= --ppid "$nspid" | grep -c "^Z")" -le 2
+	# Once the run is over nothing stays unreaped (the last orphans
+	# end 0.2 s after their hooks).
+	wait_for "test \$(ps -o stat= --ppid $nspid | grep -c ^Z) = 0" 10
 '
 
 test_expect_success 'B37: the daemon stops, its namespace leaves nothing behind' '
