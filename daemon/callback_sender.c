@@ -842,6 +842,11 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		persist(cs, j);		/* a finished file found in pending/ */
 		return 1;
 	}
+	/* Its endpoint (fixed for a delivery: its URL's origin, or its
+	 * app's registration) has a try in flight: wait, without reading
+	 * the registration or parsing the URL again at every pass. */
+	if (j->ep != NULL && j->ep->br.inflight > 0)
+		return 0;
 	if (j->c.app_id[0] != '\0' && reg_read(cs->d.fd[D_REG], j->c.app_id,
 	    now, &r) == 0)
 		have_reg = 1;
@@ -1087,8 +1092,13 @@ sender_main(void *arg)
 		dispatch_ready(cs, now);
 		curl_multi_perform(cs->multi, &running);
 		reap_done(cs);
-		if (cs->ready != NULL && cs->ninflight == 0)
+		/* Endpoints freed by the completions get their next try now,
+		 * so the receivers work while the pass's states are made
+		 * durable. */
+		if (cs->ready != NULL) {
 			dispatch_ready(cs, tstime_now_ms());
+			curl_multi_perform(cs->multi, &running);
+		}
 		flush_staged(cs);
 		{
 			long open = 0;
