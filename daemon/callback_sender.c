@@ -183,6 +183,7 @@ struct callback_sender {
 	struct job *flight;		/* requests in flight */
 	struct job *staged;		/* new states to publish */
 	int nstaged;
+	int64_t staged_ms;		/* when the first of them was */
 	unsigned long tmp_seq;
 	long pid;			/* in tmp/ names */
 	/* Spare files in tmp/ (recycle()), oldest first. */
@@ -368,11 +369,12 @@ tmp_open(struct callback_sender *cs, char *name, off_t *old)
 
 /*
  * Record j's new state (takes j over): its file is written to tmp/ now
- * and published by flush_staged() at the end of the loop pass, which
- * makes every file of the pass durable with one syncfs(2) (or one fsync
- * each when they are few), renames each into pending/ (a retry, mtime =
- * the due time), delivered/ or failed/, fsyncs those directories once,
- * and only then removes the claimed copies and drops their locks.
+ * and published by flush_staged() at the end of a loop pass (at most
+ * CB_FLUSH_MS later), which makes every staged file durable with one
+ * syncfs(2) (or one fsync each when they are few), renames each into
+ * pending/ (a retry, mtime = the due time), delivered/ or failed/,
+ * fsyncs those directories once, and only then removes the claimed
+ * copies (recycle()) and drops their locks.
  */
 static void
 persist(struct callback_sender *cs, struct job *j)
@@ -410,6 +412,8 @@ persist(struct callback_sender *cs, struct job *j)
 	close(fd);
 	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
 	j->state = b;			/* kept for _on_callback_failed */
+	if (cs->staged == NULL)
+		cs->staged_ms = tstime_now_ms();
 	j->next = cs->staged;
 	cs->staged = j;
 	cs->nstaged++;
@@ -441,6 +445,16 @@ note_record(struct callback_sender *cs, const struct job *j, int64_t at)
 }
 
 #define CB_SYNCFS_MIN 16	/* from this many files one syncfs is cheaper */
+/*
+ * New states are flushed together: at the end of the loop pass in which
+ * the first of them is CB_FLUSH_MS old, or there are CB_FLUSH_MAX, or
+ * no request is in flight (then at once).  A busy sender shares one
+ * syncfs and one fsync per directory among more tries; the endpoints do
+ * not wait for it (the next try of an endpoint starts when the previous
+ * one's response is in).
+ */
+#define CB_FLUSH_MS	10
+#define CB_FLUSH_MAX	CB_SPARES_MAX
 
 /*
  * Move j's claimed copy (its new state is durable) into tmp/ as a spare,
@@ -1243,7 +1257,10 @@ sender_main(void *arg)
 			dispatch_ready(cs, tstime_now_ms());
 			curl_multi_perform(cs->multi, &running);
 		}
-		flush_staged(cs);
+		if (cs->staged != NULL && (cs->ninflight == 0 || cs->nstaged >=
+		    CB_FLUSH_MAX || tstime_now_ms() - cs->staged_ms >=
+		    CB_FLUSH_MS))
+			flush_staged(cs);
 		{
 			long open = 0;
 
@@ -1262,6 +1279,14 @@ sender_main(void *arg)
 		 * every completion. */
 		if (cs->ready != NULL && wait_ms > 100)
 			wait_ms = 100;
+		/* ... and so does the flush of staged states. */
+		if (cs->staged != NULL) {
+			int64_t left = cs->staged_ms + CB_FLUSH_MS -
+			    tstime_now_ms();
+
+			if (wait_ms > left)
+				wait_ms = left > 0 ? left : 0;
+		}
 		curl_multi_poll(cs->multi, NULL, 0, (int)wait_ms, NULL);
 	}
 	flush_staged(cs);
