@@ -137,6 +137,8 @@ reg_disable(const struct spool *s, int regfd, const char *app,
 
 /* --- the sender --------------------------------------------------------- */
 
+#define CB_SPARES_MAX	256	/* spare files in tmp/ (recycle()) */
+
 /* Per endpoint (registration, or origin of a per-task URL): the breaker. */
 struct endpoint {
 	struct endpoint *next;
@@ -159,6 +161,8 @@ struct job {
 	int aborted;			/* stopped reading at CB_RESP_MAX */
 	int64_t retry_after_ms;
 	int probe;
+	uid_t uid;			/* the claimed file's owner, */
+	mode_t mode;			/* and permissions */
 	char url[TASK_URL_MAX + 1];
 	char tmp[SPOOL_NAME_MAX];	/* staged new state in tmp/ */
 	struct buf state;		/* its bytes */
@@ -180,7 +184,16 @@ struct callback_sender {
 	struct job *flight;		/* requests in flight */
 	struct job *staged;		/* new states to publish */
 	int nstaged;
+	int64_t staged_ms;		/* when the first of them was */
 	unsigned long tmp_seq;
+	long pid;			/* in tmp/ names */
+	/* Spare files in tmp/ (recycle()), oldest first. */
+	char spare[CB_SPARES_MAX][SPOOL_NAME_MAX];
+	int64_t spare_ms[CB_SPARES_MAX];	/* when each became spare */
+	int nspare;
+	uid_t new_uid;			/* a new file's owner and permissions */
+	mode_t new_mode;		/* (0: none made yet) */
+	char fresh[CB_SPARES_MAX][SPOOL_NAME_MAX]; /* flush_staged's */
 	int ninflight, nready;
 	struct endpoint *eps;
 	int64_t next_scan, next_sweep;
@@ -277,26 +290,108 @@ run_failed_hook(struct callback_sender *cs, const struct job *j,
 }
 
 /*
+ * Spare files.  A delivery's try ends with its new state in a file
+ * renamed out of tmp/ and its claimed copy removed from active/<node>/:
+ * one inode made and one freed per delivery, which on some file systems
+ * (ext4 without a journal scans the recently freed inodes of a group at
+ * every creation) costs more than the rest of the try.  So the claimed
+ * copy, once its delivery's new state is durable, is renamed into tmp/
+ * instead, and after the removal from active/<node>/ is durable too
+ * (fsync, so a crash can never bring the name back onto other bytes)
+ * its inode is overwritten with a later state.  Spares are used newest
+ * first and removed when unused for CB_SPARE_MS or when the sender stops;
+ * a killed daemon's are removed by the leader's hourly tmp/ cleaning.
+ */
+#define CB_SPARE_MS	60000
+
+static void
+tmp_name(struct callback_sender *cs, char *name)
+{
+	snprintf(name, SPOOL_NAME_MAX, "cb.%.64s.%ld.%lu", cs->sp.node,
+	    cs->pid, ++cs->tmp_seq);
+}
+
+/* Remove the spares unused since before now - CB_SPARE_MS (every one
+ * when now is INT64_MAX). */
+static void
+spares_expire(struct callback_sender *cs, int64_t now)
+{
+	int k = 0;
+
+	while (k < cs->nspare && (now == INT64_MAX ||
+	    now - cs->spare_ms[k] > CB_SPARE_MS))
+		(void)unlinkat(cs->sp.dir[SPOOL_TMP], cs->spare[k++], 0);
+	if (k == 0)
+		return;
+	memmove(cs->spare, cs->spare[k], (size_t)(cs->nspare - k) *
+	    sizeof(cs->spare[0]));
+	memmove(cs->spare_ms, cs->spare_ms + k, (size_t)(cs->nspare - k) *
+	    sizeof(cs->spare_ms[0]));
+	cs->nspare -= k;
+}
+
+/*
+ * Open a file of tmp/ for a new state, its name into name
+ * (SPOOL_NAME_MAX bytes): the newest spare, or a new file.  Returns a
+ * descriptor open for writing at offset 0, with the size of the bytes
+ * it holds already in *old (0 for a new file), or -1 with errno.
+ */
+static int
+tmp_open(struct callback_sender *cs, char *name, off_t *old)
+{
+	int tmp = cs->sp.dir[SPOOL_TMP];
+	struct stat st;
+	int fd;
+
+	while (cs->nspare > 0) {
+		snprintf(name, SPOOL_NAME_MAX, "%s", cs->spare[--cs->nspare]);
+		fd = openat(tmp, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* removed meanwhile: next */
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_nlink == 1 && st.st_uid == cs->new_uid) {
+			*old = st.st_size;
+			return fd;
+		}
+		close(fd);
+	}
+	*old = 0;
+	/* A name can be taken by a killed daemon that had our pid. */
+	for (int i = 0; i < 8; i++) {
+		tmp_name(cs, name);
+		fd = openat(tmp, name, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd >= 0 && cs->new_mode == 0 && fstat(fd, &st) == 0) {
+		cs->new_uid = st.st_uid;
+		cs->new_mode = st.st_mode & 07777;
+	}
+	return fd;
+}
+
+/*
  * Record j's new state (takes j over): its file is written to tmp/ now
- * and published by flush_staged() at the end of the loop pass, which
- * makes every file of the pass durable with one syncfs(2) (or one fsync
- * each when they are few), renames each into pending/ (a retry, mtime =
- * the due time), delivered/ or failed/, fsyncs those directories once,
- * and only then removes the claimed copies and drops their locks.
+ * and published by flush_staged() at the end of a loop pass (at most
+ * CB_FLUSH_MS later), which makes every staged file durable with one
+ * syncfs(2) (or one fsync each when they are few), renames each into
+ * pending/ (a retry, mtime = the due time), delivered/ or failed/,
+ * fsyncs those directories once, and only then removes the claimed
+ * copies (recycle()) and drops their locks.
  */
 static void
 persist(struct callback_sender *cs, struct job *j)
 {
 	char tmp[SPOOL_NAME_MAX];
 	struct buf b;
+	off_t old = 0;
 	int fd = -1;
 
 	buf_init(&b, 0);
-	snprintf(tmp, sizeof(tmp), "cb.%.64s.%ld.%lu", cs->sp.node,
-	    (long)getpid(), ++cs->tmp_seq);
-	if (cbdel_encode(&j->c, &b) != 0 || (fd = openat(cs->sp.dir[SPOOL_TMP],
-	    tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0640)) < 0 || write(fd, b.data, b.len) != (ssize_t)b.len) {
+	if (cbdel_encode(&j->c, &b) != 0 || (fd = tmp_open(cs, tmp,
+	    &old)) < 0 || write(fd, b.data, b.len) != (ssize_t)b.len ||
+	    (old > (off_t)b.len && ftruncate(fd, (off_t)b.len) != 0)) {
 		/* Left unlocked in active/: the next sweep hands it back. */
 		log_warn("%s: cannot record the callback state; the try will "
 		    "be repeated", j->c.request_id);
@@ -321,6 +416,8 @@ persist(struct callback_sender *cs, struct job *j)
 	close(fd);
 	snprintf(j->tmp, sizeof(j->tmp), "%s", tmp);
 	j->state = b;			/* kept for _on_callback_failed */
+	if (cs->staged == NULL)
+		cs->staged_ms = tstime_now_ms();
 	j->next = cs->staged;
 	cs->staged = j;
 	cs->nstaged++;
@@ -352,6 +449,58 @@ note_record(struct callback_sender *cs, const struct job *j, int64_t at)
 }
 
 #define CB_SYNCFS_MIN 16	/* from this many files one syncfs is cheaper */
+/*
+ * New states are flushed together: at the end of the loop pass in which
+ * the first of them is CB_FLUSH_MS old, or there are CB_FLUSH_MAX, or
+ * no request is in flight (then at once).  A busy sender shares one
+ * syncfs and one fsync per directory among more tries; the endpoints do
+ * not wait for it (the next try of an endpoint starts when the previous
+ * one's response is in).
+ */
+#define CB_FLUSH_MS	10
+#define CB_FLUSH_MAX	CB_SPARES_MAX
+
+/*
+ * Move j's claimed copy (its new state is durable) into tmp/ as a spare,
+ * named into name (SPOOL_NAME_MAX bytes); nfresh were moved before it in
+ * this pass.  Returns 1 when moved, 0 when another user owns it or there
+ * are spares enough: the caller removes it.
+ */
+static int
+recycle(struct callback_sender *cs, const struct job *j, char *name,
+    int nfresh)
+{
+	/* Owner and permissions as a new file's; a new mtime, because the
+	 * leader's tmp/ cleaning goes by age. */
+	if (cs->new_mode == 0 || j->uid != cs->new_uid ||
+	    cs->nspare + nfresh >= CB_SPARES_MAX || (j->mode != cs->new_mode &&
+	    fchmod(j->fd, cs->new_mode) != 0) || futimens(j->fd, NULL) != 0)
+		return 0;
+	tmp_name(cs, name);
+	return renameat(cs->d.self, j->file, cs->sp.dir[SPOOL_TMP], name) ==
+	    0;
+}
+
+/* Make the n files just moved into tmp/ by recycle() spares, once their
+ * names' removal from active/<node>/ is durable (or remove them). */
+static void
+spares_add(struct callback_sender *cs, char (*name)[SPOOL_NAME_MAX], int n)
+{
+	int64_t now = tstime_now_ms();
+	int ok;
+
+	if (n == 0)
+		return;
+	ok = !cs->sp.do_fsync || fsync(cs->d.self) == 0;
+	for (int i = 0; i < n; i++)
+		if (!ok || cs->nspare == CB_SPARES_MAX)
+			(void)unlinkat(cs->sp.dir[SPOOL_TMP], name[i], 0);
+		else {
+			memcpy(cs->spare[cs->nspare], name[i],
+			    sizeof(cs->spare[0]));
+			cs->spare_ms[cs->nspare++] = now;
+		}
+}
 
 static void
 flush_staged(struct callback_sender *cs)
@@ -360,6 +509,8 @@ flush_staged(struct callback_sender *cs)
 	    [DELIVERY_DELIVERED] = D_DELIVERED, [DELIVERY_FAILED] = D_FAILED };
 	int dirty[D_N] = { 0 };
 	struct job *j, *next;
+	char (*fresh)[SPOOL_NAME_MAX] = cs->fresh;
+	int nfresh = 0;
 
 	if (cs->staged == NULL)
 		return;
@@ -395,7 +546,9 @@ flush_staged(struct callback_sender *cs)
 	for (j = cs->staged; j != NULL; j = next) {
 		next = j->next;
 		if (j->tmp[0] != '\0') {
-			if (unlinkat(cs->d.self, j->file, 0) != 0 &&
+			if (recycle(cs, j, fresh[nfresh], nfresh))
+				nfresh++;
+			else if (unlinkat(cs->d.self, j->file, 0) != 0 &&
 			    errno != ENOENT)
 				log_warn("%s: unlink claimed delivery",
 				    j->c.request_id);
@@ -407,6 +560,7 @@ flush_staged(struct callback_sender *cs)
 	}
 	cs->staged = NULL;
 	cs->nstaged = 0;
+	spares_add(cs, fresh, nfresh);
 }
 
 /*
@@ -487,6 +641,8 @@ claim(struct callback_sender *cs, const char *name)
 		return NULL;
 	}
 	buf_fini(&buf);
+	j->uid = a.st_uid;
+	j->mode = a.st_mode & 07777;
 	if (j->c.st.attempts == 0)
 		note_record(cs, j, j->c.created_ms);	/* created */
 	return j;
@@ -846,6 +1002,11 @@ dispatch(struct callback_sender *cs, struct job *j, int64_t now)
 		persist(cs, j);		/* a finished file found in pending/ */
 		return 1;
 	}
+	/* Its endpoint (fixed for a delivery: its URL's origin, or its
+	 * app's registration) has a try in flight: wait, without reading
+	 * the registration or parsing the URL again at every pass. */
+	if (j->ep != NULL && j->ep->br.inflight > 0)
+		return 0;
 	if (j->c.app_id[0] != '\0' && reg_read(cs->d.fd[D_REG], j->c.app_id,
 	    now, &r) == 0)
 		have_reg = 1;
@@ -1068,6 +1229,7 @@ sender_main(void *arg)
 {
 	struct callback_sender *cs = arg;
 
+	cs->pid = (long)getpid();
 	if (sender_activate(cs) != 0)
 		return NULL;
 	sweep(cs, 1);
@@ -1084,6 +1246,7 @@ sender_main(void *arg)
 			break;
 		if (now >= cs->next_sweep) {
 			sweep(cs, 0);
+			spares_expire(cs, now);
 			cs->next_sweep = now + 10 * CB_SCAN_MS;
 		}
 		if (woken || now >= cs->next_scan)
@@ -1091,9 +1254,17 @@ sender_main(void *arg)
 		dispatch_ready(cs, now);
 		curl_multi_perform(cs->multi, &running);
 		reap_done(cs);
-		if (cs->ready != NULL && cs->ninflight == 0)
+		/* Endpoints freed by the completions get their next try now,
+		 * so the receivers work while the pass's states are made
+		 * durable. */
+		if (cs->ready != NULL) {
 			dispatch_ready(cs, tstime_now_ms());
-		flush_staged(cs);
+			curl_multi_perform(cs->multi, &running);
+		}
+		if (cs->staged != NULL && (cs->ninflight == 0 || cs->nstaged >=
+		    CB_FLUSH_MAX || tstime_now_ms() - cs->staged_ms >=
+		    CB_FLUSH_MS))
+			flush_staged(cs);
 		{
 			long open = 0;
 
@@ -1112,6 +1283,14 @@ sender_main(void *arg)
 		 * every completion. */
 		if (cs->ready != NULL && wait_ms > 100)
 			wait_ms = 100;
+		/* ... and so does the flush of staged states. */
+		if (cs->staged != NULL) {
+			int64_t left = cs->staged_ms + CB_FLUSH_MS -
+			    tstime_now_ms();
+
+			if (wait_ms > left)
+				wait_ms = left > 0 ? left : 0;
+		}
 		curl_multi_poll(cs->multi, NULL, 0, (int)wait_ms, NULL);
 	}
 	flush_staged(cs);
@@ -1129,6 +1308,7 @@ sender_main(void *arg)
 		cs->ready = j->next;
 		job_free(j);
 	}
+	spares_expire(cs, INT64_MAX);
 	return NULL;
 }
 

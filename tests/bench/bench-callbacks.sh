@@ -5,9 +5,12 @@
 # parallelism).  NCB delivery files (default 5000) are written straight
 # into outbox/callbacks/pending/ of a running daemon whose sender is
 # already active; the rate is measured from the first to the last file in
-# delivered/ (the pick-up of the first file, up to one pending/ rescan,
-# 1 s, is printed apart).  FSYNC=0 turns durable writes off.  Numbers
-# only: nothing is asserted.
+# delivered/, by their modification times (the sender writes each new
+# state just before it is published), so that the wait for the end, a
+# directory count every 0.1 s, takes no CPU from the daemon and the
+# receiver while they run (the pick-up of the first file, up to one
+# pending/ rescan, 1 s, is printed apart).  FSYNC=0 turns durable writes
+# off.  Numbers only: nothing is asserted.
 set -eu
 : "${BUILD:=build}"
 NCB=${NCB:-5000}
@@ -65,10 +68,12 @@ while [ ! -f "$cb/delivered/cb000000.json" ]; do sleep 0.01; done
 ndone() { find "$cb/delivered" -maxdepth 1 -name 'cb*.json' | wc -l; }
 t_mv=$(date +%s%N)
 find "$work/stage" -name '*.json' -exec mv -t "$cb/pending/" {} +
-while [ "$(ndone)" -le 1 ]; do sleep 0.005; done
-t0=$(date +%s%N)
-while [ "$(ndone)" -le "$NCB" ]; do sleep 0.01; done
-t1=$(date +%s%N)
+while [ "$(ndone)" -le "$NCB" ]; do sleep 0.1; done
+# First and last new state written, in ns (the warm-up's excluded).
+set -- $(find "$cb/delivered" -maxdepth 1 -name 'cb*.json' \
+    ! -name cb000000.json -printf '%T@\n' | sort -n | sed -n '1p;$p' |
+    sed 's/\.\([0-9]\{9\}\).*/\1/')
+t0=$1 t1=$2
 failed=$(find "$cb/failed" -maxdepth 1 -name '*.json' | wc -l)
 echo "callbacks: $NCB deliveries to $PORTS local endpoints, fsync=${FSYNC:-1}, $(nproc) CPU(s)"
 echo "$NCB $t_mv $t0 $t1 $failed" | awk '{

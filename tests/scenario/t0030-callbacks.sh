@@ -202,8 +202,16 @@ test_expect_success 'a killed node'"'"'s delivery in flight is taken over by ano
 	start_daemon n2 &&
 	wait_cb c-take DELIVERED 30 &&
 	test "$(jq -s "map(select(.path)) | map(.webhookId) | unique | length" "$TRASH/take.log")" = 1 &&
-	grep -q "taken back from active/n1/" "$TRASH/log.n2" &&
-	stop_daemon n2
+	grep -q "taken back from active/n1/" "$TRASH/log.n2"
+'
+
+# spool-layout/README.md, "Senders": the claimed copy of a finished try
+# is kept in tmp/ as a spare for a later state; a sender that stops
+# removes its own (n1, killed, leaves its for the leader's cleaning).
+test_expect_success 'a finished try leaves a spare in tmp/; a stopped sender removes its own' '
+	wait_for "ls $SPOOL/tmp/cb.n2.* >/dev/null 2>&1" 10 &&
+	stop_daemon n2 &&
+	test -z "$(ls "$SPOOL/tmp" | grep "^cb\.n2\.")"
 '
 
 # Default destination policy: no allowed CIDRs, https only.
