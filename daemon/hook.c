@@ -125,9 +125,11 @@ fail:
 		if (n == (ssize_t)sizeof(e))
 			child_errno = e;
 	}
-	/* Set the group from the parent too, so it exists before we might
-	 * signal it (the child may not have run yet under fork()). */
-	(void)setpgid(pid, pid);
+	/* Under fork() set the group from the parent too, so it exists
+	 * before we might signal it (the child may not have run yet).  After
+	 * vfork() the child has already made it, before its execve. */
+	if (!HOOK_SHARED_MEMORY)
+		(void)setpgid(pid, pid);
 	if (child_errno != 0) {
 		*child_pid = pid;
 		errno = child_errno;
