@@ -151,7 +151,7 @@ START_TEST(test_batch_fsync_rename)
 	ck_assert_int_eq(groupsync_poll(g, NULL), 0);	/* reported once */
 	ck_assert_int_eq(derr[0], 0);
 	for (int i = 0; i < 3; i++) {
-		char to[16];
+		char to[32];
 
 		ck_assert_int_eq(it[i].err, 0);
 		snprintf(to, sizeof(to), "r%d.json", i);
