@@ -7,6 +7,7 @@
 #include "groupsync.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,11 +27,110 @@ struct groupsync {
 	enum gs_state state;
 	int run;			/* a batch waits for the worker */
 	int do_fsync;
+	int no_tmpfile;			/* O_TMPFILE or /proc missing */
 	struct groupsync_item **items;	/* the batch (borrowed items) */
 	size_t nitems, cap;
 	int dirs[GROUPSYNC_DIRS_MAX], dir_err[GROUPSYNC_DIRS_MAX];
 	size_t ndirs;
 };
+
+/* Write all of it to fd.  Returns 0 or -1 with errno. */
+static int
+write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Publish it through an unnamed O_TMPFILE inode in tmp/: write, fsync,
+ * then link it in as todir/to.  A file that never had a name in tmp/
+ * does not make its fsync write tmp/ too (ext4 syncs the directory of a
+ * new entry with the file), and a crash leaves nothing behind.  Returns
+ * 0, -1 with errno (it->err to report), or 1 when this way is not
+ * available here (no O_TMPFILE on the file system, no /proc): nothing
+ * was published and the caller takes the named way.
+ */
+static int
+publish_unnamed(struct groupsync *g, struct groupsync_item *it)
+{
+	char proc[64], tmp[SPOOL_TMPNAME_MAX];
+	int fd, e;
+
+	fd = openat(g->sp->dir[SPOOL_TMP], ".", O_TMPFILE | O_WRONLY |
+	    O_CLOEXEC, 0640);
+	if (fd < 0)
+		return errno == EOPNOTSUPP || errno == EISDIR ||
+		    errno == EINVAL ? 1 : -1;
+	if (write_all(fd, it->data, it->len) != 0 || (g->do_fsync &&
+	    fsync(fd) != 0))
+		goto fail;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, it->todir, it->to, AT_SYMLINK_FOLLOW) ==
+	    0) {
+		close(fd);
+		return 0;
+	}
+	if (errno == ENOENT && access("/proc/self/fd", F_OK) != 0) {
+		close(fd);
+		return 1;
+	}
+	if (errno != EEXIST)
+		goto fail;
+	/* An older file of that name is replaced, as rename(2) does:
+	 * name it in tmp/ first, then move it over. */
+	snprintf(tmp, sizeof(tmp), "groupsync.%d.%s", (int)getpid(), it->to);
+	(void)unlinkat(g->sp->dir[SPOOL_TMP], tmp, 0);
+	if (linkat(AT_FDCWD, proc, g->sp->dir[SPOOL_TMP], tmp,
+	    AT_SYMLINK_FOLLOW) != 0)
+		goto fail;
+	if (renameat(g->sp->dir[SPOOL_TMP], tmp, it->todir, it->to) != 0) {
+		e = errno;
+		(void)unlinkat(g->sp->dir[SPOOL_TMP], tmp, 0);
+		errno = e;
+		goto fail;
+	}
+	close(fd);
+	return 0;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* The named way: a tmp/ file (spool_stage), fsync, rename. */
+static int
+publish_named(struct groupsync *g, struct groupsync_item *it)
+{
+	char tmp[SPOOL_TMPNAME_MAX];
+	int fd = spool_stage(g->sp, it->data, it->len, -1, tmp, sizeof(tmp));
+	int e = 0;
+
+	if (fd < 0)
+		return -1;
+	if (g->do_fsync && fsync(fd) != 0)
+		e = errno;
+	close(fd);
+	if (e == 0 && renameat(g->sp->dir[SPOOL_TMP], tmp, it->todir,
+	    it->to) != 0)
+		e = errno;
+	if (e != 0) {
+		(void)unlinkat(g->sp->dir[SPOOL_TMP], tmp, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
 
 /* Run the batch in g (no lock needed: the caller owns it meanwhile). */
 static void
@@ -38,23 +138,13 @@ run_batch(struct groupsync *g)
 {
 	for (size_t i = 0; i < g->nitems; i++) {
 		struct groupsync_item *it = g->items[i];
-		char tmp[SPOOL_TMPNAME_MAX];
-		int fd = spool_stage(g->sp, it->data, it->len, -1, tmp,
-		    sizeof(tmp));
+		int rc = g->no_tmpfile ? 1 : publish_unnamed(g, it);
 
-		it->err = 0;
-		if (fd < 0) {
-			it->err = errno;
-			continue;
+		if (rc == 1) {
+			g->no_tmpfile = 1;	/* not again */
+			rc = publish_named(g, it);
 		}
-		if (g->do_fsync && fsync(fd) != 0)
-			it->err = errno;
-		close(fd);
-		if (it->err == 0 && renameat(g->sp->dir[SPOOL_TMP], tmp,
-		    it->todir, it->to) != 0)
-			it->err = errno;
-		if (it->err != 0)
-			(void)unlinkat(g->sp->dir[SPOOL_TMP], tmp, 0);
+		it->err = rc == 0 ? 0 : errno;
 	}
 	for (size_t i = 0; i < g->ndirs; i++)
 		g->dir_err[i] = g->do_fsync && fsync(g->dirs[i]) != 0 ?

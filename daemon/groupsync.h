@@ -1,9 +1,11 @@
 /*
  * groupsync — group commit of the daemon's terminal writes, off its event
  * loop.  One worker thread runs one batch at a time: for each item,
- * write its bytes to a new file in the spool's tmp/ (spool_stage),
- * fsync(2) it and rename(2) it into place; then fsync(2) each directory
- * of the batch.  The event loop keeps claiming and starting
+ * write its bytes to a new unnamed file (O_TMPFILE in the spool's tmp/),
+ * fsync(2) it and link it into place (an older file of that name is
+ * replaced, as by rename(2)); then fsync(2) each directory of the batch.
+ * Where O_TMPFILE or /proc is missing, a named tmp/ file (spool_stage)
+ * and rename(2) are used instead.  The event loop keeps claiming and starting
  * hooks while the disk works, and everything that finished meanwhile
  * goes into the next batch, so under load one journal commit covers many
  * tasks (the group commit of databases; cf. PostgreSQL's commit_delay,
@@ -17,8 +19,8 @@
  * never logs.
  *
  * Ordering within a batch, which the crash-state table relies on: an
- * item's rename happens only after its file's fsync succeeded, and the
- * directory fsyncs come after every rename of the batch.
+ * item gets its name only after its file's fsync succeeded, and the
+ * directory fsyncs come after every item of the batch.
  */
 #ifndef TASKSPOOL_GROUPSYNC_H
 #define TASKSPOOL_GROUPSYNC_H

@@ -158,8 +158,15 @@ START_TEST(test_batch_fsync_rename)
 		expect_file(f.out, to, body[i]);
 	}
 	ck_assert_int_eq(tmp_count(&f), 0);
-	/* The committer is reusable: a second batch with no items and
-	 * only a directory. */
+	/* An older file of the same name is replaced, as by rename(2). */
+	item_make(&f, &it[0], "r1.json", "{\"b\":22}");
+	ck_assert_int_eq(groupsync_start(g, items, 1, dirs, 1, 1), 0);
+	wait_done(g, derr);
+	ck_assert_int_eq(it[0].err, 0);
+	expect_file(f.out, "r1.json", "{\"b\":22}");
+	ck_assert_int_eq(tmp_count(&f), 0);
+	/* The committer is reusable: a batch with no items and only a
+	 * directory. */
 	ck_assert_int_eq(groupsync_start(g, NULL, 0, dirs, 1, 1), 0);
 	derr[0] = -1;
 	wait_done(g, derr);
