@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -25,6 +26,29 @@
 #define HOOK_SHARED_MEMORY 1
 #endif
 
+/*
+ * The signals this process ignores (SIG_IGN survives execve, so the child
+ * resets them).  Sampled once, at the first hook_spawn(): asking the
+ * kernel for all 64 dispositions in every vforked child cost 64 system
+ * calls per hook while the daemon was suspended.  A disposition set to
+ * SIG_IGN after the first spawn would not be reset (the daemon sets its
+ * own, SIGPIPE, before it starts any hook).
+ */
+static sigset_t ignored;
+static pthread_once_t ignored_once = PTHREAD_ONCE_INIT;
+
+static void
+ignored_sample(void)
+{
+	sigemptyset(&ignored);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&ignored, sig);
+	}
+}
+
 pid_t
 hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 {
@@ -33,6 +57,7 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 	pid_t parent = getpid(), pid;
 
 	*child_pid = -1;
+	(void)pthread_once(&ignored_once, ignored_sample);
 	/* Without shared memory (fork) the exec error comes back on a
 	 * close-on-exec pipe instead of through child_errno. */
 	if (!HOOK_SHARED_MEMORY && pipe2(errpipe, O_CLOEXEC) != 0)
@@ -78,13 +103,9 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 		/* Ignored dispositions survive execve: reset every one.
 		 * (The daemon installs no handlers, so none can run here on
 		 * the shared stack.) */
-		for (int sig = 1; sig < NSIG; sig++) {
-			struct sigaction sa;
-
-			if (sigaction(sig, NULL, &sa) == 0 &&
-			    sa.sa_handler == SIG_IGN)
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sigismember(&ignored, sig) == 1)
 				signal(sig, SIG_DFL);
-		}
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		execve(spec->path, spec->argv, spec->envp);
@@ -108,9 +129,11 @@ fail:
 		if (n == (ssize_t)sizeof(e))
 			child_errno = e;
 	}
-	/* Set the group from the parent too, so it exists before we might
-	 * signal it (the child may not have run yet under fork()). */
-	(void)setpgid(pid, pid);
+	/* Under fork() set the group from the parent too, so it exists
+	 * before we might signal it (the child may not have run yet).  After
+	 * vfork() the child has already made it, before its execve. */
+	if (!HOOK_SHARED_MEMORY)
+		(void)setpgid(pid, pid);
 	if (child_errno != 0) {
 		*child_pid = pid;
 		errno = child_errno;

@@ -44,6 +44,9 @@ struct hook_spec {
  * has already exited with status 127 and must still be reaped by the
  * caller.
  * *child_pid receives the pid of such a failed child (else -1).
+ * The signals the caller ignores (SIG_IGN) are sampled at the first call
+ * and reset to SIG_DFL in every child; set dispositions before that.
+ * Thread-safe.
  */
 pid_t hook_spawn(const struct hook_spec *spec, pid_t *child_pid);
 

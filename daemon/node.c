@@ -57,6 +57,7 @@
 #include "coord.h"
 #include "dispatch.h"
 #include "dueindex.h"
+#include "groupsync.h"
 #include "hook.h"
 #include "hooklimit.h"
 #include "index.h"
@@ -76,6 +77,7 @@
 #define EV_SIGNAL	((uint64_t)-1)
 #define EV_INOTIFY	((uint64_t)-2)
 #define EV_WAKEUP	((uint64_t)-3)
+#define EV_GROUPSYNC	((uint64_t)-4)
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
 #define ENV_MAX		24
 #define ENV_BUF		8192
@@ -113,7 +115,8 @@ struct workdir {
 /* A terminal transition waiting for its result to be written. */
 struct commit {
 	struct commit *next;
-	int srcfd;			/* own dup of the source directory */
+	int srcfd;			/* own dup of the source directory,
+					 * -1 for active/<self>/ (from_self) */
 	int from_self;			/* source is active/<self>/ */
 	int lockfd;			/* held until the move is done */
 	char name[SPOOL_NAME_MAX];
@@ -122,7 +125,10 @@ struct commit {
 	struct buf result;
 	int64_t next_try_mono;
 	int warned;
-	int written;			/* results/<id>.json is in place */
+	int written;			/* results/<id>.json is durable */
+	int renamed;			/* ... in place, results/ not fsynced */
+	int syncing;			/* gi is in the group commit in flight */
+	struct groupsync_item gi;	/* result → results/<id>.json */
 	int warned_move;		/* a failed move was logged */
 	int cancel_marker;		/* state/cancel/<id> to remove */
 	struct buf cb;			/* callback delivery to publish first */
@@ -161,6 +167,12 @@ struct node {
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
+	struct groupsync *gs;		/* group commit of results (thread) */
+	struct groupsync_item **gitems;	/* the batch being built */
+	size_t gcap;
+	enum spool_dir gdir[GROUPSYNC_DIRS_MAX];	/* ... its directories */
+	size_t ngdirs;
+	int gdirty[SPOOL_NDIRS];	/* terminal dirs to fsync in a batch */
 	struct callback_sender *cbs;	/* callback sender thread */
 	struct records *rec;		/* history records (records.h) */
 	int dirty[SPOOL_NDIRS], dirty_self;
@@ -890,8 +902,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 
 	/* stdin: the raw executeParams in a memory file. */
 	in = memfd_create("taskspool-params", MFD_CLOEXEC);
-	if (in < 0 || write(in, sl->t.params, sl->t.params_len) !=
-	    (ssize_t)sl->t.params_len || lseek(in, 0, SEEK_SET) != 0)
+	if (in < 0 || pwrite(in, sl->t.params, sl->t.params_len, 0) !=
+	    (ssize_t)sl->t.params_len)	/* the offset stays at 0 */
 		goto fail;
 	if (pipe2(outp, O_CLOEXEC | O_NONBLOCK) != 0 ||
 	    pipe2(errp, O_CLOEXEC | O_NONBLOCK) != 0)
@@ -1351,36 +1363,19 @@ out:
 /* --- conclusion of an attempt --- */
 
 /*
- * Terminal commits are batched: every commit queued in one loop pass
- * first gets its result file written (fsynced, renamed into results/),
- * then results/ is fsynced once, then each task is renamed into its
- * terminal directory, whose fsync flush_dirty() does once per pass.  So
- * a task is never in done|failed|cancelled/ without a durable result,
- * and N finished tasks cost N file fsyncs plus a few directory fsyncs.
- * A commit whose result cannot be written (ENOSPC, EACCES, ...) stays
- * queued, its lock held and the task in active/, and is retried every
- * second (never acknowledged without its result).
+ * Terminal commits are a group commit (groupsync.h).  The worker thread
+ * writes the result of every attempt concluded since the last batch to a
+ * tmp/ file, fsyncs it, renames it into results/, and fsyncs results/
+ * once for them all, while the loop goes on claiming and running hooks.
+ * When that batch is done, each task whose result is durable is renamed
+ * into its terminal directory, and those directories are fsynced by the
+ * next batch.  So a task is never in
+ * done|failed|cancelled/ without a durable result, and whatever finished
+ * while the disk was busy shares one batch: under load a few fsyncs cover
+ * many tasks.  A commit whose result cannot be written (ENOSPC, EACCES,
+ * ...) stays queued, its lock held and the task in active/, and is
+ * retried every second (never acknowledged without its result).
  */
-static int
-commit_write(struct node *n, struct commit *c)
-{
-	char rname[TASK_ID_MAX + 8];
-
-	snprintf(rname, sizeof(rname), "%s.json", c->id);
-	if (spool_publish(&n->sp, n->sp.dir[SPOOL_RESULTS], rname,
-	    c->result.data, c->result.len, -1, SPOOL_PUBLISH_NOSYNCDIR) != 0) {
-		if (!c->warned)
-			log_warn("%s: cannot write results/%s; the task stays "
-			    "in active/ and is retried", c->id, rname);
-		c->warned = 1;
-		return -1;
-	}
-	c->written = 1;
-	record(n, RECORDS_RESULT, c->id, NULL, NULL, c->result.data,
-	    c->result.len);
-	return 0;
-}
-
 static int
 commit_move(struct node *n, struct commit *c)
 {
@@ -1395,7 +1390,8 @@ commit_move(struct node *n, struct commit *c)
 		buf_reset(&c->cb);
 		callback_sender_wake(n->cbs);
 	}
-	if (renameat(c->srcfd, c->name, n->sp.dir[c->dest], c->name) != 0 &&
+	if (renameat(c->from_self ? n->sp.self : c->srcfd, c->name,
+	    n->sp.dir[c->dest], c->name) != 0 &&
 	    errno != ENOENT) {
 		if (!c->warned_move)
 			log_warn("%s: move to %s/ (retried every second)",
@@ -1404,7 +1400,8 @@ commit_move(struct node *n, struct commit *c)
 		c->next_try_mono = tstime_mono_ms() + 1000;
 		return -1;
 	}
-	mark_dirty(n, c->dest);
+	if (n->sp.do_fsync)
+		n->gdirty[c->dest] = 1;	/* fsynced by the next batch */
 	if (coord_leases_expire(n->coord))
 		(void)index_put(n->coord, c->id, c->dest, spool_state_name(
 		    c->dest), NULL, c->code, c->nattempts, -1,
@@ -1433,38 +1430,55 @@ commit_free(struct node *n, struct commit *c)
 	free(c);
 }
 
+/* The batch in flight, if any, is done: advance its commits. */
 static void
-commits_flush(struct node *n)
+commits_synced(struct node *n)
+{
+	int derr[GROUPSYNC_DIRS_MAX], results_ok = 1;
+
+	if (!groupsync_poll(n->gs, derr))
+		return;
+	for (size_t i = 0; i < n->ngdirs; i++) {
+		if (derr[i] == 0)
+			continue;
+		errno = derr[i];
+		log_warn("fsync %s/", spool_dir_name(n->gdir[i]));
+		if (n->gdir[i] == SPOOL_RESULTS)
+			results_ok = 0;	/* moves wait for durable names */
+		else
+			n->gdirty[n->gdir[i]] = 1;	/* next batch */
+	}
+	n->ngdirs = 0;
+	for (struct commit *c = n->commits; c != NULL; c = c->next) {
+		if (c->syncing) {
+			c->syncing = 0;
+			if (c->gi.err != 0) {
+				errno = c->gi.err;
+				if (!c->warned)
+					log_warn("%s: cannot write results/%s;"
+					    " the task stays in active/ and is "
+					    "retried", c->id, c->gi.to);
+				c->warned = 1;
+				c->next_try_mono = tstime_mono_ms() + 1000;
+				continue;
+			}
+			c->renamed = 1;
+			record(n, RECORDS_RESULT, c->id, NULL, NULL,
+			    c->result.data, c->result.len);
+		}
+		if (c->renamed && results_ok) {
+			c->renamed = 0;
+			c->written = 1;
+		}
+	}
+}
+
+/* Move every commit whose result is durable into its terminal dir. */
+static void
+commits_move(struct node *n, int64_t now)
 {
 	struct commit **pp;
-	int64_t now = tstime_mono_ms();
-	int any = 0;
 
-	for (pp = &n->commits; *pp != NULL;) {
-		struct commit *c = *pp;
-
-		if (!c->written && coord_lease_valid(n->coord, c->lockfd,
-		    now) != COORD_OK) {
-			record_stale(n, c->id, c->attempt, coord_lease_fence(
-			    n->coord, c->lockfd), "result not written before "
-			    "the lease was lost");
-			*pp = c->next;
-			commit_free(n, c);
-			continue;
-		}
-		pp = &c->next;
-	}
-	for (struct commit *c = n->commits; c != NULL; c = c->next)
-		if (!c->written && c->next_try_mono <= now) {
-			if (commit_write(n, c) == 0)
-				any = 1;
-			else
-				c->next_try_mono = now + 1000;
-		}
-	if (any && spool_sync_dir(&n->sp, n->sp.dir[SPOOL_RESULTS]) != 0) {
-		log_warn("fsync results/");
-		return;		/* moves wait until the names are durable */
-	}
 	for (pp = &n->commits; *pp != NULL;) {
 		struct commit *c = *pp;
 
@@ -1475,6 +1489,110 @@ commits_flush(struct node *n)
 			continue;
 		}
 		pp = &c->next;
+	}
+}
+
+/* Whether c's result is still to be written (and may be tried now). */
+static int
+commit_unwritten(const struct commit *c, int64_t now)
+{
+	return !c->written && !c->renamed && !c->syncing &&
+	    c->next_try_mono <= now;
+}
+
+/* Whether commits or directory fsyncs wait for commits_flush(). */
+static int
+commits_pending(struct node *n)
+{
+	if (n->commits != NULL || groupsync_busy(n->gs))
+		return 1;
+	for (int d = 0; d < SPOOL_NDIRS; d++)
+		if (n->gdirty[d])
+			return 1;
+	return 0;
+}
+
+static void
+commits_flush(struct node *n)
+{
+	struct commit **pp;
+	int64_t now = tstime_mono_ms();
+	int dirs[GROUPSYNC_DIRS_MAX], renamed = 0;
+	size_t ni = 0, nd = 0;
+
+	commits_synced(n);
+	for (pp = &n->commits; *pp != NULL;) {
+		struct commit *c = *pp;
+
+		if (!c->written && !c->renamed && !c->syncing &&
+		    coord_lease_valid(n->coord, c->lockfd, now) != COORD_OK) {
+			record_stale(n, c->id, c->attempt, coord_lease_fence(
+			    n->coord, c->lockfd), "result not written before "
+			    "the lease was lost");
+			*pp = c->next;
+			commit_free(n, c);
+			continue;
+		}
+		pp = &c->next;
+	}
+	commits_move(n, now);
+	if (groupsync_busy(n->gs))
+		return;		/* the rest goes into the next batch */
+	for (struct commit *c = n->commits; c != NULL; c = c->next) {
+		if (commit_unwritten(c, now))
+			ni++;
+		renamed |= c->renamed;
+	}
+	if (ni > n->gcap) {
+		size_t cap = ni < 64 ? 64 : 2 * ni;
+		struct groupsync_item **gi = reallocarray(n->gitems, cap,
+		    sizeof(*gi));
+
+		if (gi == NULL) {
+			log_warn("group commit");
+			return;		/* tried again next pass */
+		}
+		n->gitems = gi;
+		n->gcap = cap;
+	}
+	ni = 0;
+	for (struct commit *c = n->commits; c != NULL; c = c->next)
+		if (commit_unwritten(c, now)) {
+			c->syncing = 1;
+			c->gi.data = c->result.data;
+			c->gi.len = c->result.len;
+			c->gi.todir = n->sp.dir[SPOOL_RESULTS];
+			snprintf(c->gi.to, sizeof(c->gi.to), "%s.json", c->id);
+			n->gitems[ni++] = &c->gi;
+		}
+	if (ni > 0 || renamed) {
+		n->gdir[nd] = SPOOL_RESULTS;
+		dirs[nd++] = n->sp.dir[SPOOL_RESULTS];
+	}
+	for (int d = 0; d < SPOOL_NDIRS && nd < GROUPSYNC_DIRS_MAX; d++)
+		if (n->gdirty[d] && d != SPOOL_RESULTS) {
+			n->gdirty[d] = 0;
+			n->gdir[nd] = (enum spool_dir)d;
+			dirs[nd++] = n->sp.dir[d];
+		}
+	if (ni == 0 && nd == 0)
+		return;
+	n->ngdirs = nd;
+	if (groupsync_start(n->gs, n->gitems, ni, dirs, nd,
+	    n->sp.do_fsync) != 0) {
+		log_warn("group commit");	/* again next pass */
+		for (struct commit *c = n->commits; c != NULL; c = c->next)
+			c->syncing = 0;
+		for (size_t i = 0; i < nd; i++)
+			if (n->gdir[i] != SPOOL_RESULTS)
+				n->gdirty[n->gdir[i]] = 1;
+		n->ngdirs = 0;
+		return;
+	}
+	if (!n->sp.do_fsync) {
+		/* Without fsync the batch ran at once: move now. */
+		commits_synced(n);
+		commits_move(n, now);
 	}
 }
 
@@ -1605,8 +1723,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		goto nomem;
-	c->srcfd = dup(srcfd);
-	if (c->srcfd < 0) {
+	c->srcfd = srcfd == n->sp.self ? -1 : dup(srcfd);
+	if (c->srcfd < 0 && srcfd != n->sp.self) {
 		buf_fini(&c->result);
 		free(c);
 		goto nomem;
@@ -1668,7 +1786,7 @@ nomem:
  * it came from: when that attempt is over, it is killed, so no process
  * of a finished attempt can overlap the next one.  id == NULL sweeps:
  * every stray whose attempt no longer runs here.  Costs one read of
- * /proc/self/task/<pid>/children when there are none.
+ * /proc/thread-self/children (the main thread's) when there are none.
  */
 static void
 kill_strays(struct node *n, const char *id, int attempt)
@@ -1677,9 +1795,8 @@ kill_strays(struct node *n, const char *id, int attempt)
 	ssize_t len;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/children",
-	    (int)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* The children of the calling (main) thread, the hooks' parent. */
+	fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	len = read(fd, list, sizeof(list) - 1);
@@ -2637,6 +2754,9 @@ next_wakeup(struct node *n)
 	}
 	if (n->commits != NULL && now + 1000 < t)
 		t = now + 1000;
+	for (int d = 0; d < SPOOL_NDIRS; d++)
+		if (n->gdirty[d] && now + 1000 < t)
+			t = now + 1000;	/* a batch could not start */
 	if (n->waiting.head != NULL && n->next_wait < t)
 		t = n->next_wait;
 	if (n->claim_pause > now && (n->cand.head != NULL ||
@@ -2816,6 +2936,12 @@ setup(struct node *n)
 	else
 		log_warnx("inotify = 0: new files are found by rescans and "
 		    "wake-ups only");
+	if ((n->gs = groupsync_new(&n->sp)) == NULL) {
+		log_warn("group commit");
+		return EX_OSERR;
+	}
+	ev.data.u64 = EV_GROUPSYNC;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, groupsync_fd(n->gs), &ev);
 	n->wake = wakeup_new(n->coord);
 	return 0;
 }
@@ -2894,7 +3020,7 @@ node_run(struct config *cfg, const char *config_path,
 			    c->name, c->flags & CAND_ANNOUNCED);
 			free(c);
 		}
-		if (n->commits != NULL)
+		if (commits_pending(n))
 			commits_flush(n);
 		flush_dirty(n);
 		if (n->draining && n->nrunning == 0 && (n->commits == NULL ||
@@ -2925,6 +3051,8 @@ node_run(struct config *cfg, const char *config_path,
 				handle_signals(n, &sigchld);
 			else if (d == EV_INOTIFY)
 				handle_inotify(n);
+			else if (d == EV_GROUPSYNC)
+				commits_synced(n);	/* drains it, always */
 			else if (d == EV_WAKEUP) {
 				if (wakeup_read(n->wake, on_wake, n) < 0) {
 					log_warnx("wake-up channel lost");
@@ -3005,6 +3133,15 @@ node_run(struct config *cfg, const char *config_path,
 			n->next_metrics = now + cfg->metrics_interval_ms;
 		}
 	}
+	/* A batch in flight finishes; the directory fsyncs it did not
+	 * report, and those still to do, are made here. */
+	groupsync_free(n->gs);
+	for (size_t i = 0; i < n->ngdirs; i++)
+		n->dirty[n->gdir[i]] = 1;
+	for (int d = 0; d < SPOOL_NDIRS; d++)
+		if (n->gdirty[d])
+			n->dirty[d] = 1;
+	free(n->gitems);
 	flush_dirty(n);
 	n->leader = 0;		/* released at exit */
 	write_metrics(n, 1);

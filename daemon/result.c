@@ -119,14 +119,10 @@ result_encode(const struct task *t, const struct result_info *ri,
 		json_object_set_new(o, "failureReason", json_null());
 	arr = json_array();
 	for (size_t i = 0; i < t->nattempts; i++) {
-		struct buf ab;
-		json_t *a;
+		json_t *a = task_attempt_json(&t->attempts[i]);
 
-		buf_init(&ab, 0);
-		if (task_attempt_encode(&t->attempts[i], &ab) == 0 &&
-		    (a = json_loadb(ab.data, ab.len, 0, NULL)) != NULL)
+		if (a != NULL)
 			json_array_append_new(arr, a);
-		buf_fini(&ab);
 	}
 	json_object_set_new(o, "attempts", arr);
 	json_object_set_new(o, "stdoutTail", string_lossy(ri->stdout_tail,

@@ -234,11 +234,11 @@ spool_sync_dir(const struct spool *s, int dirfd)
 }
 
 int
-spool_publish(const struct spool *s, int destfd, const char *name,
-    const void *data, size_t len, int64_t mtime_ms, int flags)
+spool_stage(const struct spool *s, const void *data, size_t len,
+    int64_t mtime_ms, char *tmpname, size_t tmplen)
 {
-	char tmpname[SPOOL_NAME_MAX + 64];
-	static unsigned counter;
+	static _Atomic unsigned counter;	/* the group commit's thread
+						 * stages files too */
 	const char *p = data;
 	size_t off = 0;
 	int fd, e;
@@ -247,7 +247,7 @@ spool_publish(const struct spool *s, int destfd, const char *name,
 		struct timespec now;
 
 		clock_gettime(CLOCK_REALTIME, &now);
-		snprintf(tmpname, sizeof(tmpname), "%ld.%ld.P%d.%u", (long)
+		snprintf(tmpname, tmplen, "%ld.%ld.P%d.%u", (long)
 		    now.tv_sec, now.tv_nsec, (int)getpid(), counter++);
 		fd = openat(s->dir[SPOOL_TMP], tmpname, O_WRONLY | O_CREAT |
 		    O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
@@ -275,6 +275,25 @@ spool_publish(const struct spool *s, int destfd, const char *name,
 		if (futimens(fd, ts) != 0)
 			goto fail;
 	}
+	return fd;
+fail:
+	e = errno;
+	close(fd);
+	(void)unlinkat(s->dir[SPOOL_TMP], tmpname, 0);
+	errno = e;
+	return -1;
+}
+
+int
+spool_publish(const struct spool *s, int destfd, const char *name,
+    const void *data, size_t len, int64_t mtime_ms, int flags)
+{
+	char tmpname[SPOOL_TMPNAME_MAX];
+	int fd, e;
+
+	fd = spool_stage(s, data, len, mtime_ms, tmpname, sizeof(tmpname));
+	if (fd < 0)
+		return -1;
 	if (s->do_fsync && fsync(fd) != 0)
 		goto fail;
 	if (close(fd) != 0) {

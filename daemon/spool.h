@@ -101,6 +101,20 @@ int spool_publish(const struct spool *s, int destfd, const char *name,
     const void *data, size_t len, int64_t mtime_ms, int flags);
 
 /*
+ * The first half of the writer protocol, for callers that batch the
+ * fsyncs (the daemon's group commit, groupsync.h): create a fresh file in
+ * tmp/ with O_EXCL (mode 0640), write len bytes of data, set its mtime to
+ * mtime_ms when >= 0 (epoch ms).  Nothing is fsynced.  Its name (at most
+ * SPOOL_TMPNAME_MAX bytes with the NUL) goes to tmpname.  Returns the
+ * open descriptor (O_WRONLY|O_CLOEXEC; the caller fsyncs, closes, renames
+ * or unlinks it), or -1 with errno and nothing left in tmp/.  May be
+ * called from several threads at once.
+ */
+#define SPOOL_TMPNAME_MAX	(SPOOL_NAME_MAX + 64)
+int spool_stage(const struct spool *s, const void *data, size_t len,
+    int64_t mtime_ms, char *tmpname, size_t tmplen);
+
+/*
  * Safe open of dirfd/name for reading: O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC,
  * then fstat: a regular file, one link, at most max bytes, readable.
  * Returns the fd, or -1 with errno and a reason in why naming the rule

@@ -704,6 +704,12 @@ attempt_json(const struct task_attempt *a)
 	return o;
 }
 
+json_t *
+task_attempt_json(const struct task_attempt *a)
+{
+	return attempt_json(a);
+}
+
 int
 task_attempt_encode(const struct task_attempt *a, struct buf *out)
 {

@@ -134,4 +134,13 @@ int task_name_ok(const char *s, size_t max);
  */
 int task_attempt_encode(const struct task_attempt *a, struct buf *out);
 
+/*
+ * The same attempt as a new jansson object, for the other JSON codecs
+ * (result.c builds the result envelope from it without printing and
+ * parsing each attempt again).  Returns new (json_decref it), or NULL
+ * when out of memory.  No other module sees json_t.
+ */
+struct json_t;
+struct json_t *task_attempt_json(const struct task_attempt *a);
+
 #endif

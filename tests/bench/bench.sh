@@ -8,7 +8,11 @@ set -eu
 N=${N:-2000}
 LAT=${LAT:-300}
 work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-bench.XXXXXX")
-trap 'kill -TERM $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+pid=
+# Wait for the daemon's exit before removing its spool (it writes its
+# last metrics file while it stops).
+trap 'if [ -n "$pid" ]; then kill -TERM $pid 2>/dev/null; wait $pid || true; fi
+rm -rf "$work"' EXIT
 spool="$work/spool"
 "$BUILD/taskspool" init "$spool" >/dev/null
 mkdir -p "$work/hooks"
