@@ -593,6 +593,30 @@ parse_hash(const redisReply *r, struct coord_node *nd)
 	}
 }
 
+/*
+ * Liveness is judged with Redis's clock, never with the writer's: the
+ * heartbeat's age is 3 x heartbeat_ms minus the key's remaining PTTL
+ * (Redis counts expiry on its own clock), and nd->at_ms is rewritten as
+ * this reader's now minus that age.  A node whose clock runs 30 s behind
+ * or ahead is then neither offline nor immortal (FIELD-FAILURES B31).  A
+ * key without expiry (-1) or a failed PTTL keeps the written at_ms.
+ */
+static void
+restamp(struct coord *c, const redisReply *k, struct coord_node *nd)
+{
+	redisReply *r = c->redis == NULL ? NULL : checked(c, redisCommand(
+	    c->redis, "PTTL %b", k->str, k->len), REDIS_REPLY_INTEGER);
+	long long age;
+
+	if (r == NULL)
+		return;
+	if (r->integer >= 0) {
+		age = 3LL * c->heartbeat_ms - r->integer;
+		nd->at_ms = tstime_now_ms() - (age > 0 ? age : 0);
+	}
+	freeReplyObject(r);
+}
+
 static int
 redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
     size_t whylen)
@@ -655,6 +679,7 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			v[len].id[k->len - plen] = '\0';
 			parse_hash(h, &v[len]);
 			freeReplyObject(h);
+			restamp(c, k, &v[len]);
 			len++;
 		}
 		freeReplyObject(r);
