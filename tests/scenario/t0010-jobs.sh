@@ -2,8 +2,8 @@
 # Recurring jobs fired by the leader (DESIGN.md §5; FIELD-FAILURES B01, B02,
 # B03, B05, B06, B23, B26, B28, B29, B33): one fire per instant, the task
 # name as the fence under kill -9 and restart, a state save that fails
-# (B03), misfire and overlap policies, two daemons on one spool, `jobs next` across DST, and invalid definitions
-# sent to corrupt/.
+# (B03), misfire and overlap policies, two daemons on one spool, `jobs
+# next` across DST, and invalid definitions sent to corrupt/.
 #
 # Every per-second job below is Quartz "* * * * * ?" in UTC, so a fire of
 # job J at second t is the task J.<yyyymmddThhmmss>Z; that name is the
