@@ -77,6 +77,7 @@ done
 
 test_expect_success 'daemon starts' 'start_daemon n1 -j 4'
 
+# FIELD-FAILURES B49: every retry carries the bytes that were signed.
 test_expect_success '500 twice then 200: delivered on the third try, signed, same id and bytes' '
 	task c-flaky "http://127.0.0.1:$(port flaky)/flaky" &&
 	wait_cb c-flaky DELIVERED &&
@@ -105,6 +106,7 @@ test_expect_success 'the envelope is the §6.2 shape, from the result, raw UTF-8
 	test "$(jq -c "keys_unsorted" "$TRASH/env.json")" = "[\"type\",\"timestamp\",\"data\"]"
 '
 
+# FIELD-FAILURES B52: one slow receiver must not hold up the others.
 test_expect_success 'a receiver that sleeps 10 s does not hold up a healthy one' '
 	task c-slow "http://127.0.0.1:$(port slow)/slow" &&
 	wait_for "test \$(arrivals slow) -ge 1" 30 &&

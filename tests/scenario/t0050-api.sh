@@ -121,6 +121,7 @@ test_expect_success 'same requestId and body again: 202 replay with the current 
 	test "$(jq -r .status "$TRASH/body")" = SUCCESS
 '
 
+# FIELD-FAILURES B50: concurrent requests with one idempotency key.
 test_expect_success '50 concurrent submissions of one requestId create exactly one task' '
 	printf "{\"requestId\":\"race-1\",\"taskCode\":\"count\"}" >"$TRASH/race.json" &&
 	pids= && i=0 && while [ $i -lt 50 ]; do
@@ -139,6 +140,7 @@ test_expect_success '50 concurrent submissions of one requestId create exactly o
 	test "$(ls "$SPOOL/state/requests" | grep -c "^race-1")" = 1
 '
 
+# FIELD-FAILURES B48: a signed request replayed (timestamps: check_api V-vectors).
 test_expect_success 'a replayed nonce is refused: 401 NONCE_REPLAYED' '
 	XTS=$(date +%s) NONCE=0123456789abcdef0123456789abcdef &&
 	export XTS NONCE &&
