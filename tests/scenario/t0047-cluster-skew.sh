@@ -17,10 +17,13 @@ FT=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -1)
 # skewed NODE OFFSET: start NODE with its clock moved by OFFSET (+30s).
 skewed() {
 	_n=$1 _o=$2; shift 2
-	LD_PRELOAD=$FT FAKETIME=$_o
-	export LD_PRELOAD FAKETIME
+	_ao=${ASAN_OPTIONS-}
+	# (an ASan build wants its runtime first; libfaketime comes first here)
+	LD_PRELOAD=$FT FAKETIME=$_o ASAN_OPTIONS=${_ao:+$_ao:}verify_asan_link_order=0
+	export LD_PRELOAD FAKETIME ASAN_OPTIONS
 	start_daemon "$_n" "$@"; _rc=$?
 	unset LD_PRELOAD FAKETIME
+	if [ -n "$_ao" ]; then ASAN_OPTIONS=$_ao; else unset ASAN_OPTIONS; fi
 	return $_rc
 }
 
