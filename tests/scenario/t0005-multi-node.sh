@@ -8,6 +8,8 @@
 # quietly, the local form of B59's NFS rename races; an NFS silly-rename
 # file (.nfsXXXX) in incoming/ is left alone (B59); a daemon blind to
 # inotify (as on NFS for other hosts' writes) finds files by rescans (B58).
+# The 1,000-file backlog is B61's short form (s0001 queues 10,000+ at once;
+# the claim latency against the backlog is a `make bench` number).
 . "$(dirname "$0")/test-lib.sh"
 
 N=1000
