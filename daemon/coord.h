@@ -58,7 +58,9 @@ struct coord_node {
 	unsigned long long claimed, finished;
 	int leader;
 	int64_t started_ms;	/* wall clock, Unix ms */
-	int64_t at_ms;		/* wall clock of this heartbeat, Unix ms */
+	int64_t at_ms;		/* wall clock of this heartbeat, Unix ms; from
+				 * coord_nodes in redis mode: the reader's
+				 * clock minus the age Redis measured */
 	double load1;		/* 1-minute load average of its host */
 };
 

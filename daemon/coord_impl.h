@@ -62,6 +62,8 @@ struct coord {
 	char leader_token[COORD_TOKEN_MAX];
 	unsigned long long leader_epoch;
 	int64_t leader_until;		/* mono ms: leadership safe until */
+	int64_t policy_mono;		/* mono ms: maxmemory-policy read */
+	char policy[32];		/* its value as last logged */
 };
 
 extern const struct coord_ops coord_file_ops;

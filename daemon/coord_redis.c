@@ -38,9 +38,11 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "tstime.h"
 
 #define RETRY_MS	500	/* no reconnection attempt for this long */
+#define POLICY_MS	60000	/* maxmemory-policy read again this often */
 #define KEY_MAX		(64 + 16 + TASK_ID_MAX + 1)
 
 enum script { S_ACQUIRE, S_RENEW, S_RELEASE, S_LEADER, S_COUNT };
@@ -268,12 +270,58 @@ ensure(struct coord *c, char *why, size_t whylen)
 		c->sha[i][40] = '\0';
 		freeReplyObject(r);
 	}
+	c->policy_mono = 0;	/* read the eviction policy again now */
 	return 0;
 fail:
 	snprintf(why, whylen, "redis %s:%d: AUTH, SELECT or SCRIPT LOAD "
 	    "refused", host, port);
 	drop(c);
 	return -1;
+}
+
+/*
+ * A daemon (not a client) reads the server's maxmemory-policy after each
+ * connection and every POLICY_MS: any policy but noeviction lets Redis
+ * delete leases, heartbeats and the index under memory pressure (Redis
+ * docs, "Key eviction").  The daemon keeps running (the spool is the
+ * source of truth: an evicted lease lets its holder self-fence and the
+ * task run again, the index is rebuilt) but warns each time the value
+ * changes; a server that refuses CONFIG GET is noted once.
+ * FIELD-FAILURES B18.
+ */
+static void
+check_policy(struct coord *c)
+{
+	const char *v = "(CONFIG GET refused)";
+	redisReply *r;
+
+	if (c->node[0] == '\0' || c->redis == NULL ||
+	    (c->policy_mono != 0 && tstime_mono_ms() < c->policy_mono))
+		return;
+	c->policy_mono = tstime_mono_ms() + POLICY_MS;
+	r = redisCommand(c->redis, "CONFIG GET maxmemory-policy");
+	if (r == NULL) {
+		drop(c);
+		return;
+	}
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	    r->element[1]->type == REDIS_REPLY_STRING)
+		v = r->element[1]->str;
+	if (strcmp(v, c->policy) != 0) {
+		if (strcmp(v, "noeviction") == 0)
+			log_info("redis: maxmemory-policy is noeviction");
+		else if (r->type == REDIS_REPLY_ARRAY)
+			log_warnx("redis: maxmemory-policy is %s, not "
+			    "noeviction: under memory pressure Redis may "
+			    "evict leases, heartbeats and the index (tasks "
+			    "are then run again, never lost); set "
+			    "maxmemory-policy noeviction", v);
+		else
+			log_info("redis: maxmemory-policy unknown (CONFIG "
+			    "GET refused); it should be noeviction");
+		snprintf(c->policy, sizeof(c->policy), "%s", v);
+	}
+	freeReplyObject(r);
 }
 
 /*
@@ -539,6 +587,9 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	if (coord_file_ops.heartbeat(c, info, why, whylen) != 0 ||
 	    ensure(c, why, whylen) != 0)
 		return -1;
+	check_policy(c);
+	if (ensure(c, why, whylen) != 0)
+		return -1;
 	key(c, k, sizeof(k), "node:", c->node);
 	snprintf(v[0], sizeof(v[0]), "%ld", info->pid);
 	snprintf(v[1], sizeof(v[1]), "%ld", info->slots);
@@ -591,6 +642,30 @@ parse_hash(const redisReply *r, struct coord_node *nd)
 			continue;
 		coord_node_field(nd, f, v);
 	}
+}
+
+/*
+ * Liveness is judged with Redis's clock, never with the writer's: the
+ * heartbeat's age is 3 x heartbeat_ms minus the key's remaining PTTL
+ * (Redis counts expiry on its own clock), and nd->at_ms is rewritten as
+ * this reader's now minus that age.  A node whose clock runs 30 s behind
+ * or ahead is then neither offline nor immortal (FIELD-FAILURES B31).  A
+ * key without expiry (-1) or a failed PTTL keeps the written at_ms.
+ */
+static void
+restamp(struct coord *c, const redisReply *k, struct coord_node *nd)
+{
+	redisReply *r = c->redis == NULL ? NULL : checked(c, redisCommand(
+	    c->redis, "PTTL %b", k->str, k->len), REDIS_REPLY_INTEGER);
+	long long age;
+
+	if (r == NULL)
+		return;
+	if (r->integer >= 0) {
+		age = 3LL * c->heartbeat_ms - r->integer;
+		nd->at_ms = tstime_now_ms() - (age > 0 ? age : 0);
+	}
+	freeReplyObject(r);
 }
 
 static int
@@ -655,6 +730,7 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			v[len].id[k->len - plen] = '\0';
 			parse_hash(h, &v[len]);
 			freeReplyObject(h);
+			restamp(c, k, &v[len]);
 			len++;
 		}
 		freeReplyObject(r);

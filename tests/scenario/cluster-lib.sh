@@ -58,7 +58,9 @@ kill9_logged() {
 # check_no_overlap: for every id of probe.log, no two attempts overlap.
 # An attempt ends at its END line; one killed without END ends at its
 # logs/<id>/<attempt>.stale record (self-fencing: written after the hook
-# died) or else at the first kill of its node (results/ names the node of
+# died), at the finishedAt its node recorded when it saw the hook exit
+# (an outcome other than LOST, e.g. killed by a signal), or else at the
+# first kill of its node (results/ names the node of
 # each attempt; $TRASH/kills as written by kill9_logged) that was over
 # after its START.  Prints the offending ids.
 check_no_overlap() {
@@ -71,12 +73,17 @@ check_no_overlap() {
 	touch "$TRASH/kills"
 	sed 's/^/KILL /' "$TRASH/kills" >"$TRASH/kill.lines"
 	(cd "$SPOOL/results" && find . -name "*.json" -print | xargs -r jq -r \
-	    '.requestId as $i | .attempts[] | "NODE \($i) \(.attempt) \(.node)"') \
+	    'def ms: if . == null then "-" else ((.[0:19] + "Z" | fromdateiso8601) * 1000 + (.[20:23] | tonumber)) end;
+	    .requestId as $i | .attempts[] | "NODE \($i) \(.attempt) \(.node) \(.outcome) \(.finishedAt | ms)"') \
 	    >"$TRASH/node.lines"
 	cat "$TRASH/kill.lines" "$TRASH/node.lines" "$TRASH/stale.lines" \
 	    "$SPOOL/probe.log" | awk '
 		$1 == "KILL"  { nk++; kn[nk] = $4; kill[nk] = $5 + 0; next }
-		$1 == "NODE"  { nd[$2 " " $3] = $4; next }
+		$1 == "NODE"  { nd[$2 " " $3] = $4
+				# concluded by its node (not LOST): it saw the
+				# hook exit at finishedAt (e.g. killed by a signal)
+				if ($5 != "LOST" && $6 != "-") fin[$2 " " $3] = $6 * 1000000
+				next }
 		$1 == "STALE" { st[$2 " " $3] = $4 * 1000000; next }
 		$1 == "START" { s[$2 " " $3] = $4 + 0; ids[$2] = 1
 				if ($3 + 0 > max[$2]) max[$2] = $3 + 0; next }
@@ -92,6 +99,7 @@ check_no_overlap() {
 					}
 					if (k in e) prev_end = e[k]
 					else if (k in st) prev_end = st[k]
+					else if (k in fin) prev_end = fin[k]
 					else {
 						prev_end = 9e18
 						for (i = 1; i <= nk; i++)

@@ -4,7 +4,12 @@
 # and c (-j 2 each) run; a starts before the drop, b and c during it, so
 # each of b and c installs its watch and scans incoming/ while files keep
 # arriving.  Every task must run exactly once and end in done/ with one
-# result.
+# result: each claim rename lost to another node (ENOENT) is skipped
+# quietly, the local form of B59's NFS rename races; an NFS silly-rename
+# file (.nfsXXXX) in incoming/ is left alone (B59); a daemon blind to
+# inotify (as on NFS for other hosts' writes) finds files by rescans (B58).
+# The 1,000-file backlog is B61's short form (s0001 queues 10,000+ at once;
+# the claim latency against the backlog is a `make bench` number).
 . "$(dirname "$0")/test-lib.sh"
 
 N=1000
@@ -28,6 +33,12 @@ dropper() {
 		i=$((i + 1))
 	done
 }
+
+# B59: an NFS client renames a file that is still open when it is removed
+# to .nfsXXXX ("silly rename"); such names are never tasks.
+NFS_SILLY=.nfs0000000000c0ffee00000001
+printf '{"requestId":"nfs1","taskCode":"probe"}' >"$SPOOL/tmp/silly" &&
+mv "$SPOOL/tmp/silly" "$SPOOL/incoming/$NFS_SILLY"
 
 test_expect_success 'node a starts before the drop' 'start_daemon a -j 2'
 
@@ -63,6 +74,14 @@ test_expect_success 'each id: in done/ only, one SUCCESS result with one attempt
 	test "$(wc -l <"$TRASH/res.tsv")" = $N &&
 	awk -F"\t" "\$2 != \"SUCCESS\" || \$3 != 1 || \$4 != \"SUCCESS\" { print \"bad result:\", \$0; bad = 1 } END { exit bad }" "$TRASH/res.tsv" &&
 	cut -f1 "$TRASH/res.tsv" | diff "$TRASH/ids" -
+'
+
+test_expect_success 'B59: the .nfsXXXX file in incoming/ was neither run nor quarantined' '
+	test -f "$SPOOL/incoming/$NFS_SILLY" &&
+	test ! -e "$SPOOL/results/nfs1.json" &&
+	! grep -q "^START nfs1 " "$SPOOL/probe.log" &&
+	test "$(ls -A "$SPOOL/corrupt" | wc -l)" = 0 &&
+	rm "$SPOOL/incoming/$NFS_SILLY"
 '
 
 test_expect_success 'nothing left in incoming/ delayed/ active/*/; no task file in tmp/' '
@@ -109,6 +128,21 @@ test_expect_success 'taskspool list --state SUCCESS lists 1000' '
 
 test_expect_success 'daemons drain and stop' '
 	stop_daemon a && stop_daemon b && stop_daemon c
+'
+
+# B58: inotify sees no file written by another NFS client; a daemon then
+# finds work by its periodic rescans (and, in cluster mode, by the Redis
+# wake-ups of t0044).  inotify = 0 makes this host blind in the same way.
+test_expect_success 'B58: with inotify = 0, 20 files dropped without a wake-up are found by the rescans' '
+	start_daemon blind -j 2 -o inotify=0 &&
+	grep -q "inotify = 0: new files are found by rescans" "$TRASH/log.blind" &&
+	for k in $(seq 1 20); do
+		drop "bl$k.json" "{\"requestId\":\"bl$k\",\"taskCode\":\"probe\"}" || return 1
+	done &&
+	for k in $(seq 1 20); do wait_terminal "bl$k" 30 || return 1; done &&
+	test "$(ls "$SPOOL/done" | grep -c "^bl[0-9]*\.json\$")" = 20 &&
+	test "$(grep -c "^START bl[0-9]* 1 " "$SPOOL/probe.log")" = 20 &&
+	stop_daemon blind
 '
 
 test_done

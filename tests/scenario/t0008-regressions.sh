@@ -1,7 +1,8 @@
 #!/bin/sh
 # Regressions found by adversarial runs: a SIGHUP that changes tail_bytes
 # while a hook writes (the tail ring kept its old size: heap overflow), and
-# running out of file descriptors (start failures were final HOOK_ERRORs).
+# running out of file descriptors (start failures were final HOOK_ERRORs);
+# descriptors back to their baseline after every kind of work (B39).
 . "$(dirname "$0")/test-lib.sh"
 
 cat >"$HOOKS/chatty" <<'H'
@@ -79,6 +80,56 @@ test_expect_success 'out of descriptors: every task still succeeds, none HOOK_ER
 '
 
 test_expect_success 'it stops cleanly' 'stop_daemon fd1'
+
+# B39: descriptors must return to where they were after every kind of
+# work: hooks, timeouts (process groups killed), malformed files
+# (quarantined), callbacks whose receiver refuses the connection (three
+# tries each).  A daemon with `ulimit -n 256`; the baseline is taken once
+# one callback has been delivered (the sender opens its directories and
+# its curl multi handle on first use).
+fds_of() { ls "/proc/$(daemon_pid "$1")/fd" | wc -l; }
+test_expect_success 'B39: after 100 tasks, 10 timeouts, 20 bad files, 20 refused callbacks: descriptors back to the baseline' '
+	rm -f "$SPOOL/state/heartbeat.fd2" &&
+	( ulimit -n 256; exec "$TSD" -d -c "$CONF" -i fd2 -j 8 -o callback_allow_http=1 \
+	    -o callback_allow_cidrs=127.0.0.0/8 -o callback_allowed_ports= \
+	    -o callback_delays_ms=100,100 -o callback_jitter_pct=0 \
+	    -o callback_secret=whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8= ) >>"$TRASH/log.fd2" 2>&1 &
+	echo $! >"$TRASH/pid.fd2" && DAEMON_PIDS="$DAEMON_PIDS $!" &&
+	DAEMONS="$DAEMONS fd2" &&
+	wait_for "test -f $SPOOL/state/heartbeat.fd2" &&
+	drop cb0.json "{\"requestId\":\"cb0\",\"taskCode\":\"probe\",\"callbackUrl\":\"http://127.0.0.1:9/x\"}" &&
+	wait_for "test -e $SPOOL/outbox/callbacks/failed/cb0.json" 30 &&
+	sleep 1 && before=$(fds_of fd2) &&
+	for k in $(seq 1 100); do
+		drop "ok$k.json" "{\"requestId\":\"ok$k\",\"taskCode\":\"probe\"}" || return 1
+	done &&
+	for k in $(seq 1 10); do
+		drop "to$k.json" "{\"requestId\":\"to$k\",\"taskCode\":\"probe\",\"timeoutSec\":1,\"maxRetries\":0,\"executeParams\":{\"sleep_ms\":60000}}" || return 1
+	done &&
+	for k in $(seq 1 20); do
+		drop "bad$k.json" "{" || return 1
+		drop "cb$k.json" "{\"requestId\":\"cb$k\",\"taskCode\":\"probe\",\"callbackUrl\":\"http://127.0.0.1:9/x\"}" || return 1
+	done &&
+	for k in $(seq 1 100); do wait_terminal "ok$k" 60 || return 1; done &&
+	for k in $(seq 1 10); do wait_terminal "to$k" 60 || return 1; done &&
+	for k in $(seq 1 20); do wait_terminal "cb$k" 60 || return 1; done &&
+	wait_for "test \$(ls $SPOOL/corrupt | grep -c \"^bad[0-9]*\.json\$\") = 20" 30 &&
+	# every delivery ran out of tries (connection refused three times)
+	wait_for "test \$(ls $SPOOL/outbox/callbacks/failed 2>/dev/null | grep -c \"^cb[0-9]*\.json\$\") = 21" 60 &&
+	# (the first ones connect and are refused; then the circuit
+	# breaker of the endpoint opens: the rest fail without connecting)
+	jq -e ".lastError == \"CONNECT_FAILED\"" "$SPOOL/outbox/callbacks/failed/cb0.json" &&
+	jq -e ".status == \"CALLBACK_FAILED\" and .attempts == 3" "$SPOOL/outbox/callbacks/failed/cb1.json" &&
+	test "$(jq -r .attempts[0].outcome "$SPOOL/results/to1.json")" = TIMEOUT &&
+	sleep 2 && after=$(fds_of fd2) &&
+	echo "descriptors of fd2: $before before, $after after" &&
+	test "$after" -le $((before + 5)) &&
+	! grep -l HOOK_ERROR "$SPOOL"/results/ok*.json "$SPOOL"/results/cb*.json &&
+	kill -0 "$(daemon_pid fd2)" &&
+	! grep -q "Too many open files" "$TRASH/log.fd2"
+'
+
+test_expect_success 'fd2 stops cleanly' 'stop_daemon fd2'
 
 # A forced stop (SIGTERM twice: drain, then stop the hooks) is not the
 # hook's fault: the attempt must not end the task as FAILED (with

@@ -3,7 +3,9 @@
 # run — the daemon keeps running them and the outbox grows; MariaDB back
 # but slow (tables locked) while the writer replays, the daemon killed
 # (SIGKILL) in the middle of that replay and restarted.  Afterwards the
-# rows equal the result files exactly: no duplicate, none missing.
+# rows equal the result files exactly: no duplicate, none missing, and a
+# task whose row was RUNNING when MariaDB stopped is SUCCESS with its own
+# finish time (FIELD-FAILURES B21).
 # Always uses a private mariadbd (it is stopped and started here).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/records-lib.sh"
@@ -57,13 +59,18 @@ test_expect_success 'schema migrated, daemon with 4 slots started' '
 	ts db migrate && start_daemon n1 -j 4
 '
 
-test_expect_success "MariaDB stopped while $N1 tasks run; $N2 more run during the outage" '
+# B21: task v runs 4 s; its row is RUNNING when MariaDB stops, it ends
+# during the outage, and after the return its row must be SUCCESS with the
+# result file's finishedAt (rows_match below), not stay RUNNING.
+test_expect_success "B21: task v RUNNING in MariaDB; MariaDB stopped while v and $N1 tasks run; $N2 more run during the outage" '
+	ts submit --code probe --id v --params "{\"sleep_ms\": 4000}" >/dev/null &&
+	wait_for "test \"\$(sql \"SELECT status FROM task_execution WHERE request_id = '"'"'v'"'"'\")\" = RUNNING" 30 &&
 	submit_slow 1 "$N1" &&
 	sh "$MDB_SCRIPT" stop "$MDB_DIR" &&
 	! mdb_alive &&
 	echo "terminal when MariaDB was down: $(terminal_count) of $N1" &&
 	submit_slow $((N1 + 1)) "$N" &&
-	wait_for "test \$(terminal_count) -eq $N" 120 &&
+	wait_for "test \$(terminal_count) -eq $((N + 1))" 120 &&
 	! mdb_alive &&
 	kill -0 "$(daemon_pid n1)" &&
 	echo "outbox during the outage: $(outbox_count) record file(s)" &&
@@ -80,7 +87,7 @@ test_expect_success 'the outbox depth gauge shows the waiting records during the
 
 test_expect_success 'every task ran once during the outage (probe log)' '
 	test "$(grep -c "^START out" "$SPOOL/probe.log")" = \
-	    "$(for f in "$SPOOL"/results/*.json; do jq ".attempts | length" "$f"; done | awk "{ s += \$1 } END { print s }")"
+	    "$(for f in "$SPOOL"/results/out*.json; do jq ".attempts | length" "$f"; done | awk "{ s += \$1 } END { print s }")"
 '
 
 test_expect_success 'MariaDB back but slow; the daemon is killed while it replays' '
@@ -108,8 +115,12 @@ test_expect_success 'lock holder killed; restarted daemon replays the outbox to 
 '
 
 test_expect_success 'rows equal the result files exactly: no duplicate, none missing' '
-	test "$(sql "SELECT COUNT(*) FROM task_execution")" = "$N" &&
+	test "$(sql "SELECT COUNT(*) FROM task_execution")" = "$((N + 1))" &&
 	rows_match &&
+	# B21: v ran once; its row left RUNNING for SUCCESS, finished when
+	# the result file says (rows_match compared every column)
+	test "$(grep -c "^START v " "$SPOOL/probe.log")" = 1 &&
+	test "$(sql "SELECT status FROM task_execution WHERE request_id = '"'"'v'"'"'")" = SUCCESS &&
 	test "$(sql "SELECT COUNT(*) FROM task_execution WHERE status = \"RUNNING\" OR status = \"PENDING\"")" = 0 &&
 	test "$(ls "$SPOOL/corrupt" | wc -l)" = 0
 '

@@ -4,7 +4,8 @@
 # Standard Webhooks signature itself): retries, a slow receiver that must
 # not hold up a healthy one, a redirect, a 410, a registration with two
 # secrets, Retry-After, redelivery, a dead node's delivery taken over, a
-# denied address, and https with a self-signed certificate.
+# denied address, https with a self-signed certificate, and receivers
+# that close or reset the connection at once (B55).
 . "$(dirname "$0")/test-lib.sh"
 
 RECV="$(dirname "$0")/../tools/cbrecv.py"
@@ -76,6 +77,7 @@ done
 
 test_expect_success 'daemon starts' 'start_daemon n1 -j 4'
 
+# FIELD-FAILURES B49: every retry carries the bytes that were signed.
 test_expect_success '500 twice then 200: delivered on the third try, signed, same id and bytes' '
 	task c-flaky "http://127.0.0.1:$(port flaky)/flaky" &&
 	wait_cb c-flaky DELIVERED &&
@@ -104,6 +106,7 @@ test_expect_success 'the envelope is the §6.2 shape, from the result, raw UTF-8
 	test "$(jq -c "keys_unsorted" "$TRASH/env.json")" = "[\"type\",\"timestamp\",\"data\"]"
 '
 
+# FIELD-FAILURES B52: one slow receiver must not hold up the others.
 test_expect_success 'a receiver that sleeps 10 s does not hold up a healthy one' '
 	task c-slow "http://127.0.0.1:$(port slow)/slow" &&
 	wait_for "test \$(arrivals slow) -ge 1" 30 &&
@@ -268,6 +271,59 @@ test_expect_success 'taskspool_callbacks_total counts what n3 and n4 did' '
 	test "$(cb_metric n3 ok)" = 0 && test "$(cb_metric n3 failed)" = 2 &&
 	test "$(cb_metric n4 ok)" = 1 && test "$(cb_metric n4 failed)" = 1 &&
 	grep -q "^taskspool_callback_circuit_open" "$SPOOL/metrics/n4.prom"
+'
+
+# B55: receivers that go away.  One accepts each connection and closes it
+# at once (the request is written into a closed socket: EPIPE, or SIGPIPE
+# for a daemon that did not ignore it), one resets it (SO_LINGER 0: RST).
+# Every delivery counts each broken try and ends CALLBACK_FAILED after its
+# 5 tries; the daemon never dies.
+cat >"$TRASH/closer.py" <<'PY'
+import os, socket, struct, sys
+port_file, log, mode = sys.argv[1:4]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0))
+s.listen(128)
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(s.getsockname()[1]))
+os.rename(port_file + ".tmp", port_file)
+while True:
+    c, _ = s.accept()
+    if mode == "rst":
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+    with open(log, "a") as f:
+        f.write("accepted\n")
+PY
+for m in close rst; do
+	python3 "$TRASH/closer.py" "$TRASH/$m.port" "$TRASH/$m.acc" $m 2>>"$TRASH/$m.err" &
+	DAEMON_PIDS="$DAEMON_PIDS $!"
+	wait_for "test -f $TRASH/$m.port" 20
+done
+
+test_expect_success 'B55: 20 deliveries to receivers that close or reset at once: each fails its 5 tries, the daemon lives' '
+	echo "callback_allow_http = 1" >>"$CONF" &&
+	start_daemon n5 -j 4 &&
+	pid=$(daemon_pid n5) &&
+	for i in $(seq 1 10); do
+		task "bc-close-$i" "http://127.0.0.1:$(port close)/x" &&
+		task "bc-rst-$i" "http://127.0.0.1:$(port rst)/x" || return 1
+	done &&
+	for i in $(seq 1 10); do
+		wait_cb "bc-close-$i" CALLBACK_FAILED 60 &&
+		wait_cb "bc-rst-$i" CALLBACK_FAILED 60 || return 1
+	done &&
+	for i in $(seq 1 10); do
+		for m in close rst; do
+			test "$(cbget "bc-$m-$i" .attempts)" = 5 || return 1
+		done
+	done &&
+	echo "connections: close $(wc -l <"$TRASH/close.acc"), rst $(wc -l <"$TRASH/rst.acc")" &&
+	test "$(wc -l <"$TRASH/close.acc")" -ge 1 && test "$(wc -l <"$TRASH/rst.acc")" -ge 1 &&
+	kill -0 "$pid" && test "$(daemon_pid n5)" = "$pid" &&
+	test "$(grep -c " node n5 started" "$TRASH/log.n5")" = 1 &&
+	stop_daemon n5
 '
 
 test_done

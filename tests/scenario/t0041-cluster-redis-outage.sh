@@ -3,7 +3,9 @@
 # while hooks run: each node kills the hooks whose leases it cannot renew
 # (self-fencing, a .stale record, no result), claims nothing meanwhile,
 # keeps running, and once Redis is back every task finishes, with no two
-# attempts of a task overlapping.  FLUSHALL during a run loses nothing.
+# attempts of a task overlapping.  FLUSHALL during a run loses nothing
+# (B18: the worst eviction); an eviction policy other than noeviction is
+# logged as a warning (B18).
 # Always uses a private redis-server (it is stopped and flushed), never
 # $TS_TEST_REDIS.
 . "$(dirname "$0")/test-lib.sh"
@@ -90,6 +92,22 @@ test_expect_success 'FLUSHALL during a run of 400 tasks loses nothing' '
 	lost=$(cd "$SPOOL/results" && jq -r "select(.attempts | length > 1) | .requestId" fl-*.json | wc -l) &&
 	echo "# FLUSHALL: $lost of 401 tasks had a lost attempt, all SUCCESS" >&3
 ' 3>&1
+
+# B18: an eviction policy other than noeviction lets Redis delete leases
+# and heartbeats under memory pressure.  The daemon runs on (the spool is
+# the source of truth; the FLUSHALL above is the worst eviction) but warns
+# at each connection and when a periodic read finds the value changed.
+test_expect_success 'B18: maxmemory-policy noeviction noted; allkeys-lru warned about at start' '
+	grep -q "redis: maxmemory-policy is noeviction" "$TRASH/log.a" &&
+	! grep -q "not noeviction" "$TRASH/log.a" "$TRASH/log.b" &&
+	stop_daemon b &&
+	rcli CONFIG SET maxmemory-policy allkeys-lru >/dev/null &&
+	start_daemon b -j 4 &&
+	wait_for "grep -q \"redis: maxmemory-policy is allkeys-lru, not noeviction\" \"$TRASH/log.b\"" 20 &&
+	rcli CONFIG SET maxmemory-policy noeviction >/dev/null &&
+	drop_task ev-1 0 && wait_terminal ev-1 30 &&
+	check_once "$TRASH/ids"
+'
 
 test_expect_success 'daemons drain and stop' '
 	stop_daemon a && stop_daemon b

@@ -5,8 +5,9 @@
 # when it was submitted with taskspool submit or announced on the Redis
 # channel <prefix>wake; a file merely dropped (no wake-up) waits for the
 # rescan.  A retry that becomes due is promoted and picked up the same
-# way.  Uses $TS_TEST_REDIS when set (own key prefix), else its own
-# server.
+# way.  This is the path that covers FIELD-FAILURES B58 (inotify blind
+# to other NFS clients' writes) on this machine, which has no NFS.  Uses
+# $TS_TEST_REDIS when set (own key prefix), else its own server.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 redis_setup

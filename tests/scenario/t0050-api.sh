@@ -3,7 +3,8 @@
 # the hook runs, GET shows the result; the shell and Python clients; a
 # request signed by hand with openssl dgst (API.md §10); 50 concurrent
 # submissions of one requestId; nonce replay; every row of API.md §5 a
-# client can cause, each with its exact status and code.
+# client can cause, each with its exact status and code; clients that
+# leave before the answer (B55).
 #
 # Uses the lighttpd named by TS_TEST_LIGHTTPD / TS_TEST_LIGHTTPD_DIR when
 # set (pointing its taskspool.cgi and taskspool.conf links at this test's
@@ -121,6 +122,7 @@ test_expect_success 'same requestId and body again: 202 replay with the current 
 	test "$(jq -r .status "$TRASH/body")" = SUCCESS
 '
 
+# FIELD-FAILURES B50: concurrent requests with one idempotency key.
 test_expect_success '50 concurrent submissions of one requestId create exactly one task' '
 	printf "{\"requestId\":\"race-1\",\"taskCode\":\"count\"}" >"$TRASH/race.json" &&
 	pids= && i=0 && while [ $i -lt 50 ]; do
@@ -139,6 +141,7 @@ test_expect_success '50 concurrent submissions of one requestId create exactly o
 	test "$(ls "$SPOOL/state/requests" | grep -c "^race-1")" = 1
 '
 
+# FIELD-FAILURES B48: a signed request replayed (timestamps: check_api V-vectors).
 test_expect_success 'a replayed nonce is refused: 401 NONCE_REPLAYED' '
 	XTS=$(date +%s) NONCE=0123456789abcdef0123456789abcdef &&
 	export XTS NONCE &&
@@ -362,6 +365,45 @@ test_expect_success 'after taskspool purge the requestId is new again (API.md §
 test_expect_success 'nonce markers live under state/nonces, one per accepted request' '
 	n=$(ls "$SPOOL/state/nonces" | wc -l) && test "$n" -gt 50 &&
 	ls "$SPOOL/state/nonces" | grep -q "^tester\.0123456789abcdef0123456789abcdef$"
+'
+
+# B55, the API half: a client that sends a signed POST and closes its
+# socket at once, before reading the answer (the CGI may be cut off at any
+# point of its work).  Retried with the same requestId, each ends as
+# exactly one task run once, never two.
+gone() {	# gone REQID
+	printf '{"requestId":"%s","taskCode":"count"}' "$1" >"$TRASH/gone.$1"
+	_ts=$(date +%s); _n=$(openssl rand -hex 16)
+	_h=$(openssl dgst -sha256 -r <"$TRASH/gone.$1" | cut -d' ' -f1)
+	printf 'TS1-HMAC-SHA256\nPOST\n/api/tasks\n\n%s\n%s\n%s\n%s' "$APP" "$_ts" "$_n" "$_h" >"$TRASH/cs.txt"
+	_s=$(openssl dgst -sha256 -hmac "$KEY" "$TRASH/cs.txt" | sed 's/.*= //')
+	python3 -c '
+import socket, sys
+hp, app, ts, nonce, sig, path = sys.argv[1:7]
+body = open(path, "rb").read()
+host, port = hp.rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+head = ("POST /api/tasks HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
+    "Content-Length: %d\r\nX-App-Id: %s\r\nX-Timestamp: %s\r\nX-Nonce: %s\r\n"
+    "X-Signature: %s\r\nConnection: close\r\n\r\n") % (hp, len(body), app, ts, nonce, sig)
+s.sendall(head.encode() + body)
+s.close()
+' "$HOSTPORT" "$APP" "$_ts" "$_n" "$_s" "$TRASH/gone.$1"
+}
+
+test_expect_success 'B55: 20 submissions whose client leaves before the answer, then retried: one task each, run once' '
+	for i in $(seq 1 20); do gone "gone-$i" || return 1; done &&
+	for i in $(seq 1 20); do
+		sh "$CLIENT" submit "$TRASH/gone.gone-$i" >"$TRASH/gone.out" 2>&1 &&
+		test "$(jq -r .requestId "$TRASH/gone.out")" = "gone-$i" || { cat "$TRASH/gone.out"; return 1; }
+	done &&
+	for i in $(seq 1 20); do wait_terminal "gone-$i" 30 || return 1; done &&
+	sleep 1 &&
+	for i in $(seq 1 20); do
+		test "$(wc -l <"$TRASH/count.gone-$i")" = 1 &&
+		test "$(find "$SPOOL" -name "gone-$i.json" -not -path "*/results/*" -not -path "*/state/*" -not -path "*/outbox/*" | wc -l)" = 1 || return 1
+	done &&
+	kill -0 "$(daemon_pid n1)"
 '
 
 test_done

@@ -31,7 +31,11 @@ cleanup() {
 		_tl_in_test=""
 	fi
 	for _tl_p in $DAEMON_PIDS; do
-		kill -9 "$_tl_p" 2>/dev/null
+		# Only a process of this run (its command line names $TRASH):
+		# a PID of one that ended long ago may belong to another
+		# program by now, e.g. a hook of another test run.
+		tr "\0" " " 2>/dev/null <"/proc/$_tl_p/cmdline" |
+		    grep -qF "$TRASH" && kill -9 "$_tl_p" 2>/dev/null
 	done
 	if [ "$test_failed" -eq 0 ] && [ -z "${KEEP_TRASH:-}" ]; then
 		rm -rf "$TRASH"

@@ -4,7 +4,9 @@
  * Expectations from backoff.h: d = min(cap, base * 2^(n-1)), n < 1 taken
  * as 1; the jittered delay lies in [d - d*pct/100, d], drawn uniformly
  * with the caller's random value; large n never overflows into a zero or
- * negative delay.  The delays are computed by hand in the table comments.
+ * negative delay (FIELD-FAILURES B54: Polly's delay turned negative after
+ * 1025 tries; test_delay_huge_n goes to n = INT_MAX).  The delays are
+ * computed by hand in the table comments.
  */
 #include <limits.h>
 #include <stdint.h>

@@ -410,11 +410,18 @@ static const struct bad_case bad_cases[] = {
 	    "round_robin" },
 	{ "route number", "{\"taskCode\":\"a\",\"route\":1}", "route",
 	    "string" },
-	/* maxRetries 0..100 */
+	/* maxRetries 0..100; B54: 1000, 2^31 and 2^63 refused, not wrapped
+	 * into a negative or small count */
 	{ "retries -1", "{\"taskCode\":\"a\",\"maxRetries\":-1}",
 	    "maxRetries", "integer 0..100" },
 	{ "retries 101", "{\"taskCode\":\"a\",\"maxRetries\":101}",
 	    "maxRetries", "integer 0..100" },
+	{ "retries 1000", "{\"taskCode\":\"a\",\"maxRetries\":1000}",
+	    "maxRetries", "integer 0..100" },
+	{ "retries 2^31", "{\"taskCode\":\"a\",\"maxRetries\":2147483648}",
+	    "maxRetries", "integer 0..100" },
+	{ "retries 2^63", "{\"taskCode\":\"a\",\"maxRetries\":9223372036854775808}",
+	    "maxRetries", "number out of range" },
 	{ "retries string", "{\"taskCode\":\"a\",\"maxRetries\":\"3\"}",
 	    "maxRetries", "integer 0..100" },
 	/* callbackUrl */
