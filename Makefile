@@ -29,11 +29,13 @@ endif
 LDFLAGS  += $(SAN)
 LDLIBS   += $(PKG_LIBS) -lpthread
 
-MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c
+MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c \
+	   daemon/taskspool-fcgi.c
 LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*.c))
 LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/migrations_gen.o
 MIGRATIONS = $(sort $(wildcard sql/migrations/*.sql))
-PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi
+PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi \
+	   $(BUILD)/taskspool.fcgi
 UNIT_SRCS = $(wildcard tests/unit/check_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS = $(wildcard tests/tools/*.c)
@@ -79,14 +81,26 @@ $(BUILD)/obj/records_mariadb_dl.o: daemon/records_mariadb.c \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTS_MYSQL_DL -c -o $@ $<
 
-$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c \
-    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+# api_link(FLAGS): link an API program ($<) with FLAGS (extra -I and -l).
+define api_link
 	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed -o $@ $< \
 	    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a \
-	    $(LDLIBS) -ldl
+	    $(1) $(LDLIBS) -ldl
 	@if readelf -d $@ | grep -q 'NEEDED.*libmariadb'; then \
 	    echo "$@ must not need libmariadb (see daemon/mysql_dl.h)"; \
 	    rm -f $@; exit 1; fi
+endef
+
+$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c \
+    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+	$(call api_link,)
+
+# The FastCGI build of the same API (daemon/apiserve.h): the CGI's link
+# rules, plus Debian's libfcgi (libfcgi-dev) for the protocol.
+FCGI_FLAGS := $(shell pkg-config --cflags --libs fcgi 2>/dev/null || echo -lfcgi)
+$(BUILD)/taskspool.fcgi: daemon/taskspool-fcgi.c \
+    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+	$(call api_link,$(FCGI_FLAGS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
 	@mkdir -p $(@D)
