@@ -6,8 +6,9 @@
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
-#   make install    programs, manual pages, examples, systemd units into
-#                   $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
+#   make install    programs (taskspool.fcgi too), manual pages, examples,
+#                   systemd units into $(DESTDIR)$(PREFIX) (PREFIX
+#                   defaults to /usr/local)
 
 BUILD    ?= build
 CC       ?= cc
@@ -159,16 +160,19 @@ MANDIR   = $(PREFIX)/share/man
 DOCDIR   = $(PREFIX)/share/doc/taskspool
 UNITDIR  = $(PREFIX)/lib/systemd/system
 MANPAGES = daemon/taskspool.1 daemon/taskspool.conf.5 \
-	   daemon/taskspool-hooks.7 daemon/taskspoold.8
+	   daemon/taskspool-hooks.7 daemon/taskspoold.8 daemon/taskspool.cgi.8
 EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
 	   contrib/prometheus/alerts.yml contrib/logrotate/taskspool
-UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service
+UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service \
+	   contrib/systemd/taskspool-fcgi.socket \
+	   contrib/systemd/taskspool-fcgi.service
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 	    $(DESTDIR)$(DOCDIR)/examples/hooks $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/taskspool $(DESTDIR)$(BINDIR)/taskspool
 	install -m 755 $(BUILD)/taskspoold $(DESTDIR)$(SBINDIR)/taskspoold
+	install -m 755 $(BUILD)/taskspool.fcgi $(DESTDIR)$(SBINDIR)/taskspool.fcgi
 	for m in $(MANPAGES); do \
 	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
@@ -183,7 +187,8 @@ install: $(PROGS)
 	    chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/taskspool $(DESTDIR)$(SBINDIR)/taskspoold
+	rm -f $(DESTDIR)$(BINDIR)/taskspool $(DESTDIR)$(SBINDIR)/taskspoold \
+	    $(DESTDIR)$(SBINDIR)/taskspool.fcgi
 	for m in $(MANPAGES); do s=$${m##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$${u##*/}; done

@@ -80,7 +80,7 @@ main(int argc, char **argv)
 	(void)argv;
 	if (argc > 1) {
 		fputs("usage: taskspool.fcgi (started by the web server or "
-		    "spawn-fcgi; see taskspool.fcgi(8))\n", stderr);
+		    "spawn-fcgi; see taskspool.cgi(8))\n", stderr);
 		return 64;
 	}
 	if (FCGX_IsCGI()) {
