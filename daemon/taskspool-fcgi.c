@@ -14,9 +14,9 @@
  * environment's (bin-environment, Environment=), as taskspool.cgi.
  *
  * SIGTERM (the web server's stop): between requests exit at once, during
- * one finish it first.  Exit 0; 64 (EX_USAGE) with an argument or when
- * standard input is not a listening socket; 71 (EX_OSERR) when libfcgi
- * cannot start.
+ * one finish it first.  Exit 0 after SIGTERM; 64 (EX_USAGE) with an
+ * argument or when standard input is not a listening socket; 71
+ * (EX_OSERR) when libfcgi cannot start or stops accepting requests.
  */
 #include <limits.h>
 #include <signal.h>
@@ -76,6 +76,7 @@ main(int argc, char **argv)
 	FCGX_Request req;
 	struct api_request rq;
 	struct sigaction sa;
+	int rc = 0;
 
 	(void)argv;
 	if (argc > 1) {
@@ -100,7 +101,7 @@ main(int argc, char **argv)
 		fputs("taskspool.fcgi: libfcgi cannot start\n", stderr);
 		return 71;
 	}
-	while (!stop && FCGX_Accept_r(&req) >= 0) {
+	while (!stop && (rc = FCGX_Accept_r(&req)) >= 0) {
 		busy = 1;
 		memset(&rq, 0, sizeof(rq));
 		rq.getenv = fcgi_getenv;
@@ -112,5 +113,11 @@ main(int argc, char **argv)
 		busy = 0;
 	}
 	FCGX_Free(&req, 1);
-	return 0;
+	if (stop)
+		return 0;
+	/* The listening socket failed (or libfcgi's SIGUSR1 asked for a
+	 * stop): the process manager starts another process. */
+	fprintf(stderr, "taskspool.fcgi: no more requests accepted "
+	    "(libfcgi error %d)\n", rc);
+	return 71;
 }
