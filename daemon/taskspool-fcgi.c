@@ -13,8 +13,8 @@
  * parameters (fastcgi_param, setenv.add-environment), else the process
  * environment's (bin-environment, Environment=), as taskspool.cgi.
  *
- * SIGTERM (the web server's stop): between requests exit at once, during
- * one finish it first.  Exit 0 after SIGTERM; 64 (EX_USAGE) with an
+ * SIGTERM (the web server's stop) or SIGUSR1 (libfcgi's): between
+ * requests exit at once, during one finish it first.  Exit 0 after them; 64 (EX_USAGE) with an
  * argument or when standard input is not a listening socket; 71
  * (EX_OSERR) when libfcgi cannot start or stops accepting requests.
  */
@@ -97,6 +97,7 @@ main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);	/* libfcgi's own stop signal */
 	if (FCGX_Init() != 0 || FCGX_InitRequest(&req, 0, 0) != 0) {
 		fputs("taskspool.fcgi: libfcgi cannot start\n", stderr);
 		return 71;
@@ -115,8 +116,8 @@ main(int argc, char **argv)
 	FCGX_Free(&req, 1);
 	if (stop)
 		return 0;
-	/* The listening socket failed (or libfcgi's SIGUSR1 asked for a
-	 * stop): the process manager starts another process. */
+	/* The listening socket failed: the process manager starts
+	 * another process. */
 	fprintf(stderr, "taskspool.fcgi: no more requests accepted "
 	    "(libfcgi error %d)\n", rc);
 	return 71;
