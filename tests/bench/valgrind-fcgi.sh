@@ -98,10 +98,11 @@ PY
 		sleep 0.1; i=$((i + 1))
 	done
 	inuse=$(sed -n 's/.*in use at exit: \(.*\)/\1/p' "$T/vg.$n")
+	allocs=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs.*/\1/p' "$T/vg.$n")
 	lost=$(grep -c "definitely lost in\|indirectly lost in" "$T/vg.$n")
 	errs=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/\1/p' "$T/vg.$n")
 	fds=$(sed -n 's/.*FILE DESCRIPTORS: \([0-9]*\) open.*/\1/p' "$T/vg.$n")
-	echo "  $n requests: in use at exit ${inuse:-(no summary)}; leak records $lost; valgrind errors ${errs:-?}; open fds at exit ${fds:-?}"
+	echo "  $n requests: ${allocs:-?} allocations; in use at exit ${inuse:-(no summary)}; leak records $lost; valgrind errors ${errs:-?}; open fds at exit ${fds:-?}"
 }
 echo "taskspool.fcgi under valgrind memcheck, lighttpd mod_fastcgi, 1 process:"
 one "${1:-100}"
