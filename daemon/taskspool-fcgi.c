@@ -18,6 +18,7 @@
  * argument or when standard input is not a listening socket; 71
  * (EX_OSERR) when libfcgi cannot start or stops accepting requests.
  */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,7 +53,11 @@ fcgi_read(void *ctx, void *b, size_t n)
 	FCGX_Stream *in = ((FCGX_Request *)ctx)->in;
 	int got = FCGX_GetStr(b, n > INT_MAX ? INT_MAX : (int)n, in);
 
-	return got == 0 && FCGX_GetError(in) != 0 ? -1 : got;
+	if (got == 0 && FCGX_GetError(in) != 0) {
+		errno = EIO;	/* never a stale EINTR: the caller retries those */
+		return -1;
+	}
+	return got;
 }
 
 static void
