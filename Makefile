@@ -6,8 +6,9 @@
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
-#   make install    programs, manual pages, examples, systemd units into
-#                   $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
+#   make install    programs (taskspool.fcgi too), manual pages, examples,
+#                   systemd units into $(DESTDIR)$(PREFIX) (PREFIX
+#                   defaults to /usr/local)
 
 BUILD    ?= build
 CC       ?= cc
@@ -29,11 +30,13 @@ endif
 LDFLAGS  += $(SAN)
 LDLIBS   += $(PKG_LIBS) -lpthread
 
-MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c
+MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c \
+	   daemon/taskspool-fcgi.c
 LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*.c))
 LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/migrations_gen.o
 MIGRATIONS = $(sort $(wildcard sql/migrations/*.sql))
-PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi
+PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi \
+	   $(BUILD)/taskspool.fcgi
 UNIT_SRCS = $(wildcard tests/unit/check_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS = $(wildcard tests/tools/*.c)
@@ -79,14 +82,26 @@ $(BUILD)/obj/records_mariadb_dl.o: daemon/records_mariadb.c \
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTS_MYSQL_DL -c -o $@ $<
 
-$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c \
-    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+# api_link(FLAGS): link an API program ($<) with FLAGS (extra -I and -l).
+define api_link
 	$(CC) $(CFLAGS) $(LDFLAGS) -Wl,--as-needed -o $@ $< \
 	    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a \
-	    $(LDLIBS) -ldl
+	    $(1) $(LDLIBS) -ldl
 	@if readelf -d $@ | grep -q 'NEEDED.*libmariadb'; then \
 	    echo "$@ must not need libmariadb (see daemon/mysql_dl.h)"; \
 	    rm -f $@; exit 1; fi
+endef
+
+$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c \
+    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+	$(call api_link,)
+
+# The FastCGI build of the same API (daemon/apiserve.h): the CGI's link
+# rules, plus Debian's libfcgi (libfcgi-dev) for the protocol.
+FCGI_FLAGS := $(shell pkg-config --cflags --libs fcgi 2>/dev/null || echo -lfcgi)
+$(BUILD)/taskspool.fcgi: daemon/taskspool-fcgi.c \
+    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+	$(call api_link,$(FCGI_FLAGS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
 	@mkdir -p $(@D)
@@ -145,16 +160,19 @@ MANDIR   = $(PREFIX)/share/man
 DOCDIR   = $(PREFIX)/share/doc/taskspool
 UNITDIR  = $(PREFIX)/lib/systemd/system
 MANPAGES = daemon/taskspool.1 daemon/taskspool.conf.5 \
-	   daemon/taskspool-hooks.7 daemon/taskspoold.8
+	   daemon/taskspool-hooks.7 daemon/taskspoold.8 daemon/taskspool.cgi.8
 EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
 	   contrib/prometheus/alerts.yml contrib/logrotate/taskspool
-UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service
+UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service \
+	   contrib/systemd/taskspool-fcgi.socket \
+	   contrib/systemd/taskspool-fcgi.service
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
 	    $(DESTDIR)$(DOCDIR)/examples/hooks $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BUILD)/taskspool $(DESTDIR)$(BINDIR)/taskspool
 	install -m 755 $(BUILD)/taskspoold $(DESTDIR)$(SBINDIR)/taskspoold
+	install -m 755 $(BUILD)/taskspool.fcgi $(DESTDIR)$(SBINDIR)/taskspool.fcgi
 	for m in $(MANPAGES); do \
 	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
@@ -169,7 +187,8 @@ install: $(PROGS)
 	    chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/taskspool $(DESTDIR)$(SBINDIR)/taskspoold
+	rm -f $(DESTDIR)$(BINDIR)/taskspool $(DESTDIR)$(SBINDIR)/taskspoold \
+	    $(DESTDIR)$(SBINDIR)/taskspool.fcgi
 	for m in $(MANPAGES); do s=$${m##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$${u##*/}; done

@@ -347,12 +347,14 @@ json_media_type(const char *ct)
 
 /* Read exactly n bytes of the body (§2.3): 0, or -1 on early EOF/error. */
 static int
-read_body(int fd, char *b, size_t n)
+read_body(const struct api_request *rq, char *b, size_t n)
 {
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = read(fd, b + got, n - got);
+		ssize_t r = rq->body_read != NULL ?
+		    rq->body_read(rq->ctx, b + got, n - got) :
+		    read(rq->in_fd, b + got, n - got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -1987,7 +1989,7 @@ handle(struct ctx *c, struct buf *out)
 	/* 4. The body: exactly CONTENT_LENGTH bytes, never to EOF. */
 	if ((body = malloc(n + 1)) == NULL)
 		return unavailable(c, out, "body buffer");
-	if (read_body(c->rq->in_fd, body, n) != 0) {
+	if (read_body(c->rq, body, n) != 0) {
 		free(body);
 		return problem(c, out, 400, "INCOMPLETE_BODY", NULL, "the body "
 		    "ended before Content-Length bytes");

@@ -24,6 +24,7 @@
 #define TASKSPOOL_API_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "buf.h"
 #include "config.h"
@@ -36,13 +37,17 @@
 
 /*
  * One request.  getenv returns the CGI meta-variable name (borrowed, or
- * NULL when unset); in_fd is the body (stdin); now is the server's time in
- * Unix seconds (time(NULL) in the CGI; fixed in tests); now_ms the same
- * instant in Unix ms for the rate limit's window (0 = now * 1000); cfg is
- * borrowed (unused when config_error is set).
+ * NULL when unset); the body is read with body_read when it is set (up to
+ * n bytes into b; returns the bytes read, 0 at the end of the body, -1 on
+ * error; FastCGI's input stream), else with read(2) from in_fd (stdin);
+ * both callbacks get ctx.  now is the server's time in Unix seconds
+ * (time(NULL) in the CGI; fixed in tests); now_ms the same instant in
+ * Unix ms for the rate limit's window (0 = now * 1000); cfg is borrowed
+ * (unused when config_error is set).
  */
 struct api_request {
 	const char *(*getenv)(void *ctx, const char *name);
+	ssize_t (*body_read)(void *ctx, void *b, size_t n);
 	void *ctx;
 	int in_fd;
 	int64_t now;

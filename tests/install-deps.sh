@@ -6,7 +6,7 @@ set -eu
 pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
       libcurl4-openssl-dev libhiredis-dev libmariadb-dev jq procps tzdata
       prometheus mandoc tmux systemd logrotate
-      lighttpd curl openssl python3 wrk
+      lighttpd curl openssl python3 wrk libfcgi-dev
       mariadb-server mariadb-client redis-server faketime"
 missing=""
 for p in $pkgs; do

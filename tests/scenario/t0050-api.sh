@@ -10,6 +10,7 @@
 # set (pointing its taskspool.cgi and taskspool.conf links at this test's
 # build and spool), else starts its own with tests/servers/lighttpd.sh.
 . "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/api-lib.sh"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 CLIENT="$here/contrib/clients/tsapi.sh"
 PYCLIENT="$here/contrib/clients/tsapi.py"
@@ -28,21 +29,7 @@ else
 	trap 'sh "$here/tests/servers/lighttpd.sh" stop "$SRV"; cleanup' EXIT
 fi
 export TS_URL="http://$HOSTPORT"
-echo "fsync = 0" >>"$CONF"
-
-cat >"$HOOKS/echo" <<'H'
-#!/bin/sh
-printf '{"got":%s}\n' "$(cat)" >"$TASKSPOOL_RESULT_FILE"
-H
-cat >"$HOOKS/count" <<H
-#!/bin/sh
-echo "\$TASKSPOOL_ATTEMPT" >>"$TRASH/count.\$TASKSPOOL_REQUEST_ID"
-H
-chmod +x "$HOOKS/echo" "$HOOKS/count"
-
-export TS_APP_ID=tester
-TS_SECRET=$(ts apps add tester --codes echo,count) || exit 1
-export TS_SECRET
+api_tester || exit 1
 OTHER_SECRET=$(ts apps add other --codes echo) || exit 1
 OFF_SECRET=$(ts apps add off --codes echo) && ts apps disable off || exit 1
 
@@ -67,14 +54,6 @@ sreq() {
 	    -H "X-App-Id: $APP" -H "X-Timestamp: $_ts" -H "X-Nonce: $_n" \
 	    -H "X-Signature: $_s" -H 'Expect:' "$@" "$TS_URL$_p${_q:+?$_q}"
 }
-code() { jq -r .code "$TRASH/body"; }
-body() { printf '%s' "$1" >"$TRASH/req.json"; echo "$TRASH/req.json"; }
-# expect STATUS CODE: the last answer had this status and problem code.
-expect() {
-	test "$st" = "$1" || { echo "status $st, want $1"; cat "$TRASH/body"; return 1; }
-	test "$(code)" = "$2" || { echo "code $(code), want $2"; cat "$TRASH/body"; return 1; }
-	grep -qi '^Content-Type: application/problem+json' "$TRASH/hdr"
-}
 
 test_expect_success 'daemon starts; /api/health answers 200 with one node' '
 	start_daemon n1 -j 4 &&
@@ -85,17 +64,7 @@ test_expect_success 'daemon starts; /api/health answers 200 with one node' '
 '
 
 test_expect_success 'end to end: shell client submit -> 202 -> hook -> GET SUCCESS' '
-	printf "{\"requestId\":\"e2e-1\",\"taskCode\":\"echo\",\"executeParams\":{\"x\":[1,2]}}" >"$TRASH/e2e.json" &&
-	TS_VERBOSE=1 sh "$CLIENT" submit "$TRASH/e2e.json" >"$TRASH/out" 2>"$TRASH/err" &&
-	grep -q "^HTTP/1.1 202" "$TRASH/err" &&
-	grep -qi "^Location: /api/tasks/e2e-1" "$TRASH/err" &&
-	test "$(jq -r .status "$TRASH/out")" = PENDING &&
-	sh "$CLIENT" wait e2e-1 30 >"$TRASH/out" &&
-	test "$(jq -r .status "$TRASH/out")" = SUCCESS &&
-	test "$(jq -c .result "$TRASH/out")" = "{\"got\":{\"x\":[1,2]}}" &&
-	test "$(jq -r .callback.status "$TRASH/out")" = NOT_REGISTERED &&
-	test "$(jq -r .durationMs "$TRASH/out")" -ge 0 &&
-	test "$(jq -r .appId "$SPOOL/done/e2e-1.json")" = tester
+	api_e2e e2e-1
 '
 
 test_expect_success 'end to end: Python client submits and polls' '
@@ -124,21 +93,7 @@ test_expect_success 'same requestId and body again: 202 replay with the current 
 
 # FIELD-FAILURES B50: concurrent requests with one idempotency key.
 test_expect_success '50 concurrent submissions of one requestId create exactly one task' '
-	printf "{\"requestId\":\"race-1\",\"taskCode\":\"count\"}" >"$TRASH/race.json" &&
-	pids= && i=0 && while [ $i -lt 50 ]; do
-		( sh "$CLIENT" submit "$TRASH/race.json" >"$TRASH/race.$i" 2>&1; echo $? >"$TRASH/race.$i.rc" ) &
-		pids="$pids $!"; i=$((i + 1))
-	done && for p in $pids; do wait "$p"; done &&
-	i=0 && while [ $i -lt 50 ]; do
-		test "$(cat "$TRASH/race.$i.rc")" = 0 &&
-		test "$(jq -r .requestId "$TRASH/race.$i")" = race-1 || { cat "$TRASH/race.$i"; return 1; }
-		i=$((i + 1))
-	done &&
-	wait_terminal race-1 &&
-	sleep 1 &&
-	test "$(wc -l <"$TRASH/count.race-1")" = 1 &&
-	test "$(find "$SPOOL" -name "race-1.json" -not -path "*/results/*" -not -path "*/state/*" | wc -l)" = 1 &&
-	test "$(ls "$SPOOL/state/requests" | grep -c "^race-1")" = 1
+	api_race race-1
 '
 
 # FIELD-FAILURES B48: a signed request replayed (timestamps: check_api V-vectors).
