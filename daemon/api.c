@@ -866,13 +866,11 @@ static const char *const submit_members[] = {
 
 
 /* Publish the task file for t (appId, createdAt set by the caller). */
-static int
-publish_task(struct ctx *c, struct task *t)
+/* The instant t is due (Unix ms; sets not_before_ms), or -1 for now. */
+static int64_t
+task_due(struct task *t)
 {
-	struct buf b;
-	char file[SPOOL_NAME_MAX];
 	int64_t due = -1;
-	int rc;
 
 	if (t->trigger == TASK_TRIGGER_DELAY)
 		due = t->created_ms + t->delay_ms;
@@ -882,6 +880,32 @@ publish_task(struct ctx *c, struct task *t)
 		t->not_before_ms = due;
 	else
 		due = -1;
+	return due;
+}
+
+/* The size in bytes of t's task file as it will be stored (with the
+ * members the server adds to the body), or 0 if it cannot be encoded. */
+static size_t
+stored_size(struct task *t)
+{
+	struct buf b;
+	size_t n;
+
+	(void)task_due(t);
+	buf_init(&b, 0);
+	n = task_encode(t, &b) == 0 ? b.len : 0;
+	buf_fini(&b);
+	return n;
+}
+
+static int
+publish_task(struct ctx *c, struct task *t)
+{
+	struct buf b;
+	char file[SPOOL_NAME_MAX];
+	int64_t due = task_due(t);
+	int rc;
+
 	buf_init(&b, 0);
 	if (task_encode(t, &b) != 0) {
 		buf_fini(&b);
@@ -1052,6 +1076,22 @@ do_submit(struct ctx *c, struct buf *out)
 		t.created_ms = c->rq->now * 1000 + t.created_ms % 1000;
 	free(t.app_id);
 	t.app_id = strdup(c->app_id);
+	/* A body under the 1 MiB limit can still make a task file over it
+	 * once appId, createdAt and the rest are added: the daemons would
+	 * send that file to corrupt/, so it is refused here, before any
+	 * record exists. */
+	{
+		size_t n = t.app_id != NULL ? stored_size(&t) : 0;
+
+		if (n > TASK_FILE_MAX) {
+			rc = problem(c, out, 413, "PAYLOAD_TOO_LARGE", one_member(
+			    "limit", json_integer(TASK_FILE_MAX)), "the task "
+			    "file would be %zu bytes with the members the "
+			    "server adds (requestId, appId, createdAt...); at "
+			    "most %d", n, TASK_FILE_MAX);
+			goto out;
+		}
+	}
 	memset(&m, 0, sizeof(m));
 	snprintf(m.app_id, sizeof(m.app_id), "%s", c->app_id);
 	snprintf(m.request_id, sizeof(m.request_id), "%s", t.request_id);

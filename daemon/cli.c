@@ -406,6 +406,16 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_SOFTWARE;
 		goto out;
 	}
+	if (out.len > TASK_FILE_MAX) {
+		/* The members added here (requestId, createdAt...) must not
+		 * push the file over the daemons' limit: they would send it
+		 * to corrupt/ after this command said it was submitted. */
+		fprintf(stderr, "taskspool submit: the task file would be %zu "
+		    "bytes with the members submit adds; at most %d\n",
+		    out.len, TASK_FILE_MAX);
+		rc = EX_DATAERR;
+		goto out;
+	}
 	if (spool_publish(&c->sp, c->sp.dir[due > t.created_ms ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, out.data, out.len, due > t.created_ms ? due :
 	    -1, SPOOL_PUBLISH_EXCL) != 0) {

@@ -72,6 +72,18 @@ test_expect_success 'exit codes: 0 for SUCCESS, 1 for FAILED, 66 unknown id, 73 
 	{ ts submit --code probe --id fails1; test $? = 73; }
 '
 
+test_expect_success 'a task file under 1 MiB that the members submit adds would push over it: exit 65, nothing written' '
+	# 1,048,575 bytes as given; requestId and createdAt make it larger
+	pad=$(head -c 1048530 /dev/zero | tr "\0" a) &&
+	printf "{\"taskCode\":\"echo\",\"executeParams\":\"%s\"}" "$pad" >"$TRASH/near.json" &&
+	test "$(wc -c <"$TRASH/near.json")" -le 1048576 &&
+	n=$(ls "$SPOOL/incoming" | wc -l) &&
+	{ ts submit "$TRASH/near.json" 2>"$TRASH/near.err"; test $? = 65; } &&
+	grep -q "at most 1048576" "$TRASH/near.err" &&
+	test "$(ls "$SPOOL/incoming" | wc -l)" = "$n" &&
+	test -z "$(ls "$SPOOL/corrupt")"
+'
+
 test_expect_success 'status, result, logs, list answer for a finished task' '
 	id=$(ts submit --code echo --wait) &&
 	ts status "$id" | grep -q "SUCCESS" &&

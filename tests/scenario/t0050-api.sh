@@ -192,6 +192,17 @@ test_expect_success '411 without Content-Length, 413 over 1 MiB, 415 wrong media
 	test "$st" = 202
 '
 
+test_expect_success '413 for a body under 1 MiB whose task file would not be: no record, nothing in corrupt/' '
+	pad=$(head -c 1048480 /dev/zero | tr "\0" a) &&
+	printf "{\"requestId\":\"near-1\",\"taskCode\":\"echo\",\"executeParams\":\"%s\"}" "$pad" >"$TRASH/near.json" &&
+	test "$(wc -c <"$TRASH/near.json")" -le 1048576 &&
+	st=$(sreq POST /api/tasks "$TRASH/near.json") && expect 413 PAYLOAD_TOO_LARGE &&
+	test "$(jq -r .limit "$TRASH/body")" = 1048576 &&
+	test ! -e "$SPOOL/state/requests/near-1.json" &&
+	test -z "$(ls "$SPOOL/corrupt")" &&
+	st=$(sreq GET /api/tasks/near-1) && expect 404 TASK_NOT_FOUND
+'
+
 test_expect_success '422 VALIDATION_FAILED lists the field; IDEMPOTENCY_KEY_REUSED' '
 	st=$(sreq POST /api/tasks "$(body "{\"taskcode\":\"echo\"}")") && expect 422 VALIDATION_FAILED &&
 	test "$(jq -r ".errors[0].field" "$TRASH/body")" = taskcode &&
