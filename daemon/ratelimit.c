@@ -65,7 +65,7 @@ ratelimit_file(int dirfd, const char *app, long limit, int64_t window_ms,
 	long long count = 0;
 	enum ratelimit_status st = RATELIMIT_ERR;
 	ssize_t n;
-	int fd, len;
+	int fd, len, have;
 
 	*retry_ms = 0;
 	fd = openat(dirfd, app, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
@@ -90,10 +90,20 @@ ratelimit_file(int dirfd, const char *app, long limit, int64_t window_ms,
 		goto out;
 	}
 	b[n] = '\0';
-	/* No state yet, an unreadable one, a window that ended, or one
-	 * that starts in the future (the clock went back): a new window. */
-	if (parse_state(b, &start, &count) != 0 || now_ms < start ||
-	    now_ms - start >= window_ms) {
+	/*
+	 * A request whose time was taken a little before the window began
+	 * (it read the clock, then waited for the lock while another
+	 * request opened the window) belongs to that window: treating it
+	 * as a clock step back would open a fresh window per such request
+	 * and let several times the limit through under load.  No state
+	 * yet, an unreadable one, a window that ended, or one that starts
+	 * more than a window ahead (the clock really went back): a new
+	 * window.
+	 */
+	have = parse_state(b, &start, &count) == 0;
+	if (have && now_ms < start && start - now_ms <= window_ms)
+		now_ms = start;
+	if (!have || now_ms < start || now_ms - start >= window_ms) {
 		start = now_ms;
 		count = 0;
 	}

@@ -20,9 +20,11 @@
  *   file   state/ratelimit/<appId>: "<window start, Unix ms> <count>\n",
  *          read and rewritten in place under flock(LOCK_EX) (one small
  *          file lock per request).  Not fsynced: a crash can only
- *          forget a count, i.e. allow a few requests more.  A window
- *          start in the future (the wall clock stepped back) starts a
- *          new window.
+ *          forget a count, i.e. allow a few requests more.  A time
+ *          at most one window before the window's start (read before
+ *          the lock was granted) counts in that window; a start further
+ *          in the future (the wall clock stepped back) starts a new
+ *          window.
  *   redis  <redis_prefix>rate:<appId>: INCR, and PEXPIRE window_ms when
  *          the key has no expiry yet (the first request of a window),
  *          in one Lua script (EVAL), so the key's TTL is the time left;

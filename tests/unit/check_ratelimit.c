@@ -124,6 +124,15 @@ START_TEST(test_clock_back_and_bad_state)
 	 * (else the app would wait for the step as well) */
 	ck_assert_int_eq(hit("a", 4000000, &r), RATELIMIT_OK);
 	state_is("a", "00000000000004000000 00000000000000000001\n");
+	/* a time taken just before the window began (the request waited
+	 * for the lock while another opened it) counts in that window:
+	 * refused when it is full, counted when it has room */
+	ck_assert_int_eq(hit("a", 3999990, &r), RATELIMIT_OK);
+	ck_assert_int_eq(hit("a", 3999000, &r), RATELIMIT_OK);
+	state_is("a", "00000000000004000000 00000000000000000003\n");
+	ck_assert_int_eq(hit("a", 3999500, &r), RATELIMIT_LIMITED);
+	ck_assert_int_eq(r, 1000);
+	state_is("a", "00000000000004000000 00000000000000000003\n");
 	/* a state file that does not parse starts a new window */
 	put("c", "garbage");
 	ck_assert_int_eq(hit("c", 7000, &r), RATELIMIT_OK);
