@@ -375,11 +375,24 @@ state_subdir(struct ctx *c, const char *name)
 	    O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0 && errno == ENOENT) {
-		if (mkdirat(c->sp.dir[SPOOL_STATE], name, 02770) != 0 &&
-		    errno != EEXIST)
+		int made = mkdirat(c->sp.dir[SPOOL_STATE], name, 02770) == 0;
+
+		if (!made && errno != EEXIST)
 			return -1;
 		fd = openat(c->sp.dir[SPOOL_STATE], name, O_RDONLY |
 		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* The web server's umask (often 022) must not take the
+		 * group's write bit: the daemons' user, in the spool's
+		 * group, removes records here (taskspool purge). */
+		if (made && fd >= 0)
+			(void)fchmod(fd, 02770);
+	} else if (fd >= 0) {
+		struct stat st;
+
+		/* Repair one made under that umask by an older version. */
+		if (fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+		    (st.st_mode & 020) == 0)
+			(void)fchmod(fd, (st.st_mode & 07777) | 02070);
 	}
 	return fd;
 }

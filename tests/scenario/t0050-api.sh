@@ -329,6 +329,10 @@ test_expect_success 'after taskspool purge the requestId is new again (API.md §
 '
 
 test_expect_success 'nonce markers live under state/nonces, one per accepted request' '
+	# group-writable whatever the web server umask: the daemons user
+	# (in the spool group) removes records there (taskspool purge)
+	test "$(stat -c %a "$SPOOL/state/nonces")" = 2770 &&
+	test "$(stat -c %a "$SPOOL/state/requests")" = 2770 &&
 	n=$(ls "$SPOOL/state/nonces" | wc -l) && test "$n" -gt 50 &&
 	ls "$SPOOL/state/nonces" | grep -q "^tester\.0123456789abcdef0123456789abcdef$"
 '
