@@ -441,6 +441,36 @@ unlink_opt(int dfd, const char *name)
 	    0 : -1;
 }
 
+/* A task file being purged: renamed to PURGE_PREFIX<name> in its
+ * terminal directory (a leading dot: no task name, so nothing else reads
+ * it); a purge that was interrupted is finished by the next one. */
+#define PURGE_PREFIX	".purging."
+
+/* Remove what belongs to the claimed task id of dir: its logs, its
+ * result, its concluded callback delivery, then its idempotency record
+ * (last of these: until then a new submission of the id is a replay, so
+ * no new task's result can be taken for the old one's), then the claimed
+ * file.  Returns 0, or -1 after a message on stderr. */
+static int
+purge_rest(const struct spool *sp, const struct purge_extra *x,
+    enum spool_dir dir, const char *id, const char *claimed)
+{
+	char file[TASK_ID_MAX + 8];
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	if (remove_logs(sp, id) != 0 ||
+	    unlink_opt(sp->dir[SPOOL_RESULTS], file) != 0 ||
+	    unlink_opt(x->cb_delivered, file) != 0 ||
+	    unlink_opt(x->cb_failed, file) != 0 ||
+	    unlink_opt(x->requests, file) != 0 ||
+	    unlink_opt(sp->dir[dir], claimed) != 0) {
+		fprintf(stderr, "taskspool purge: %s: %s\n", id,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 purge_dir(const struct spool *sp, const struct purge_extra *x,
     enum spool_dir dir, int64_t cutoff, int dry, long *count)
@@ -455,18 +485,36 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 		return EX_IOERR;
 	}
 	while ((de = readdir(d)) != NULL) {
-		char id[TASK_ID_MAX + 1];
-		size_t l = strlen(de->d_name);
+		char id[TASK_ID_MAX + 1], claimed[SPOOL_NAME_MAX + 16];
+		const char *name = de->d_name;
+		size_t l;
 		struct stat st;
 		int64_t end;
+		int leftover = strncmp(name, PURGE_PREFIX,
+		    strlen(PURGE_PREFIX)) == 0;
 
+		if (leftover)
+			name += strlen(PURGE_PREFIX);
+		l = strlen(name);
 		if (l <= 5 || l - 5 > TASK_ID_MAX ||
-		    strcmp(de->d_name + l - 5, ".json") != 0)
+		    strcmp(name + l - 5, ".json") != 0)
 			continue;
-		memcpy(id, de->d_name, l - 5);
+		memcpy(id, name, l - 5);
 		id[l - 5] = '\0';
 		if (!spool_id_ok(id))
 			continue;
+		snprintf(claimed, sizeof(claimed), PURGE_PREFIX "%s", name);
+		if (leftover) {
+			enum spool_dir where;
+
+			/* Claimed by a purge that did not finish: finish it,
+			 * unless the id is in use again (a new task). */
+			if (dry || spool_locate(sp, id, &where, NULL) == 0)
+				continue;
+			if (purge_rest(sp, x, dir, id, claimed) != 0)
+				rc = EX_IOERR;
+			continue;
+		}
 		if (fstatat(sp->dir[SPOOL_RESULTS], de->d_name, &st,
 		    AT_SYMLINK_NOFOLLOW) != 0 && fstatat(sp->dir[dir],
 		    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -480,19 +528,20 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 			(*count)++;
 			continue;
 		}
-		/* The idempotency record goes first: a purge interrupted
-		 * after it leaves a task the next purge finds again, never a
-		 * record whose task is gone (a retry would re-publish it). */
-		if (unlink_opt(x->requests, de->d_name) != 0 ||
-		    unlink_opt(x->cb_delivered, de->d_name) != 0 ||
-		    unlink_opt(x->cb_failed, de->d_name) != 0 ||
-		    remove_logs(sp, id) != 0 ||
-		    (unlinkat(sp->dir[SPOOL_RESULTS], de->d_name, 0) != 0 &&
-		    errno != ENOENT) ||
-		    (unlinkat(sp->dir[dir], de->d_name, 0) != 0 &&
-		    errno != ENOENT)) {
-			fprintf(stderr, "taskspool purge: %s: %s\n", id,
-			    strerror(errno));
+		/* Claim the task by renaming it within its directory: a
+		 * task that `taskspool retry` (or anything else) moved away
+		 * since it was looked at is left alone, and nothing can move
+		 * it while its result and record are removed. */
+		if (renameat(sp->dir[dir], de->d_name, sp->dir[dir],
+		    claimed) != 0) {
+			if (errno != ENOENT) {
+				fprintf(stderr, "taskspool purge: %s: %s\n",
+				    id, strerror(errno));
+				rc = EX_IOERR;
+			}
+			continue;
+		}
+		if (purge_rest(sp, x, dir, id, claimed) != 0) {
 			rc = EX_IOERR;
 			continue;
 		}

@@ -97,6 +97,27 @@ test_expect_success 'status, result, logs, list answer for a finished task' '
 	test "$(ts --json list --code echo | jq -r ".[] | select(.requestId == \"$id\") | .node")" = n1
 '
 
+test_expect_success 'purge claims a task before removing it; an interrupted purge is finished, unless the id is in use again' '
+	ts submit --code echo --id pg1 --wait >/dev/null &&
+	ts submit --code echo --id pg3 --wait >/dev/null &&
+	touch -d "8 days ago" "$SPOOL/done/pg1.json" "$SPOOL/results/pg1.json" &&
+	# an interrupted purge of pg2: its claimed file, result and logs
+	cp "$SPOOL/done/pg1.json" "$SPOOL/done/.purging.pg2.json" &&
+	cp "$SPOOL/results/pg1.json" "$SPOOL/results/pg2.json" &&
+	mkdir -p "$SPOOL/logs/pg2" && : >"$SPOOL/logs/pg2/1.out" &&
+	# one of pg3, whose id has a new task since: left alone
+	cp "$SPOOL/done/pg1.json" "$SPOOL/done/.purging.pg3.json" &&
+	ts purge --older-than 7d >"$TRASH/purge.out" &&
+	grep -q "^purged 1 task(s)" "$TRASH/purge.out" &&
+	test ! -e "$SPOOL/done/pg1.json" && test ! -e "$SPOOL/results/pg1.json" &&
+	test ! -e "$SPOOL/done/.purging.pg1.json" &&
+	test ! -e "$SPOOL/done/.purging.pg2.json" && test ! -e "$SPOOL/results/pg2.json" &&
+	test ! -e "$SPOOL/logs/pg2" &&
+	test -e "$SPOOL/done/.purging.pg3.json" && test -e "$SPOOL/results/pg3.json" &&
+	test "$(ts --json status pg3 | jq -r .status)" = SUCCESS &&
+	rm "$SPOOL/done/.purging.pg3.json"
+'
+
 test_expect_success 'sysexits 64-78 other than 75 fail at once (no retry)' '
 	ts submit --code probe --id perm1 --params "{\"exit\": 65}" --retries 3 --wait; test $? = 1 &&
 	test "$(jq ".attempts | length" "$SPOOL/results/perm1.json")" = 1
