@@ -500,8 +500,9 @@ config_dump(const struct config *c, FILE *fp, int hide_secrets)
 
 		fprintf(fp, "\n# %s (default: %s)\n", k->help,
 		    k->def[0] != '\0' ? k->def : "empty");
-		if (hide_secrets && k->type == KEY_STR && nl > 9 &&
-		    strcmp(k->name + nl - 9, "_password") == 0 &&
+		if (hide_secrets && k->type == KEY_STR &&
+		    ((nl > 9 && strcmp(k->name + nl - 9, "_password") == 0) ||
+		    (nl > 7 && strcmp(k->name + nl - 7, "_secret") == 0)) &&
 		    *((const char *)c + k->off) != '\0')
 			fprintf(fp, "# %s = (set, not shown)\n", k->name);
 		else if (k->type == KEY_STR)

@@ -123,9 +123,10 @@ int config_finish(struct config *c, char *why, size_t whylen);
 /*
  * Write every key with its current value, unit and meaning to fp in the
  * configuration file format (so the output is itself a valid file).  With
- * hide_secrets, a key named *_password that has a value is written as a
- * comment saying it is set, without the value (for `taskspool config`
- * and `taskspoold -n`, whose output ends up in tickets and logs).
+ * hide_secrets, a key named *_password or *_secret that has a value is
+ * written as a comment saying it is set, without the value (for
+ * `taskspool config` and `taskspoold -n`, whose output ends up in
+ * tickets and logs).
  */
 void config_dump(const struct config *c, FILE *fp, int hide_secrets);
 

@@ -401,6 +401,9 @@ START_TEST(test_dump_hides_passwords)
 	    sizeof(why)), 0);
 	ck_assert_int_eq(config_set(&c, "redis_password", "s3cret-redis",
 	    why, sizeof(why)), 0);
+	ck_assert_int_eq(config_set(&c, "callback_secret",
+	    "whsec_s3cretAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", why,
+	    sizeof(why)), 0);
 	fp = open_memstream(&text, &len);
 	ck_assert_ptr_nonnull(fp);
 	config_dump(&c, fp, 1);
@@ -410,6 +413,8 @@ START_TEST(test_dump_hides_passwords)
 	    "\n# mariadb_password = (set, not shown)\n"));
 	ck_assert_ptr_nonnull(strstr(text,
 	    "\n# redis_password = (set, not shown)\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+	    "\n# callback_secret = (set, not shown)\n"));
 	/* other keys are still printed as key = value */
 	ck_assert_ptr_nonnull(strstr(text, "\nmariadb_user = taskspool\n"));
 	free(text);
