@@ -1840,8 +1840,19 @@ authenticate(struct ctx *c, struct buf *out)
 		    "seconds, 1 to 11 digits)" : "");
 	}
 	copy(c->app_id, sizeof(c->app_id), val[0]);
-	if (apps_load(c->rq->cfg->apps_file, &apps, why, sizeof(why)) != 0)
+	if (apps_load(c->rq->cfg->apps_file, &apps, why, sizeof(why)) != 0) {
+		/* A malformed or unreadable apps file stays so until an
+		 * operator acts: 500 with the trace id, not 503 "retry". */
+		if (errno == EINVAL || errno == EACCES || errno == EPERM) {
+			fprintf(stderr, "taskspool.cgi: trace %s: apps file: "
+			    "%s\n", c->trace, why);
+			return problem(c, out, 500, "INTERNAL_ERROR", NULL,
+			    "the server's apps file cannot be used; the web "
+			    "server's error log names the problem (trace %s)",
+			    c->trace);
+		}
 		return unavailable(c, out, why);
+	}
 	app = apps_find(&apps, val[0]);
 	if (app == NULL) {
 		apps_free(&apps);

@@ -235,6 +235,16 @@ test_expect_success 'an unreadable configuration: 500 INTERNAL_ERROR with a trac
 	grep -q "trace $tid: configuration: .*no-such.conf" "$TRASH/cgi.err"
 '
 
+test_expect_success 'a malformed apps file: 500 INTERNAL_ERROR (an operator must act), not 503' '
+	cp "$SPOOL/apps.conf" "$TRASH/apps.keep" &&
+	echo "bad line without enough fields" >>"$SPOOL/apps.conf" &&
+	st=$(sreq GET /api/tasks/e2e-1) &&
+	cp "$TRASH/apps.keep" "$SPOOL/apps.conf" &&
+	expect 500 INTERNAL_ERROR &&
+	! grep -qi "^Retry-After" "$TRASH/hdr" &&
+	st=$(sreq GET /api/tasks/e2e-1) && test "$st" = 200
+'
+
 test_expect_success '422 callback URL errors: invalid, forbidden, unresolvable' '
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"http://hooks.example.com/cb\"}")") && expect 422 INVALID_CALLBACK_URL &&
 	st=$(sreq POST /api/callbacks/register "$(body "{\"url\":\"https://u:p@hooks.example.com/cb\"}")") && expect 422 INVALID_CALLBACK_URL &&
