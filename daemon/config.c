@@ -135,7 +135,7 @@ static const struct key_def keys[] = {
 	L(api_rate_window_sec, 1, 86400, "1", "s, the window of "
 	    "api_rate_limit"),
 	L(hook_limit_nofile, 0, 1L << 30, "0", "RLIMIT_NOFILE of every hook "
-	    "(open descriptors, soft = hard); 0 = the daemon's"),
+	    "(open descriptors, soft = hard; at least 16); 0 = the daemon's"),
 	L(hook_limit_as_bytes, 0, 1L << 50, "0", "RLIMIT_AS of every hook "
 	    "(address space, bytes, soft = hard; at least 16777216); 0 = the "
 	    "daemon's"),

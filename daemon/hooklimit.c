@@ -65,6 +65,14 @@ hooklimit_config_check(const struct config *cfg, char *why, size_t whylen)
 		    HOOKLIMIT_AS_MIN);
 		return -1;
 	}
+	if (cfg->hook_limit_nofile > 0 && cfg->hook_limit_nofile <
+	    HOOKLIMIT_NOFILE_MIN) {
+		snprintf(why, whylen, "hook_limit_nofile: %ld is below %ld "
+		    "(too few descriptors to start a program); 0 = the "
+		    "daemon's limit", cfg->hook_limit_nofile,
+		    HOOKLIMIT_NOFILE_MIN);
+		return -1;
+	}
 	return 0;
 }
 

@@ -318,6 +318,14 @@ START_TEST(test_hooklimit_config)
 	ck_assert_int_eq(config_set(&c, "hook_limit_as_bytes", "16777216",
 	    why, sizeof(why)), 0);
 	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), 0);
+	/* hook_limit_nofile: 0, or at least 16 (3 lets no program start) */
+	ck_assert_int_eq(config_set(&c, "hook_limit_nofile", "3", why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "hook_limit_nofile: 3 is below 16"));
+	ck_assert_int_eq(config_set(&c, "hook_limit_nofile", "16", why,
+	    sizeof(why)), 0);
+	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), 0);
 	ck_assert_int_eq(config_set(&c, "hook_limit_cpu_sec", "-1", why,
 	    sizeof(why)), -1);
 	ck_assert_int_eq(config_set(&c, "api_rate_window_sec", "0", why,
