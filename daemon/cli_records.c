@@ -22,6 +22,8 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "records.h"
 #include "spool.h"
 #include "tstime.h"
@@ -471,9 +473,11 @@ purge_rest(const struct spool *sp, const struct purge_extra *x,
 	return 0;
 }
 
+/* items: with --json --dry-run, the array the would-be-purged tasks
+ * are appended to ("<dir>/<id>") instead of printed; else NULL. */
 static int
 purge_dir(const struct spool *sp, const struct purge_extra *x,
-    enum spool_dir dir, int64_t cutoff, int dry, long *count)
+    enum spool_dir dir, int64_t cutoff, int dry, long *count, json_t *items)
 {
 	DIR *d = spool_opendir(sp->dir[dir]);
 	struct dirent *de;
@@ -524,7 +528,14 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 		if (end >= cutoff)
 			continue;
 		if (dry) {
-			printf("%s/%s\n", spool_dir_name(dir), id);
+			char what[TASK_ID_MAX + 32];
+
+			snprintf(what, sizeof(what), "%s/%s",
+			    spool_dir_name(dir), id);
+			if (items != NULL)
+				json_array_append_new(items, json_string(what));
+			else
+				printf("%s\n", what);
 			(*count)++;
 			continue;
 		}
@@ -566,6 +577,7 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 	long count = 0, rows = -1;
 	struct spool sp;
 	struct purge_extra x;
+	json_t *items = NULL;
 	char why[1024];
 
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -594,11 +606,14 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		fprintf(stderr, "taskspool: %s\n", why);
 		return EX_CONFIG;
 	}
+	if (json && dry)
+		items = json_array();
 	x.requests = open_sub(sp.dir[SPOOL_STATE], "requests");
 	x.cb_delivered = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/delivered");
 	x.cb_failed = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/failed");
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
-		if ((r = purge_dir(&sp, &x, dirs[i], cutoff, dry, &count)) != 0)
+		if ((r = purge_dir(&sp, &x, dirs[i], cutoff, dry, &count,
+		    items)) != 0)
 			rc = r;
 	if (x.requests >= 0)
 		close(x.requests);
@@ -619,8 +634,21 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		}
 		records_db_close(db);
 	}
-	if (json)
-		printf("{\"tasks\":%ld,\"rows\":%ld}\n", count, rows);
+	if (json) {
+		json_t *o = json_object();
+		char *text;
+
+		json_object_set_new(o, "tasks", json_integer(count));
+		json_object_set_new(o, "rows", rows >= 0 ? json_integer(rows) :
+		    json_null());
+		if (items != NULL)
+			json_object_set_new(o, "wouldPurge", items);
+		text = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		if (text != NULL)
+			printf("%s\n", text);
+		free(text);
+	}
 	else if (!dry) {
 		printf("purged %ld task(s) from the spool", count);
 		if (rows >= 0)

@@ -107,6 +107,9 @@ test_expect_success 'purge claims a task before removing it; an interrupted purg
 	mkdir -p "$SPOOL/logs/pg2" && : >"$SPOOL/logs/pg2/1.out" &&
 	# one of pg3, whose id has a new task since: left alone
 	cp "$SPOOL/done/pg1.json" "$SPOOL/done/.purging.pg3.json" &&
+	ts --json purge --older-than 7d --dry-run >"$TRASH/dry.json" &&
+	jq -e ".tasks == 1 and .rows == null and .wouldPurge == [\"done/pg1\"]" "$TRASH/dry.json" &&
+	test -e "$SPOOL/done/pg1.json" &&
 	ts purge --older-than 7d >"$TRASH/purge.out" &&
 	grep -q "^purged 1 task(s)" "$TRASH/purge.out" &&
 	test ! -e "$SPOOL/done/pg1.json" && test ! -e "$SPOOL/results/pg1.json" &&
