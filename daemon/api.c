@@ -52,6 +52,8 @@
 #define API_METRICS_MAX	(16 << 20)
 #define API_LIST_MAX	500
 #define API_LIST_DEFAULT 50
+#define API_TWIN_WAIT_MS	1000	/* how long a replay waits for the
+					 * task of a record to appear */
 #define API_ORPHAN_SEC	60	/* a record without its task this old was
 				 * left by a writer that died */
 
@@ -960,8 +962,29 @@ answer_existing(struct ctx *c, struct buf *out, const struct marker *m,
 		    m->request_id);
 		if (publish_task(c, t) != 0 && errno != EEXIST)
 			return unavailable(c, out, "re-publish task");
-		/* Younger than API_ORPHAN_SEC: the first writer is still
-		 * publishing; it is PENDING either way. */
+	} else if (spool_locate(&c->sp, m->request_id, &where, NULL) != 0) {
+		/* Younger than API_ORPHAN_SEC: the first writer publishes
+		 * its task within milliseconds, or died (a killed CGI or
+		 * FastCGI process).  Wait a moment for the task; never
+		 * answer 202 for a task that does not exist. */
+		int64_t until = tstime_mono_ms() + API_TWIN_WAIT_MS;
+
+		do {
+			if (tstime_mono_ms() >= until) {
+				fprintf(stderr, "taskspool.cgi: trace %s: "
+				    "record of %s without its task\n",
+				    c->trace, m->request_id);
+				return problem(c, out, 503,
+				    "SERVICE_UNAVAILABLE", NULL, "the first "
+				    "request with requestId %s has not "
+				    "published its task (it is being written, "
+				    "or was interrupted); retry: %d s after "
+				    "the first request a retry completes it",
+				    m->request_id, API_ORPHAN_SEC);
+			}
+			usleep(20000);
+		} while (spool_locate(&c->sp, m->request_id, &where,
+		    NULL) != 0);
 	}
 	(void)rdfd;
 	(void)file;

@@ -91,6 +91,21 @@ test_expect_success 'same requestId and body again: 202 replay with the current 
 	test "$(jq -r .status "$TRASH/body")" = SUCCESS
 '
 
+test_expect_success 'a record left without its task (writer killed): 503 while it may still come, then a retry completes it' '
+	b="{\"requestId\":\"orph-1\",\"taskCode\":\"echo\"}" &&
+	fp=$(printf "%s" "$b" | openssl dgst -sha256 -r | cut -d" " -f1) &&
+	printf "{\"appId\":\"tester\",\"requestId\":\"orph-1\",\"taskCode\":\"echo\",\"fingerprint\":\"%s\",\"createdAt\":\"%s\"}" \
+	    "$fp" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" >"$SPOOL/state/requests/orph-1.json" &&
+	st=$(sreq POST /api/tasks "$(body "$b")") && expect 503 SERVICE_UNAVAILABLE &&
+	grep -qi "^Retry-After: 1" "$TRASH/hdr" &&
+	test -z "$(state_of orph-1)" &&
+	# older than the 60 s a live writer could still need: completed
+	touch -d "2 minutes ago" "$SPOOL/state/requests/orph-1.json" &&
+	st=$(sreq POST /api/tasks "$(body "$b")") && test "$st" = 202 &&
+	grep -qi "^Idempotent-Replayed: true" "$TRASH/hdr" &&
+	wait_terminal orph-1 && test "$(state_of orph-1)" = done
+'
+
 # FIELD-FAILURES B50: concurrent requests with one idempotency key.
 test_expect_success '50 concurrent submissions of one requestId create exactly one task' '
 	api_race race-1
