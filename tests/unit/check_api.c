@@ -407,9 +407,10 @@ END_TEST
  * A CGI that died between its idempotency record and the task file
  * (spool-layout/README.md, crash-state table, "API submit"): simulated by
  * removing the task file S01 created.  A retry with the same body while
- * the record is young (the first writer may still be publishing) answers
- * 202 PENDING and publishes nothing; once the record is older than 60 s
- * the retry publishes the task.  The retry is S01 again: its nonce marker
+ * the record is young (the first writer may still be publishing) waits
+ * up to 1 s for the task, then answers 503 with Retry-After and publishes
+ * nothing (never a 202 for a task that does not exist); once the record
+ * is older than 60 s the retry publishes the task.  The retry is S01 again: its nonce marker
  * is removed first, which is what a new nonce would give.
  */
 START_TEST(test_orphan_record_completed)
@@ -436,11 +437,12 @@ START_TEST(test_orphan_record_completed)
 	answer_free(&a);
 	ck_assert_int_eq(stat(task, &st), 0);
 	ck_assert_int_eq(unlink(task), 0);
-	/* Young record: answered as a replay, nothing published. */
+	/* Young record: 503, retry; nothing published. */
 	ck_assert_int_eq(unlink(nm), 0);
 	run(&cfg, s01, NULL, now, &a);
-	ck_assert_int_eq(a.status, 202);
-	ck_assert_ptr_nonnull(strstr(a.raw, "\r\nIdempotent-Replayed: true"));
+	ck_assert_int_eq(a.status, 503);
+	ck_assert_ptr_nonnull(strstr(a.raw, "\r\nRetry-After: 1\r\n"));
+	ck_assert_ptr_nonnull(strstr(a.raw, "\"code\":\"SERVICE_UNAVAILABLE\""));
 	answer_free(&a);
 	ck_assert_int_eq(stat(task, &st), -1);
 	/* Old record: the retry completes the submission. */
