@@ -489,7 +489,7 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 		return EX_IOERR;
 	}
 	while ((de = readdir(d)) != NULL) {
-		char id[TASK_ID_MAX + 1], claimed[SPOOL_NAME_MAX + 16];
+		char id[TASK_ID_MAX + 1], claimed[sizeof(PURGE_PREFIX) + NAME_MAX];
 		const char *name = de->d_name;
 		size_t l;
 		struct stat st;
