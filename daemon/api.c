@@ -880,24 +880,6 @@ static const char *const submit_members[] = {
 };
 
 
-/* Publish the task file for t (appId, createdAt set by the caller). */
-/* The instant t is due (Unix ms; sets not_before_ms), or -1 for now. */
-static int64_t
-task_due(struct task *t)
-{
-	int64_t due = -1;
-
-	if (t->trigger == TASK_TRIGGER_DELAY)
-		due = t->created_ms + t->delay_ms;
-	else if (t->trigger == TASK_TRIGGER_AT)
-		due = t->run_at_ms;
-	if (due > t->created_ms)
-		t->not_before_ms = due;
-	else
-		due = -1;
-	return due;
-}
-
 /* The size in bytes of t's task file as it will be stored (with the
  * members the server adds to the body), or 0 if it cannot be encoded. */
 static size_t
@@ -906,19 +888,20 @@ stored_size(struct task *t)
 	struct buf b;
 	size_t n;
 
-	(void)task_due(t);
+	(void)task_set_not_before(t);
 	buf_init(&b, 0);
 	n = task_encode(t, &b) == 0 ? b.len : 0;
 	buf_fini(&b);
 	return n;
 }
 
+/* Publish the task file for t (appId, createdAt set by the caller). */
 static int
 publish_task(struct ctx *c, struct task *t)
 {
 	struct buf b;
 	char file[SPOOL_NAME_MAX];
-	int64_t due = task_due(t);
+	int64_t due = task_set_not_before(t);
 	int rc;
 
 	buf_init(&b, 0);
@@ -943,6 +926,7 @@ answer_existing(struct ctx *c, struct buf *out, const struct marker *m,
 {
 	char file[SPOOL_NAME_MAX];
 	enum spool_dir where;
+	int found;
 
 	if (strcmp(m->app_id, c->app_id) != 0)
 		return problem(c, out, 409, "REQUEST_ID_CONFLICT", NULL,
@@ -953,8 +937,8 @@ answer_existing(struct ctx *c, struct buf *out, const struct marker *m,
 		    one_member("requestId", json_string(m->request_id)),
 		    "requestId %s was first used with a different body",
 		    m->request_id);
-	if (spool_locate(&c->sp, m->request_id, &where, NULL) != 0 &&
-	    c->rq->now - m->mtime > API_ORPHAN_SEC) {
+	found = spool_locate(&c->sp, m->request_id, &where, NULL) == 0;
+	if (!found && c->rq->now - m->mtime > API_ORPHAN_SEC) {
 		/* The writer died between the record and the task: this
 		 * retry carries the same bytes, so it completes the task. */
 		t->created_ms = m->created_ms;
@@ -962,7 +946,7 @@ answer_existing(struct ctx *c, struct buf *out, const struct marker *m,
 		    m->request_id);
 		if (publish_task(c, t) != 0 && errno != EEXIST)
 			return unavailable(c, out, "re-publish task");
-	} else if (spool_locate(&c->sp, m->request_id, &where, NULL) != 0) {
+	} else if (!found) {
 		/* Younger than API_ORPHAN_SEC: the first writer publishes
 		 * its task within milliseconds, or died (a killed CGI or
 		 * FastCGI process).  Wait a moment for the task; never

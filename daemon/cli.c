@@ -396,12 +396,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	t.created_ms = tstime_now_ms();
-	if (t.trigger == TASK_TRIGGER_DELAY)
-		due = t.created_ms + t.delay_ms;
-	else if (t.trigger == TASK_TRIGGER_AT)
-		due = t.run_at_ms;
-	if (due > t.created_ms)
-		t.not_before_ms = due;
+	due = task_set_not_before(&t);
 	if (task_encode(&t, &out) != 0) {
 		rc = EX_SOFTWARE;
 		goto out;
@@ -416,9 +411,9 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_DATAERR;
 		goto out;
 	}
-	if (spool_publish(&c->sp, c->sp.dir[due > t.created_ms ? SPOOL_DELAYED :
-	    SPOOL_INCOMING], file, out.data, out.len, due > t.created_ms ? due :
-	    -1, SPOOL_PUBLISH_EXCL) != 0) {
+	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
+	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
+	    != 0) {
 		if (errno == EEXIST) {
 			fprintf(stderr, "taskspool submit: requestId %s "
 			    "already used\n", t.request_id);
@@ -430,7 +425,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		goto out;
 	}
-	wakeup_notify(&c->cfg, &c->sp, due > t.created_ms ? SPOOL_DELAYED :
+	wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING, file);
 	if (c->json)
 		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",

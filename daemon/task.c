@@ -801,3 +801,18 @@ task_encode(const struct task *t, struct buf *out)
 	free(s);
 	return rc;
 }
+
+int64_t
+task_set_not_before(struct task *t)
+{
+	int64_t due = -1;
+
+	if (t->trigger == TASK_TRIGGER_DELAY)
+		due = t->created_ms + t->delay_ms;
+	else if (t->trigger == TASK_TRIGGER_AT)
+		due = t->run_at_ms;
+	if (due <= t->created_ms)
+		return -1;
+	t->not_before_ms = due;
+	return due;
+}

@@ -100,6 +100,15 @@ int task_decode(const char *data, size_t len, struct task *t,
     struct task_error *err);
 
 /*
+ * When a task of trigger delay or at, created at t->created_ms, is due:
+ * created_ms + delayMs, or runAt (Unix ms).  Sets t->not_before_ms to it
+ * and returns it when it is after created_ms; else (trigger now, or a due
+ * time not in the future) returns -1 and leaves not_before_ms as it is.
+ * For writers that add createdAt (taskspool submit, the HTTP API).
+ */
+int64_t task_set_not_before(struct task *t);
+
+/*
  * Append t as one JSON object (compact, members in a fixed order,
  * executeParams spliced byte-for-byte) to out.  Returns 0 or -1 (errno
  * ENOMEM/EFBIG from buf).
