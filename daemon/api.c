@@ -34,6 +34,7 @@
 #include "apps.h"
 #include "callback.h"
 #include "coord.h"
+#include "jsontext.h"
 #include "maxconc.h"
 #include "promtext.h"
 #include "ratelimit.h"
@@ -543,7 +544,7 @@ marker_read(int dfd, const char *id, struct marker *m)
 	if (data == NULL)
 		return -1;
 	memset(m, 0, sizeof(*m));
-	o = json_loadb(data, len, 0, NULL);
+	o = jsontext_loadb(data, len, 0, NULL);
 	if (o != NULL && copy_member(o, "appId", m->app_id,
 	    sizeof(m->app_id)) == 0 && copy_member(o, "requestId",
 	    m->request_id, sizeof(m->request_id)) == 0 && copy_member(o,
@@ -637,7 +638,7 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 			size_t len;
 			char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
 			    file, API_RESULT_MAX, &len);
-			json_t *r = data != NULL ? json_loadb(data, len, 0,
+			json_t *r = data != NULL ? jsontext_loadb(data, len, 0,
 			    NULL) : NULL;
 			static const char *const keep[] = { "requestId",
 			    "taskCode", "taskName", "status", "createdAt",
@@ -816,7 +817,7 @@ parse_body(struct ctx *c, struct buf *out)
 		    json_integer(0)), "the body starts with a byte order mark");
 		return NULL;
 	}
-	o = json_loadb(c->body, c->body_len, JSON_REJECT_DUPLICATES, &e);
+	o = jsontext_loadb(c->body, c->body_len, JSON_REJECT_DUPLICATES, &e);
 	if (o == NULL) {
 		problem(c, out, 400, "INVALID_JSON", one_member("offset",
 		    json_integer(e.position)), "%s", e.text);
@@ -1603,7 +1604,7 @@ do_register(struct ctx *c, struct buf *out)
 	snprintf(file, sizeof(file), "%s.json", c->app_id);
 	data = spool_read_file(dfd, file, API_REG_MAX, &len);
 	if (data != NULL)
-		reg = json_loadb(data, len, 0, NULL);
+		reg = jsontext_loadb(data, len, 0, NULL);
 	free(data);
 	created = reg == NULL || !json_is_array(json_object_get(reg,
 	    "secrets"));

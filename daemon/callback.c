@@ -30,6 +30,7 @@
 
 #include "delivery.h"
 #include "hook.h"
+#include "jsontext.h"
 #include "log.h"
 #include "ssrf.h"
 #include "tstime.h"
@@ -189,7 +190,7 @@ cbdel_decode(const char *data, size_t len, struct cbdel *c, char *why,
 	const char *k = "JSON";
 
 	memset(c, 0, sizeof(*c));
-	o = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	o = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (o == NULL || !json_is_object(o))
 		goto bad;
 	k = "webhookId";
@@ -293,7 +294,7 @@ envelope(const char *result, size_t rlen, char **body, size_t *blen)
 	    "result", "failureReason", "startedAt", "finishedAt",
 	    "durationMs" };
 
-	r = json_loadb(result, rlen, 0, NULL);
+	r = jsontext_loadb(result, rlen, 0, NULL);
 	if (r == NULL || !json_is_object(r) ||
 	    !json_is_string(json_object_get(r, "finishedAt"))) {
 		json_decref(r);

@@ -26,6 +26,7 @@
 #include "delivery.h"
 #include "hook.h"
 #include "hooklimit.h"
+#include "jsontext.h"
 #include "log.h"
 #include "metrics.h"
 #include "records.h"
@@ -59,7 +60,7 @@ reg_read(int regfd, const char *app, int64_t now_ms, struct reg *r)
 	snprintf(file, sizeof(file), "%s.json", app);
 	if ((data = spool_read_file(regfd, file, CB_REG_MAX, &len)) == NULL)
 		return -1;
-	o = json_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
+	o = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, NULL);
 	free(data);
 	if (o == NULL)
 		goto bad;
@@ -113,7 +114,7 @@ reg_disable(const struct spool *s, int regfd, const char *app,
 	snprintf(file, sizeof(file), "%s.json", app);
 	if ((data = spool_read_file(regfd, file, CB_REG_MAX, &len)) == NULL)
 		return -1;
-	o = json_loadb(data, len, 0, NULL);
+	o = jsontext_loadb(data, len, 0, NULL);
 	free(data);
 	if (o == NULL || !json_is_object(o)) {
 		json_decref(o);

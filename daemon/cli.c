@@ -33,6 +33,7 @@
 #include "cli_nodes.h"
 #include "config.h"
 #include "index.h"
+#include "jsontext.h"
 #include "maxconc.h"
 #include "result.h"
 #include "spool.h"
@@ -775,7 +776,7 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 			data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
 			    de->d_name, 64 << 20, &len);
 			if (data != NULL)
-				r = json_loadb(data, len, 0, NULL);
+				r = jsontext_loadb(data, len, 0, NULL);
 			if (json_is_array(a = json_object_get(r, "attempts")))
 				t.nattempts = json_array_size(a);
 			if (json_string_length(json_object_get(r, "node")) > 0
@@ -1052,7 +1053,7 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	/* Carry the attempt history over from the result. */
 	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
 	if (data != NULL) {
-		json_t *r = json_loadb(data, len, 0, NULL);
+		json_t *r = jsontext_loadb(data, len, 0, NULL);
 		json_t *arr = json_object_get(r, "attempts");
 		char *s = NULL;
 

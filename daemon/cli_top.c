@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "jsontext.h"
 #include "metrics.h"
 #include "spool.h"
 #include "task.h"
@@ -363,7 +364,7 @@ fail_detail(const struct spool *sp, const char *id, char *code,
 	snprintf(rname, sizeof(rname), "%s.json", id);
 	res = spool_read_file(sp->dir[SPOOL_RESULTS], rname, 1 << 24, &rlen);
 	if (res != NULL) {
-		json_t *o = json_loadb(res, rlen, 0, NULL);
+		json_t *o = jsontext_loadb(res, rlen, 0, NULL);
 		const char *s;
 
 		if ((s = json_string_value(json_object_get(o, "taskCode"))) !=

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsontext.h"
 #include "tstime.h"
 
 static const char *const misfire_names[] = { "fire_once", "skip",
@@ -389,7 +390,7 @@ job_decode(const char *data, size_t len, struct job *j,
 		    "(not allowed)");
 	if (len == 0)
 		return fail(err, "json", "empty file");
-	root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL)
 		return fail(err, "json", "invalid JSON at line %d column %d: "
 		    "%s", jerr.line, jerr.column, jerr.text);

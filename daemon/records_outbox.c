@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "jsontext.h"
 #include "log.h"
 #include "metrics.h"
 #include "tstime.h"
@@ -129,7 +130,7 @@ encode_attempt(struct buf *out, const char *state, const char *id,
 
 	buf_init(&ab, 0);
 	if (o == NULL || task_attempt_encode(a, &ab) != 0 ||
-	    (ao = json_loadb(ab.data, ab.len, 0, NULL)) == NULL)
+	    (ao = jsontext_loadb(ab.data, ab.len, 0, NULL)) == NULL)
 		goto out;
 	json_object_set_new(o, "v", json_integer(1));
 	put_str(o, "state", state);
@@ -160,7 +161,7 @@ static int
 encode_result(struct buf *out, const char *id, const struct task *t,
     const char *env, size_t len)
 {
-	json_t *o = json_object(), *e = json_loadb(env, len, 0, NULL);
+	json_t *o = json_object(), *e = jsontext_loadb(env, len, 0, NULL);
 	char *s = NULL;
 	int rc = -1;
 
@@ -381,7 +382,7 @@ records_decode(const char *data, size_t len, struct records_row *row,
 	row->trigger_time = row->created_at = row->started_at = RECORDS_NULL;
 	row->finished_at = row->duration_ms = row->exit_code = RECORDS_NULL;
 	row->max_retries = RECORDS_NULL;
-	o = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	o = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
 	if (o == NULL) {
 		snprintf(why, whylen, "json: %s (line %d)", je.text, je.line);
 		return -1;
@@ -658,7 +659,7 @@ records_append_definition(const struct spool *sp, const char *job_code,
 {
 	json_t *o = json_object(), *d = NULL;
 
-	if (definition != NULL && (d = json_loadb(definition, len, 0,
+	if (definition != NULL && (d = jsontext_loadb(definition, len, 0,
 	    NULL)) == NULL) {
 		json_decref(o);
 		errno = EINVAL;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsontext.h"
 #include "tstime.h"
 
 /* A JSON string from bytes that may not be UTF-8: bad bytes → U+FFFD. */
@@ -103,7 +104,7 @@ result_encode(const struct task *t, const struct result_info *ri,
 		json_object_set_new(o, "fencingToken", json_integer(
 		    (json_int_t)ri->fence));
 	if (ri->hook_result != NULL)
-		hr = json_loadb(ri->hook_result, ri->hook_result_len,
+		hr = jsontext_loadb(ri->hook_result, ri->hook_result_len,
 		    JSON_DECODE_ANY, NULL);
 	json_object_set_new(o, "result", hr != NULL ? hr : json_null());
 	if (ri->failure_code != NULL) {
@@ -143,7 +144,7 @@ result_encode(const struct task *t, const struct result_info *ri,
 int
 result_peek(const char *data, size_t len, char *status, size_t *nattempts)
 {
-	json_t *o = json_loadb(data, len, 0, NULL), *st, *arr;
+	json_t *o = jsontext_loadb(data, len, 0, NULL), *st, *arr;
 
 	if (o == NULL)
 		return -1;
@@ -163,7 +164,7 @@ result_peek(const char *data, size_t len, char *status, size_t *nattempts)
 int
 result_json_ok(const char *data, size_t len)
 {
-	json_t *v = json_loadb(data, len, JSON_DECODE_ANY |
+	json_t *v = jsontext_loadb(data, len, JSON_DECODE_ANY |
 	    JSON_REJECT_DUPLICATES, NULL);
 
 	if (v == NULL)

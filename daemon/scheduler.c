@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "job.h"
+#include "jsontext.h"
 #include "log.h"
 #include "records.h"
 #include "task.h"
@@ -155,7 +156,7 @@ state_load(struct sched *s, struct sched_job *j)
 	data = spool_read_file(s->statefd, name, 65536, &len);
 	if (data == NULL)
 		return;
-	o = json_loadb(data, len, 0, NULL);
+	o = jsontext_loadb(data, len, 0, NULL);
 	free(data);
 	if (o == NULL) {
 		log_warnx("state/jobs/%s: unreadable; starting from now", name);

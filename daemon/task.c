@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsontext.h"
 #include "tstime.h"
 
 static const char *const outcome_names[] = { "SUCCESS", "FAILED",
@@ -139,7 +140,14 @@ depth_ok(json_t *v, int depth)
 	return 1;
 }
 
-/* --- raw member span finder (input already validated by jansson) --- */
+/*
+ * --- raw member span finder ---
+ *
+ * The input has passed jsontext_check() and jansson, but the scanner
+ * still never steps past n and never takes a byte that cannot end a
+ * scalar for part of one, so a broken text (member_at() scans those)
+ * cannot make it reach memory it does not own.
+ */
 
 static size_t
 skip_ws(const char *d, size_t i, size_t n)
@@ -150,13 +158,22 @@ skip_ws(const char *d, size_t i, size_t n)
 	return i;
 }
 
+/* Index just past the string starting at d[i] == '"'; at most n. */
 static size_t
 skip_string(const char *d, size_t i, size_t n)
 {
 	for (i++; i < n && d[i] != '"'; i++)
 		if (d[i] == '\\')
 			i++;
-	return i + 1;
+	return i < n ? i + 1 : n;
+}
+
+/* A byte of a number or of true, false, null (RFC 8259 §3, §6). */
+static int
+scalar_byte(char c)
+{
+	return (c >= '0' && c <= '9') || (c != '\0' &&
+	    strchr("+-.eEtrufalsn", c) != NULL);
 }
 
 static size_t
@@ -167,8 +184,7 @@ skip_value(const char *d, size_t i, size_t n)
 	if (d[i] == '"')
 		return skip_string(d, i, n);
 	if (d[i] != '{' && d[i] != '[') {
-		while (i < n && d[i] != ',' && d[i] != '}' && d[i] != ']' &&
-		    d[i] != ' ' && d[i] != '\t' && d[i] != '\n' && d[i] != '\r')
+		while (i < n && scalar_byte(d[i]))
 			i++;
 		return i;
 	}
@@ -205,14 +221,16 @@ member_span(const char *d, size_t n, const char *name, size_t *start,
 		ks = i;
 		ke = skip_string(d, i, n);
 		if (memchr(d + ks, '\\', ke - ks) == NULL)
-			match = ke - ks - 2 == strlen(name) &&
+			match = ke - ks >= 2 && ke - ks - 2 == strlen(name) &&
 			    memcmp(d + ks + 1, name, ke - ks - 2) == 0;
 		else {
-			json_t *k = json_loadb(d + ks, ke - ks,
+			json_t *k = jsontext_loadb(d + ks, ke - ks,
 			    JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
 
 			match = k != NULL && json_is_string(k) &&
-			    strcmp(json_string_value(k), name) == 0;
+			    json_string_length(k) == strlen(name) &&
+			    memcmp(json_string_value(k), name,
+			    strlen(name)) == 0;
 			json_decref(k);
 		}
 		i = skip_ws(d, ke, n);
@@ -243,8 +261,13 @@ task_copy_params(const char *data, size_t len, int present, char **params,
 		*plen = 2;
 	} else if (member_span(data, len, "executeParams", &ps, &pe) != 0)
 		return fail(err, "executeParams", "could not locate value");
-	else {
-		*params = strndup(data + ps, pe - ps);
+	else if (pe <= ps || pe > len ||
+	    memchr(data + ps, '\0', pe - ps) != NULL)
+		return fail(err, "executeParams", "could not locate value");
+	else if ((*params = malloc(pe - ps + 1)) != NULL) {
+		/* one length for the bytes and the copy (issue 10) */
+		memcpy(*params, data + ps, pe - ps);
+		(*params)[pe - ps] = '\0';
 		*plen = pe - ps;
 	}
 	if (*params == NULL)
@@ -343,6 +366,9 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 	json_t *v;
 	int64_t n;
 
+	/* attempt and node are required: the encoder always writes both
+	 * and an entry without them would come back as "attempt":0 and
+	 * "node":"", which nothing can decode (issue 10, item 2). */
 	snprintf(field, sizeof(field), "attempts[%zu]", idx);
 	if (!json_is_object(o))
 		return fail(err, field, "must be an object");
@@ -400,6 +426,14 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 			memcpy(a->reason, s, strlen(s) + 1);
 		} else
 			return fail(err, field, "unknown member");
+	}
+	if (a->attempt == 0) {
+		snprintf(field, sizeof(field), "attempts[%zu].attempt", idx);
+		return fail(err, field, "required member missing");
+	}
+	if (a->node[0] == '\0') {
+		snprintf(field, sizeof(field), "attempts[%zu].node", idx);
+		return fail(err, field, "required member missing");
 	}
 	return 0;
 }
@@ -564,7 +598,7 @@ member_at(const char *d, size_t n, size_t pos, char *name, size_t len)
 				name[kl] = '\0';
 			} else {
 				/* an escaped key: let jansson decode it */
-				json_t *k = json_loadb(d + ks, ke - ks,
+				json_t *k = jsontext_loadb(d + ks, ke - ks,
 				    JSON_DECODE_ANY, NULL);
 
 				if (json_is_string(k))
@@ -590,6 +624,9 @@ parse_error(const char *data, size_t len, const json_error_t *jerr,
 	const char *why = jerr->text;
 
 	member_at(data, len, (size_t)jerr->position, member, sizeof(member));
+	if (strcmp(jerr->source, JSONTEXT_SOURCE) == 0)
+		return fail(err, member[0] != '\0' ? member : "json", "%s",
+		    jerr->text);
 	if (strstr(why, "NUL") != NULL || strstr(why, "\\u0000") != NULL)
 		why = "strings must not contain \\u0000";
 	if (member[0] != '\0' && strstr(jerr->text, "maximum parsing depth"))
@@ -623,8 +660,8 @@ task_decode(const char *data, size_t len, struct task *t,
 		    "(not allowed)");
 	if (len == 0)
 		return fail(err, "json", "empty file");
-	root = json_loadb(data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-	    &jerr);
+	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, &jerr);
 	if (root == NULL)
 		return parse_error(data, len, &jerr, err);
 	if (!json_is_object(root)) {
@@ -815,4 +852,103 @@ task_set_not_before(struct task *t)
 		return -1;
 	t->not_before_ms = due;
 	return due;
+}
+
+/* --- the round-trip property --- */
+
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+const char *
+task_diff(const struct task *a, const struct task *b)
+{
+	if (strcmp(a->request_id, b->request_id) != 0)
+		return "requestId";
+	if (strcmp(a->task_code, b->task_code) != 0)
+		return "taskCode";
+	if (str_differs(a->task_name, b->task_name))
+		return "taskName";
+	if (a->trigger != b->trigger)
+		return "triggerType";
+	if (a->delay_ms != b->delay_ms)
+		return "delayMs";
+	if (a->run_at_ms != b->run_at_ms)
+		return "runAt";
+	if (a->params_len != b->params_len || (a->params_len > 0 &&
+	    memcmp(a->params, b->params, a->params_len) != 0))
+		return "executeParams";
+	if (str_differs(a->callback_url, b->callback_url))
+		return "callbackUrl";
+	if (a->max_retries != b->max_retries)
+		return "maxRetries";
+	if (a->timeout_sec != b->timeout_sec)
+		return "timeoutSec";
+	if (str_differs(a->route, b->route))
+		return "route";
+	if (str_differs(a->shard_key, b->shard_key))
+		return "shardKey";
+	if (a->shard_index != b->shard_index)
+		return "shardIndex";
+	if (a->shard_total != b->shard_total)
+		return "shardTotal";
+	if (str_differs(a->job_code, b->job_code))
+		return "jobCode";
+	if (str_differs(a->app_id, b->app_id))
+		return "appId";
+	if (a->created_ms != b->created_ms)
+		return "createdAt";
+	if (a->not_before_ms != b->not_before_ms)
+		return "notBefore";
+	if (a->trigger_ms != b->trigger_ms)
+		return "triggerTime";
+	if (a->nattempts != b->nattempts)
+		return "attempts";
+	for (size_t i = 0; i < a->nattempts; i++) {
+		const struct task_attempt *x = &a->attempts[i];
+		const struct task_attempt *y = &b->attempts[i];
+
+		if (x->attempt != y->attempt || strcmp(x->node, y->node) != 0 ||
+		    x->start_ms != y->start_ms || x->end_ms != y->end_ms ||
+		    x->exit_code != y->exit_code || x->signal != y->signal ||
+		    x->outcome != y->outcome ||
+		    strcmp(x->reason, y->reason) != 0 ||
+		    x->retry_at_ms != y->retry_at_ms)
+			return "attempts[]";
+	}
+	return NULL;
+}
+
+int
+task_roundtrip(const char *data, size_t len, struct task_error *err)
+{
+	struct task a, b;
+	struct buf out;
+	const char *d;
+	int rc = -1;
+
+	task_init(&a);
+	task_init(&b);
+	buf_init(&out, 0);
+	if (task_decode(data, len, &a, err) != 0)
+		return 1;
+	if (task_encode(&a, &out) != 0)
+		fail(err, "encode", "out of memory");
+	else if (task_decode(out.data, out.len, &b, err) != 0) {
+		struct task_error e = *err;
+
+		fail(err, e.field, "the encoder wrote what the decoder "
+		    "refuses: %.200s", e.rule);
+	} else if ((d = task_diff(&a, &b)) != NULL)
+		fail(err, d, "differs after decode, encode, decode");
+	else
+		rc = 0;
+	task_fini(&a);
+	task_fini(&b);
+	buf_fini(&out);
+	return rc;
 }

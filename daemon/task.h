@@ -116,6 +116,24 @@ int64_t task_set_not_before(struct task *t);
 int task_encode(const struct task *t, struct buf *out);
 
 /*
+ * The first member in which two decoded tasks differ ("taskName",
+ * "attempts[2].node", "executeParams", ...), or NULL when they hold the
+ * same value.  Returns a borrowed static string.  Pure; thread-safe.
+ */
+const char *task_diff(const struct task *a, const struct task *b);
+
+/*
+ * The round-trip property of the codec (issue 10, item 2): decode data,
+ * encode that, decode the encoding, and compare the two decoded values
+ * with task_diff().  Returns 1 when task_decode() refuses data (err says
+ * why: nothing to check), 0 when decode(encode(decode(data))) equals
+ * decode(data), -1 when it does not (err->field names the member, err->rule
+ * says what went wrong), or on ENOMEM.  For the unit tests and the fuzz
+ * target.
+ */
+int task_roundtrip(const char *data, size_t len, struct task_error *err);
+
+/*
  * Append a copy of a to t's history.  Returns 0 or -1 (ENOMEM); when the
  * history holds TASK_ATTEMPTS_MAX entries the oldest is dropped.
  */

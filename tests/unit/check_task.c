@@ -464,7 +464,8 @@ static const struct bad_case bad_cases[] = {
 	{ "attempt 0", "{\"taskCode\":\"a\",\"attempts\":[{\"attempt\":0}]}",
 	    "attempts[0].attempt", "integer" },
 	{ "attempt unknown", "{\"taskCode\":\"a\",\"attempts\":"
-	    "[{\"attempt\":1},{\"bogus\":1}]}", "attempts[1].bogus",
+	    "[{\"attempt\":1,\"node\":\"n1\"},{\"bogus\":1}]}",
+	    "attempts[1].bogus",
 	    "unknown member" },
 	{ "attempt outcome", "{\"taskCode\":\"a\",\"attempts\":"
 	    "[{\"outcome\":\"WIN\"}]}", "attempts[0].outcome", "SUCCESS" },
@@ -504,8 +505,13 @@ START_TEST(test_reject_empty_and_random)
 
 		memcpy(buf, "{\"taskCode\":\"a\",\"taskName\":\"", 28);
 		memcpy(buf + 28, rnd, sizeof(rnd));
+		/* The LCG's first bytes are 0xdc 0x04 (by hand: x1 =
+		 * 12345 * 1103515245 + 12345 mod 2^32 = 0xd3dc167e,
+		 * byte (x >> 16) & 0xff = 0xdc);
+		 * 0xdc may start UTF-8, 0x04 is a raw control byte. */
 		expect_reject_n("random tail", buf, 28 + sizeof(rnd),
-		    "taskName", "invalid JSON");
+		    "taskName", "raw control byte 0x04 at offset 29 inside "
+		    "a string (RFC 8259 §7");
 	}
 	/* A lone BOM is still called out as a BOM. */
 	expect_reject_n("BOM only", "\xef\xbb\xbf", 3, "json",
@@ -1128,7 +1134,8 @@ START_TEST(test_attempts_cap)
 	buf_init(&b, 0);
 	ck_assert_int_eq(buf_puts(&b, "{\"taskCode\":\"a\",\"attempts\":["), 0);
 	for (int i = 0; i < TASK_ATTEMPTS_MAX; i++)
-		ck_assert_int_eq(buf_printf(&b, "%s{\"attempt\":%d}",
+		ck_assert_int_eq(buf_printf(&b, "%s{\"attempt\":%d,"
+		    "\"node\":\"n1\"}",
 		    i ? "," : "", i + 1), 0);
 	ck_assert_int_eq(buf_puts(&b, "]}"), 0);
 	s = b.data;
