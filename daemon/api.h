@@ -65,4 +65,13 @@ struct api_request {
  */
 int api_handle(const struct api_request *rq, struct buf *out);
 
+/*
+ * The round-trip property of the idempotency record codec (issue 10,
+ * item 2) on len bytes at data (borrowed): 1 when the record decoder
+ * refuses them, 0 when decode(encode(decode(data))) equals decode(data),
+ * -1 when it does not or on ENOMEM.  For the unit tests and the fuzz
+ * target; no I/O.
+ */
+int api_marker_roundtrip(const char *data, size_t len);
+
 #endif

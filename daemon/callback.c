@@ -176,8 +176,13 @@ get_time(json_t *o, const char *k, int64_t *out)
 		*out = -1;
 		return 0;
 	}
-	return json_is_string(v) ? tstime_parse_rfc3339(json_string_value(v),
-	    out) : -1;
+	/* A time before 1970 would be written back as null (-1 is "none"),
+	 * so decode(encode(x)) would differ: refuse it; the sender never
+	 * writes one. */
+	if (!json_is_string(v) || tstime_parse_rfc3339(json_string_value(v),
+	    out) != 0 || *out < 0)
+		return -1;
+	return 0;
 }
 
 /* Decode a delivery file.  Returns 0, or -1 with the bad member in why. */
@@ -191,7 +196,13 @@ cbdel_decode(const char *data, size_t len, struct cbdel *c, char *why,
 
 	memset(c, 0, sizeof(*c));
 	o = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (o == NULL || !json_is_object(o))
+	if (o == NULL) {
+		snprintf(why, whylen, "delivery file: invalid JSON at line %d "
+		    "column %d: %s", jerr.line, jerr.column, jerr.text);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!json_is_object(o))
 		goto bad;
 	k = "webhookId";
 	v = json_object_get(o, k);
@@ -280,6 +291,77 @@ bad:
 	c->url = c->body = NULL;
 	errno = EINVAL;
 	return -1;
+}
+
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+const char *
+cbdel_diff(const struct cbdel *a, const struct cbdel *b)
+{
+	if (strcmp(a->webhook_id, b->webhook_id) != 0)
+		return "webhookId";
+	if (strcmp(a->request_id, b->request_id) != 0)
+		return "requestId";
+	if (strcmp(a->app_id, b->app_id) != 0)
+		return "appId";
+	if (str_differs(a->url, b->url))
+		return "url";
+	if (a->created_ms != b->created_ms)
+		return "createdAt";
+	if (a->finished_ms != b->finished_ms)
+		return "finishedAt";
+	if (a->st.status != b->st.status)
+		return "status";
+	if (a->st.reason != b->st.reason)
+		return "reason";
+	if (a->st.attempts != b->st.attempts)
+		return "attempts";
+	if (a->st.next_ms != b->st.next_ms)
+		return "nextAttemptAt";
+	if (a->st.last_attempt_ms != b->st.last_attempt_ms)
+		return "lastAttemptAt";
+	if (a->st.last_http != b->st.last_http)
+		return "lastHttpStatus";
+	if (a->st.last_error != b->st.last_error)
+		return "lastError";
+	if (a->body_len != b->body_len ||
+	    memcmp(a->body, b->body, a->body_len) != 0)
+		return "body";
+	return NULL;
+}
+
+int
+cbdel_roundtrip(const char *data, size_t len, char *why, size_t whylen)
+{
+	struct cbdel a, b;
+	struct buf out;
+	const char *d;
+	int rc = -1;
+
+	buf_init(&out, 0);
+	if (cbdel_decode(data, len, &a, why, whylen) != 0)
+		return 1;
+	if (cbdel_encode(&a, &out) != 0)
+		snprintf(why, whylen, "encode: out of memory");
+	else if (cbdel_decode(out.data, out.len, &b, why, whylen) != 0)
+		;	/* why names what the encoder wrote wrong */
+	else {
+		if ((d = cbdel_diff(&a, &b)) != NULL)
+			snprintf(why, whylen, "%s differs after decode, "
+			    "encode, decode", d);
+		else
+			rc = 0;
+		cbdel_fini(&b);
+	}
+	cbdel_fini(&a);
+	buf_fini(&out);
+	return rc;
 }
 
 /* --- creation ----------------------------------------------------------- */

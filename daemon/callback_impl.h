@@ -59,6 +59,17 @@ void cbdel_fini(struct cbdel *c);
  * with errno ENOMEM/EFBIG. */
 int cbdel_encode(const struct cbdel *c, struct buf *out);
 
+/* The first member in which two decoded delivery files differ, or NULL
+ * when they hold the same value.  Returns a borrowed static string. */
+const char *cbdel_diff(const struct cbdel *a, const struct cbdel *b);
+
+/* The codec's round-trip property (issue 10, item 2): 1 when
+ * cbdel_decode() refuses data (why says why), 0 when
+ * decode(encode(decode(data))) equals decode(data), -1 when not (why
+ * names the member) or on ENOMEM.  For the unit tests and the fuzz
+ * target. */
+int cbdel_roundtrip(const char *data, size_t len, char *why, size_t whylen);
+
 /* Decode the delivery file data (len bytes, borrowed) into c (new
  * members owned by c, free with cbdel_fini).  Returns 0, or -1 with a
  * reason naming the member in why. */

@@ -505,6 +505,92 @@ job_encode(const struct job *j, struct buf *out)
 	return 0;
 }
 
+/* --- the round-trip property --- */
+
+static int
+str_differs(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a != b;
+	return strcmp(a, b) != 0;
+}
+
+const char *
+job_diff(const struct job *a, const struct job *b)
+{
+	if (strcmp(a->code, b->code) != 0)
+		return "jobCode";
+	if (strcmp(a->task_code, b->task_code) != 0)
+		return "taskCode";
+	if (a->kind != b->kind)
+		return job_kind_member(a->kind);
+	if (str_differs(a->cron_text, b->cron_text) ||
+	    (a->cron == NULL) != (b->cron == NULL))
+		return "cron";
+	if (a->dialect != b->dialect || a->dialect_given != b->dialect_given)
+		return "dialect";
+	if (a->interval_ms != b->interval_ms)
+		return job_kind_member(a->kind);
+	if (strcmp(a->timezone, b->timezone) != 0)
+		return "timezone";
+	if (a->params_len != b->params_len || (a->params_len > 0 &&
+	    memcmp(a->params, b->params, a->params_len) != 0))
+		return "executeParams";
+	if (str_differs(a->route, b->route))
+		return "route";
+	if (a->max_retries != b->max_retries)
+		return "maxRetries";
+	if (a->timeout_sec != b->timeout_sec)
+		return "timeoutSec";
+	if (a->misfire != b->misfire)
+		return "misfire";
+	if (a->misfire_cap != b->misfire_cap)
+		return "misfireCap";
+	if (a->overlap != b->overlap)
+		return "overlap";
+	if (a->enabled != b->enabled)
+		return "enabled";
+	if (a->start_ms != b->start_ms)
+		return "startAt";
+	if (a->end_ms != b->end_ms)
+		return "endAt";
+	if (a->jitter_ms != b->jitter_ms)
+		return "jitterMs";
+	if (a->created_ms != b->created_ms)
+		return "createdAt";
+	return NULL;
+}
+
+int
+job_roundtrip(const char *data, size_t len, struct task_error *err)
+{
+	struct job a, b;
+	struct buf out;
+	const char *d;
+	int rc = -1;
+
+	job_init(&a);
+	job_init(&b);
+	buf_init(&out, 0);
+	if (job_decode(data, len, &a, err) != 0)
+		return 1;
+	if (job_encode(&a, &out) != 0)
+		fail(err, "encode", "out of memory");
+	else if (job_decode(out.data, out.len, &b, err) != 0) {
+		struct task_error e = *err;
+
+		fail(err, e.field, "the encoder wrote what the decoder "
+		    "refuses: %.200s", e.rule);
+	} else if ((d = job_diff(&a, &b)) != NULL)
+		fail(err, d, "differs after decode, encode, decode");
+	else
+		rc = 0;
+	job_fini(&a);
+	job_fini(&b);
+	buf_fini(&out);
+	return rc;
+}
+
 /* --- schedules --- */
 
 static int64_t

@@ -176,6 +176,23 @@ int	job_decode(const char *data, size_t len, struct job *j,
 int	job_encode(const struct job *j, struct buf *out);
 
 /*
+ * job_diff() names the first member in which two decoded jobs differ
+ * ("cron", "misfireCap", "executeParams", ...), or returns NULL when they
+ * hold the same value (the parsed cron is compared through its text).
+ * Returns a borrowed static string.
+ */
+const char *job_diff(const struct job *a, const struct job *b);
+
+/*
+ * job_roundtrip() checks the codec's round-trip property (issue 10, item
+ * 2) on len bytes at data: 1 when job_decode() refuses them (err says
+ * why), 0 when decode(encode(decode(data))) equals decode(data), -1 when
+ * not (err->field names the member) or on ENOMEM.  For the unit tests and
+ * the fuzz target.
+ */
+int	job_roundtrip(const char *data, size_t len, struct task_error *err);
+
+/*
  * job_next_fire() stores in *next_ms the first fire of j (borrowed)
  * strictly after after_ms, in zone z (borrowed; used by cron jobs only,
  * may be NULL otherwise), honouring startAt and endAt (both inclusive).
