@@ -1768,8 +1768,8 @@ do_health(struct ctx *c, struct buf *out)
 		if (now_ms - m > 3 * c->rq->cfg->heartbeat_ms)
 			continue;
 		nodes++;
-		data = spool_read_file(c->sp.dir[SPOOL_STATE], de->d_name,
-		    4096, NULL);
+		data = spool_read_text(c->sp.dir[SPOOL_STATE], de->d_name,
+		    4096, NULL, NULL, 0);
 		if (data != NULL && strstr(data, "\nleader=1\n") != NULL)
 			snprintf(leader, sizeof(leader), "%s",
 			    de->d_name + 10);

@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "sign.h"
 #include "spool.h"
+#include "textfile.h"
 
 int
 apps_token_ok(const char *s, size_t min, size_t max, const char *extra)
@@ -102,6 +103,10 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 
 	a->v = NULL;
 	a->nv = 0;
+	if (textfile_check(NULL, data, len, why, whylen) != 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl != NULL ? nl : end) - p);
@@ -110,9 +115,9 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 		struct app app;
 
 		line++;
-		if (n >= sizeof(buf) || memchr(p, '\0', n) != NULL) {
-			snprintf(why, whylen, "line %zu: too long or holds a "
-			    "NUL byte", line);
+		if (n >= sizeof(buf)) {
+			snprintf(why, whylen, "line %zu: longer than %zu bytes",
+			    line, sizeof(buf) - 1);
 			goto bad;
 		}
 		memcpy(buf, p, n);

@@ -91,8 +91,8 @@ read_nodes(const struct spool *sp, struct top_data *d)
 		if (strncmp(de->d_name, "heartbeat.", 10) != 0 ||
 		    !spool_code_ok(de->d_name + 10))
 			continue;
-		txt = spool_read_file(sp->dir[SPOOL_STATE], de->d_name, 4096,
-		    NULL);
+		txt = spool_read_text(sp->dir[SPOOL_STATE], de->d_name, 4096,
+		    NULL, NULL, 0);
 		if (txt == NULL)
 			continue;
 		memset(nd, 0, sizeof(*nd));

@@ -11,11 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "callback.h"
 #include "hooklimit.h"
 #include "maxconc.h"
 #include "log.h"
 #include "spool.h"
+#include "textfile.h"
+
+/* Bytes a taskspool.conf may hold: far above any real file, so a runaway
+ * one (or /dev/zero by mistake) is refused, not read to the end. */
+#define CONFIG_FILE_MAX	(1024 * 1024)
 
 enum key_type { KEY_STR, KEY_LONG };
 
@@ -248,6 +254,26 @@ config_load(struct config *c, const char *path, char *why, size_t whylen)
 	if (fp == NULL) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
+	}
+	/* fgets() and the string functions below stop at a NUL: check the
+	 * bytes of the whole file first (issue 10). */
+	{
+		struct buf all;
+		int bad;
+
+		buf_init(&all, CONFIG_FILE_MAX);
+		bad = buf_read_fd(&all, fileno(fp));
+		if (bad != 0)
+			snprintf(why, whylen, errno == EFBIG ? "%s: larger "
+			    "than 1 MiB" : "%s: %s", path, strerror(errno));
+		else if ((bad = textfile_check(path, all.data, all.len, why,
+		    whylen)) == 0 && lseek(fileno(fp), 0, SEEK_SET) != 0) {
+			snprintf(why, whylen, "%s: %s", path, strerror(errno));
+			bad = -1;
+		}
+		buf_fini(&all);
+		if (bad != 0)
+			goto fail;
 	}
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		char *p, *eq, *hash;

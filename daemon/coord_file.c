@@ -148,10 +148,11 @@ file_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 		if (strncmp(de->d_name, HB_PREFIX, strlen(HB_PREFIX)) != 0 ||
 		    !spool_code_ok(id))
 			continue;
-		text = spool_read_file(c->sp->dir[SPOOL_STATE], de->d_name,
-		    HB_MAX, &tl);
+		/* removed meanwhile, or a forbidden byte: no heartbeat */
+		text = spool_read_text(c->sp->dir[SPOOL_STATE], de->d_name,
+		    HB_MAX, &tl, NULL, 0);
 		if (text == NULL)
-			continue;	/* removed meanwhile */
+			continue;
 		if (len == cap) {
 			struct coord_node *nv;
 

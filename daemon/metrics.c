@@ -386,8 +386,8 @@ heartbeats_render(struct buf *b, const struct spool *sp, int64_t now_ms)
 		if (strncmp(de->d_name, "heartbeat.", 10) != 0 ||
 		    !spool_code_ok(peer))
 			continue;
-		txt = spool_read_file(sp->dir[SPOOL_STATE], de->d_name, 4096,
-		    NULL);
+		txt = spool_read_text(sp->dir[SPOOL_STATE], de->d_name, 4096,
+		    NULL, NULL, 0);
 		if (txt == NULL)
 			continue;
 		if ((p = strstr(txt, "at_ms=")) != NULL)

@@ -38,10 +38,15 @@ ratelimit_retry_after(int64_t retry_ms)
 	return s < 1 ? 1 : (long)s;
 }
 
-/* Parse "<start ms> <count>"; 0, or -1 when it does not. */
+/*
+ * Parse the n bytes at s (NUL-terminated after them) as "<start ms>
+ * <count>" and an optional LF, nothing else (a NUL or any other byte
+ * fails: issue 10); 0, or -1 when they are not that.
+ */
 static int
-parse_state(const char *s, int64_t *start, long long *count)
+parse_state(const char *s, size_t n, int64_t *start, long long *count)
 {
+	const char *all = s;
 	char *end;
 
 	errno = 0;
@@ -53,7 +58,9 @@ parse_state(const char *s, int64_t *start, long long *count)
 	if (end == s || (*end != '\n' && *end != '\0') || errno != 0 ||
 	    *count < 0)
 		return -1;
-	return 0;
+	if (*end == '\n')
+		end++;
+	return (size_t)(end - all) == n ? 0 : -1;
 }
 
 enum ratelimit_status
@@ -100,7 +107,7 @@ ratelimit_file(int dirfd, const char *app, long limit, int64_t window_ms,
 	 * more than a window ahead (the clock really went back): a new
 	 * window.
 	 */
-	have = parse_state(b, &start, &count) == 0;
+	have = parse_state(b, (size_t)n, &start, &count) == 0;
 	if (have && now_ms < start && start - now_ms <= window_ms)
 		now_ms = start;
 	if (!have || now_ms < start || now_ms - start >= window_ms) {

@@ -17,6 +17,7 @@
 
 #include "buf.h"
 #include "task.h"
+#include "textfile.h"
 
 static const struct {
 	const char *name;
@@ -614,6 +615,24 @@ spool_read_file(int dirfd, const char *name, size_t max, size_t *lenp)
 	if (lenp != NULL)
 		*lenp = b.len;
 	return b.data;
+}
+
+char *
+spool_read_text(int dirfd, const char *name, size_t max, size_t *lenp,
+    char *why, size_t whylen)
+{
+	size_t len;
+	char *data = spool_read_file(dirfd, name, max, &len);
+
+	if (data != NULL && textfile_check(name, data, len, why,
+	    why != NULL ? whylen : 0) != 0) {
+		free(data);
+		errno = EILSEQ;
+		return NULL;
+	}
+	if (data != NULL && lenp != NULL)
+		*lenp = len;
+	return data;
 }
 
 const char *

@@ -171,8 +171,17 @@ int spool_move_excl(int fromfd, const char *from, int tofd, const char *to);
 DIR *spool_opendir(int dirfd);
 
 /* Read a whole small file at dirfd/name into a new NUL-terminated string
- * (caller frees), at most max bytes.  Returns NULL with errno on failure. */
+ * (caller frees), at most max bytes.  Returns NULL with errno on failure.
+ * The data may hold NULs: use *lenp, or spool_read_text() for text. */
 char *spool_read_file(int dirfd, const char *name, size_t max,
     size_t *lenp);
+
+/* spool_read_file() for a line-based text file (heartbeats, state): the
+ * same, but a raw NUL or another control byte but tab, LF and CR
+ * (textfile_check()) fails with errno EILSEQ, the reason, naming name,
+ * line, column and byte, in why (when not NULL).  The string returned
+ * holds no NUL before its end, so C string functions see all of it. */
+char *spool_read_text(int dirfd, const char *name, size_t max, size_t *lenp,
+    char *why, size_t whylen);
 
 #endif
