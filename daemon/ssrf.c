@@ -9,15 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* API.md §7.3, from the IANA special-purpose registries. */
+/*
+ * API.md §7.3: the blocks that are not "Globally Reachable" in the IANA
+ * IPv4 Special-Purpose Address Registry (as last updated 2020-09-04) and
+ * the IANA IPv6 Special-Purpose Address Registry (as last updated
+ * 2024-10-22: 3fff::/20 documentation, RFC 9637; 5f00::/16 SRv6 SIDs,
+ * RFC 9602), plus multicast, 240.0.0.0/4, fec0::/10 (site-local, RFC
+ * 3879) and the ranges that can embed an IPv4 address: v4-mapped,
+ * IPv4-compatible ::/96 (deprecated, RFC 4291 §2.5.5.1), NAT64, Teredo,
+ * 6to4.  Check the registries again when you touch this table and write
+ * the date here.
+ */
 static const char *const denied_text[] = {
 	"0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8",
 	"169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24",
 	"192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
 	"198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
-	"::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48",
-	"100::/64", "2001::/23", "2001::/32", "2001:db8::/32", "2002::/16",
-	"fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+	"::/96", "::/128", "::1/128", "::ffff:0:0/96", "64:ff9b::/96",
+	"64:ff9b:1::/48", "100::/64", "2001::/23", "2001::/32",
+	"2001:db8::/32", "2002::/16", "3fff::/20", "5f00::/16", "fc00::/7",
+	"fe80::/10", "fec0::/10", "ff00::/8",
 };
 
 static int

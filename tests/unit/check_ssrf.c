@@ -33,6 +33,32 @@ denied(const char *ip, const struct ssrf_allow *a)
 	return ssrf_denied((struct sockaddr *)&s6, sizeof(s6), a);
 }
 
+/*
+ * The three IPv6 blocks added for issue 10, at their edges (hand-computed
+ * from the prefix lengths): 3fff::/20 (RFC 9637) spans 3fff:0000:: ..
+ * 3fff:0fff:ffff:...; 5f00::/16 (RFC 9602) spans 5f00:: .. 5f00:ffff:...;
+ * ::/96 (IPv4-compatible, RFC 4291 §2.5.5.1) spans :: .. ::ffff:ffff.
+ */
+START_TEST(test_new_v6_edges)
+{
+	static const char *const in[] = {
+		"3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff",
+		"5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+		"::", "::2", "::ffff:ffff", "::10.0.0.1", "::8.8.8.8",
+	};
+	static const char *const out[] = {
+		"3fff:1000::", "3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+		"5f01::", "5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff",
+		"::1:0:0",
+	};
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		ck_assert_msg(denied(in[i], NULL) == 1, "%s allowed", in[i]);
+	for (size_t i = 0; i < sizeof(out) / sizeof(out[0]); i++)
+		ck_assert_msg(denied(out[i], NULL) == 0, "%s denied", out[i]);
+}
+END_TEST
+
 START_TEST(test_ranges)
 {
 	static const char *const bad[] = {
@@ -124,6 +150,7 @@ ssrf_suite(void)
 	Suite *s = suite_create("ssrf");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_test(tc, test_new_v6_edges);
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_allow);
 	tcase_add_test(tc, test_ports);
