@@ -94,6 +94,15 @@ void *coord_redis_connect_new(struct coord *c, char *why, size_t whylen);
 enum coord_status coord_limit_renew(struct coord *c, struct coord_lease *l);
 void coord_limit_release(struct coord *c, struct coord_lease *l);
 
+/*
+ * The text of a Redis string or status reply (a redisReply *, borrowed)
+ * when it is one C string: its len bytes hold no NUL, so strlen() and
+ * the reply's own length agree (issue 10: a binary-safe value must not
+ * be read as a shorter string).  Returns reply->str (borrowed, valid
+ * while the reply is), or NULL for any other reply.
+ */
+const char *coord_reply_text(const void *reply);
+
 /* Sort helper shared by the backends: by id. */
 void coord_nodes_sort(struct coord_node *v, size_t n);
 

@@ -162,6 +162,8 @@ sentinel_master(struct coord *c, char *host, size_t hostlen, int *port,
 		    r->elements == 2 &&
 		    r->element[0]->type == REDIS_REPLY_STRING &&
 		    r->element[1]->type == REDIS_REPLY_STRING &&
+		    coord_reply_text(r->element[0]) != NULL &&
+		    coord_reply_text(r->element[1]) != NULL &&
 		    r->element[0]->len < hostlen) {
 			snprintf(host, hostlen, "%s", r->element[0]->str);
 			*port = atoi(r->element[1]->str);
@@ -635,10 +637,10 @@ static void
 parse_hash(const redisReply *r, struct coord_node *nd)
 {
 	for (size_t i = 0; i + 1 < r->elements; i += 2) {
-		const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
+		const char *f = coord_reply_text(r->element[i]);
+		const char *v = coord_reply_text(r->element[i + 1]);
 
-		if (r->element[i]->type != REDIS_REPLY_STRING ||
-		    r->element[i + 1]->type != REDIS_REPLY_STRING)
+		if (f == NULL || v == NULL)
 			continue;
 		coord_node_field(nd, f, v);
 	}
@@ -699,8 +701,11 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			const redisReply *k = r->element[1]->element[i];
 			redisReply *h;
 
-			if (k->type != REDIS_REPLY_STRING || k->len <= plen ||
-			    k->len - plen > CONFIG_NODE_MAX)
+			/* the node id is the key's bytes after the prefix:
+			 * one C string, of the node id grammar */
+			if (coord_reply_text(k) == NULL || k->len <= plen ||
+			    k->len - plen > CONFIG_NODE_MAX ||
+			    !spool_code_ok(k->str + plen))
 				continue;
 			h = checked(c, redisCommand(c->redis, "HGETALL %b",
 			    k->str, k->len), REDIS_REPLY_ARRAY);
@@ -739,6 +744,18 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 	*out = v;
 	*n = len;
 	return 0;
+}
+
+const char *
+coord_reply_text(const void *reply)
+{
+	const redisReply *r = reply;
+
+	if (r == NULL || (r->type != REDIS_REPLY_STRING &&
+	    r->type != REDIS_REPLY_STATUS) || r->str == NULL ||
+	    memchr(r->str, '\0', r->len) != NULL)
+		return NULL;
+	return r->str;
 }
 
 const struct coord_ops coord_redis_ops = {

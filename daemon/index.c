@@ -163,7 +163,8 @@ index_get(struct coord *c, const char *id, struct index_entry *e)
 		return -1;
 	}
 	for (size_t i = 0; i + 1 < r->elements; i += 2) {
-		const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
+		const char *f = coord_reply_text(r->element[i]);
+		const char *v = coord_reply_text(r->element[i + 1]);
 
 		if (f == NULL || v == NULL)
 			continue;
@@ -206,14 +207,18 @@ drop_all(struct coord *c, redisContext *rc)
 			return -1;
 		}
 		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-		    r->element[0]->type != REDIS_REPLY_STRING) {
+		    r->element[0]->type != REDIS_REPLY_STRING ||
+		    r->element[1]->type != REDIS_REPLY_ARRAY) {
 			freeReplyObject(r);
 			return -1;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+		/* %b with the reply's length: the key as Redis holds it,
+		 * never a shorter one cut at a NUL */
 		for (size_t i = 0; i < r->element[1]->elements; i++)
-			redisAppendCommand(rc, "DEL %s",
-			    r->element[1]->element[i]->str);
+			redisAppendCommand(rc, "DEL %b",
+			    r->element[1]->element[i]->str,
+			    r->element[1]->element[i]->len);
 		if (replies(c, rc, (int)r->element[1]->elements) != 0) {
 			freeReplyObject(r);
 			return -1;

@@ -144,7 +144,7 @@ wakeup_read(struct wakeup *w, void (*fn)(void *, const char *), void *arg)
 		if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
 		    r->element[0]->type == REDIS_REPLY_STRING &&
 		    strcmp(r->element[0]->str, "message") == 0 &&
-		    r->element[2]->type == REDIS_REPLY_STRING) {
+		    coord_reply_text(r->element[2]) != NULL) {
 			fn(arg, r->element[2]->str);
 			n++;
 		}
