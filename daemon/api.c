@@ -1826,8 +1826,10 @@ do_metrics(struct ctx *c, struct buf *out)
 	lens = calloc(n + 1, sizeof(*lens));
 	for (size_t i = 0; i < n; i++) {
 		if (texts != NULL && lens != NULL) {
-			texts[nt] = spool_read_file(c->sp.dir[SPOOL_METRICS],
-			    names[i], API_METRICS_MAX, &lens[nt]);
+			/* a text file: a NUL or control byte in it
+			 * (a broken writer) leaves that node out */
+			texts[nt] = spool_read_text(c->sp.dir[SPOOL_METRICS],
+			    names[i], API_METRICS_MAX, &lens[nt], NULL, 0);
 			if (texts[nt] != NULL)
 				nt++;
 		}

@@ -239,8 +239,8 @@ read_metrics(const struct spool *sp, struct top_data *d)
 		if (de->d_name[0] == '.' || l < 6 ||
 		    strcmp(de->d_name + l - 5, ".prom") != 0)
 			continue;
-		txt = spool_read_file(sp->dir[SPOOL_METRICS], de->d_name,
-		    TOP_PROM_MAX, NULL);
+		txt = spool_read_text(sp->dir[SPOOL_METRICS], de->d_name,
+		    TOP_PROM_MAX, NULL, NULL, 0);
 		if (txt == NULL)
 			continue;
 		read_prom(txt, d);

@@ -8,6 +8,7 @@
 
 struct family {
 	char *name;		/* "" for samples before any header */
+	size_t name_len;	/* bytes of name (a NUL in it included) */
 	struct buf head;	/* HELP and TYPE lines, each once */
 	struct buf body;	/* sample lines */
 	int help, type;		/* header kinds already kept */
@@ -24,15 +25,19 @@ family_get(struct famset *fs, const char *name, size_t nl)
 	struct family *nf;
 
 	for (size_t i = 0; i < fs->n; i++)
-		if (strlen(fs->f[i].name) == nl &&
+		if (fs->f[i].name_len == nl &&
 		    memcmp(fs->f[i].name, name, nl) == 0)
 			return &fs->f[i];
 	if ((nf = realloc(fs->f, (fs->n + 1) * sizeof(*nf))) == NULL)
 		return NULL;
 	fs->f = nf;
 	nf = &fs->f[fs->n];
-	if ((nf->name = strndup(name, nl)) == NULL)
+	/* one length for the bytes and the copy (issue 10) */
+	if ((nf->name = malloc(nl + 1)) == NULL)
 		return NULL;
+	memcpy(nf->name, name, nl);
+	nf->name[nl] = '\0';
+	nf->name_len = nl;
 	buf_init(&nf->head, 0);
 	buf_init(&nf->body, 0);
 	nf->help = nf->type = 0;
