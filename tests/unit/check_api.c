@@ -15,6 +15,7 @@
  * handler that read past CONTENT_LENGTH or waited for EOF would hang (and
  * time out) instead of passing.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -543,6 +544,126 @@ START_TEST(test_rate_limit)
 }
 END_TEST
 
+/*
+ * Issue 10: a body with a raw NUL byte is 400 INVALID_JSON whose detail
+ * and offset name the byte, and nothing reaches the spool.  The requests
+ * are S01 with a new body and nonce, signed by hand outside the code
+ * under test (Python hmac/hashlib over the API.md §3.3 canonical string
+ * "TS1-HMAC-SHA256\nPOST\n/api/tasks\n\napp-test-01\n1717243200\n"
+ * "<nonce>\n<sha256 of the body>" with the S01 secret).  Offsets counted
+ * by hand: the NUL follows the '1' of "[1" (offset 71 of 74 bytes) and
+ * the 'a' of "a<NUL>b" (offset 66 of 70).
+ */
+START_TEST(test_nul_body)
+{
+	static const struct {
+		const char *hex, *len, *nonce, *sig, *detail;
+		int offset;
+	} t[] = {
+		{ "7b22726571756573744964223a226e756c2d30303031222c227461736b"
+		  "436f6465223a227265706f72742e67656e6572617465222c2265786563"
+		  "757465506172616d73223a5b31005d7d", "74",
+		  "00000000000000000000000000000a01",
+		  "9edb9dcc2e3520187597baaaa1098e8df1ac0078d1f865e8c1648bc79b8cb941",
+		  "raw NUL byte at offset 71 outside a string", 71 },
+		{ "7b22726571756573744964223a226e756c2d30303032222c227461736b"
+		  "436f6465223a227265706f72742e67656e6572617465222c227461736b"
+		  "4e616d65223a22610062227d", "70",
+		  "00000000000000000000000000000a02",
+		  "ac4d2877f016cabe3ad1d7e20ef4e4509f9f8948485c5b555b2c8dfabb0ac21b",
+		  "raw NUL byte at offset 66 inside a string", 66 },
+	};
+	json_t *s01 = by_id("request_signing", "S01");
+	struct config cfg;
+	struct answer a;
+
+	make_spool(&cfg, 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *base = json_deep_copy(s01), *h;
+		DIR *d;
+		struct dirent *de;
+		int files = 0;
+
+		h = json_object_get(base, "headers");
+		json_object_set_new(base, "body_hex", json_string(t[i].hex));
+		json_object_set_new(h, "Content-Length", json_string(t[i].len));
+		json_object_set_new(h, "X-Nonce", json_string(t[i].nonce));
+		json_object_set_new(h, "X-Signature", json_string(t[i].sig));
+		run(&cfg, base, NULL, 1717243200, &a);
+		ck_assert_msg(a.status == 400, "%zu: %s", i, a.raw);
+		ck_assert_str_eq(json_string_value(json_object_get(a.body,
+		    "code")), "INVALID_JSON");
+		ck_assert_msg(strstr(json_string_value(json_object_get(a.body,
+		    "detail")), t[i].detail) != NULL, "%zu: %s", i, a.raw);
+		ck_assert_int_eq(json_integer_value(json_object_get(a.body,
+		    "offset")), t[i].offset);
+		answer_free(&a);
+		json_decref(base);
+		/* no task, no idempotency record */
+		ck_assert_ptr_nonnull(d = opendir(cfg.spool));
+		closedir(d);
+		{
+			char path[CONFIG_PATH_MAX + 32];
+
+			snprintf(path, sizeof(path), "%s/incoming", cfg.spool);
+			ck_assert_ptr_nonnull(d = opendir(path));
+			while ((de = readdir(d)) != NULL)
+				files += de->d_name[0] != '.';
+			closedir(d);
+			snprintf(path, sizeof(path), "%s/state/requests",
+			    cfg.spool);
+			if ((d = opendir(path)) != NULL) {
+				while ((de = readdir(d)) != NULL)
+					files += de->d_name[0] != '.';
+				closedir(d);
+			}
+		}
+		ck_assert_int_eq(files, 0);
+	}
+}
+END_TEST
+
+/*
+ * The idempotency record codec's round trip (issue 10, item 2), by
+ * api_marker_roundtrip(): a record as the API writes it passes; bytes the
+ * decoder refuses (a NUL after a member, a fingerprint that is not 64
+ * lowercase hex digits, a time before 1970, a missing member) give 1.
+ */
+START_TEST(test_marker_roundtrip)
+{
+	static const char good[] = "{\"appId\":\"app-test-01\","
+	    "\"requestId\":\"order-1\",\"taskCode\":\"report.generate\","
+	    "\"fingerprint\":\"fa89c69db7adf26775009467a8f6aaaeb85a04cc3da0"
+	    "afb52ef39c3e62abf712\",\"createdAt\":\"2024-06-01T12:00:00Z\"}";
+	char nul[sizeof(good) + 1];
+	static const char *const bad[] = {
+		"{\"appId\":\"app-test-01\",\"requestId\":\"order-1\","
+		"\"taskCode\":\"report.generate\",\"fingerprint\":\"FA89\","
+		"\"createdAt\":\"2024-06-01T12:00:00Z\"}",
+		"{\"appId\":\"app-test-01\",\"requestId\":\"order-1\","
+		"\"taskCode\":\"report.generate\",\"fingerprint\":\"fa89c69d"
+		"b7adf26775009467a8f6aaaeb85a04cc3da0afb52ef39c3e62abf712\","
+		"\"createdAt\":\"1969-12-31T23:59:59Z\"}",
+		"{\"appId\":\"app-test-01\",\"requestId\":\"order-1\","
+		"\"taskCode\":\"report.generate\"}",
+		"{\"appId\":\"app/x\",\"requestId\":\"order-1\","
+		"\"taskCode\":\"report.generate\",\"fingerprint\":\"fa89c69d"
+		"b7adf26775009467a8f6aaaeb85a04cc3da0afb52ef39c3e62abf712\","
+		"\"createdAt\":\"2024-06-01T12:00:00Z\"}",
+	};
+
+	ck_assert_int_eq(api_marker_roundtrip(good, strlen(good)), 0);
+	/* the NUL after the last member's value, before the '}' */
+	memcpy(nul, good, sizeof(good) - 2);
+	nul[sizeof(good) - 2] = '\0';
+	nul[sizeof(good) - 1] = '}';
+	ck_assert_int_eq(api_marker_roundtrip(nul, sizeof(good)), 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(api_marker_roundtrip(bad[i], strlen(bad[i])) == 1,
+		    "bad[%zu] accepted", i);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -562,6 +683,8 @@ api_suite(void)
 	tcase_add_test(tc, test_orphan_record_completed);
 	tcase_add_test(tc, test_config_error_is_500);
 	tcase_add_test(tc, test_rate_limit);
+	tcase_add_test(tc, test_nul_body);
+	tcase_add_test(tc, test_marker_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
 }
