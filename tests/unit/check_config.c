@@ -298,6 +298,61 @@ START_TEST(test_load_missing_and_long)
 }
 END_TEST
 
+/* Write len bytes (NULs included) to tmpdir/name. */
+static void
+write_bytes(const char *name, const char *data, size_t len, char *path,
+    size_t plen)
+{
+	FILE *fp;
+
+	snprintf(path, plen, "%s/%s", tmpdir, name);
+	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
+	ck_assert_uint_eq(fwrite(data, 1, len, fp), len);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+/*
+ * Issue 10: a raw NUL or another control byte in taskspool.conf is
+ * refused with the file, line, column and byte (the old fgets() loop
+ * took "spool = /srv<NUL>/x" on a last line without LF as "/srv").
+ * Offsets by hand: "slots = 4\n" is bytes 0-9, "spool = /srv" bytes
+ * 10-21, so the NUL is offset 22, line 2 column 13; in
+ * "log_level = debug<ESC>[31m" ESC is offset 17, line 1 column 18.
+ */
+START_TEST(test_load_control_bytes)
+{
+	static const struct {
+		const char *data;
+		size_t len;
+		const char *why;	/* after "<path>:" */
+	} t[] = {
+		{ "slots = 4\nspool = /srv\0/x", 26,
+		    "2:13: raw NUL byte (offset 22;" },
+		{ "slots = 4\nspool = /srv\0/x\n", 27,
+		    "2:13: raw NUL byte (offset 22;" },
+		{ "log_level = debug\x1b[31m\n", 24,
+		    "1:18: control byte 0x1b (offset 17;" },
+		{ "slots = 4\r\n\x7f\n", 13,
+		    "2:1: control byte 0x7f (offset 11;" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct config c;
+		char path[512], why[WHY_LEN] = "", want[700];
+
+		write_bytes("ctl.conf", t[i].data, t[i].len, path,
+		    sizeof(path));
+		config_defaults(&c);
+		ck_assert_msg(config_load(&c, path, why, sizeof(why)) == -1,
+		    "case %zu accepted", i);
+		snprintf(want, sizeof(want), "%s:%s", path, t[i].why);
+		ck_assert_msg(strncmp(why, want, strlen(want)) == 0,
+		    "case %zu: \"%s\", want \"%s...\"", i, why, want);
+		ck_assert_str_ne(c.spool, "/srv");
+	}
+}
+END_TEST
+
 START_TEST(test_set_errors)
 {
 	struct config c;
@@ -524,6 +579,7 @@ config_suite(void)
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_load_missing_and_long);
+	tcase_add_test(tc, test_load_control_bytes);
 	tcase_add_test(tc, test_set_errors);
 	tcase_add_test(tc, test_locate);
 	tcase_add_test(tc, test_dump_roundtrip);

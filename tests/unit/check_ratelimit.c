@@ -214,6 +214,33 @@ parse(const char *text, struct apps *a, char *why, size_t whylen)
 	return apps_parse(text, strlen(text), a, why, whylen);
 }
 
+/*
+ * Issue 10: apps.conf with a raw NUL or a control byte is refused naming
+ * the line, the column and the byte (the secret is never echoed).  By
+ * hand: line 1 is "x enabled * " (12 bytes) + S1 (32) + LF = 45 bytes, so
+ * line 2 starts at offset 45 and its 45th byte, right after its S1, is
+ * offset 89; in "q enabled *<ESC>" ESC is column 12, offset 11.
+ */
+START_TEST(test_apps_control_bytes)
+{
+	static const char nul[] = "x enabled * " S1 "\ny enabled * " S1
+	    "\0\n";
+	static const char esc[] = "q enabled *\x1b " S1 "\n";
+	struct apps a;
+	char why[256];
+
+	ck_assert_int_eq(apps_parse(nul, sizeof(nul) - 1, &a, why,
+	    sizeof(why)), -1);
+	ck_assert_msg(strncmp(why, "line 2 column 45: raw NUL byte (offset "
+	    "89;", 42) == 0, "%s", why);
+	ck_assert_ptr_null(strstr(why, S1));
+	ck_assert_int_eq(apps_parse(esc, sizeof(esc) - 1, &a, why,
+	    sizeof(why)), -1);
+	ck_assert_msg(strncmp(why, "line 1 column 12: control byte 0x1b "
+	    "(offset 11;", 47) == 0, "%s", why);
+}
+END_TEST
+
 START_TEST(test_apps_rate)
 {
 	struct apps a;
@@ -368,6 +395,7 @@ ratelimit_suite(void)
 	tcase_add_test(tc, test_retry_after);
 	tcase_add_test(tc, test_store_error);
 	tcase_add_test(tc, test_apps_rate);
+	tcase_add_test(tc, test_apps_control_bytes);
 	tcase_add_test(tc, test_hooklimit_config);
 	tcase_add_test(tc, test_hooklimit_process);
 	suite_add_tcase(s, tc);
