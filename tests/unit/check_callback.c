@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "callback.h"
+#include "callback_impl.h"
 #include "spool.h"
 #include "task.h"
 #include "whsign.h"
@@ -165,6 +166,53 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/*
+ * The delivery file codec's round trip (issue 10, item 2), through
+ * cbdel_roundtrip(): hand-made files in each state pass; a time before
+ * 1970 (written back as null, so decode(encode(x)) would differ) and a
+ * raw NUL after a number are refused at decode, the latter naming the
+ * byte (offset counted by hand: {"version":1, is 13 bytes, the webhookId
+ * member 45 with its comma, "attempts":0 12, so the NUL is offset 70).
+ */
+START_TEST(test_delivery_roundtrip)
+{
+#define WH "\"webhookId\":\"whk_0123456789abcdefghijklmnop\","
+	static const char *const good[] = {
+		"{\"version\":1," WH "\"requestId\":\"r1\",\"appId\":null,"
+		"\"url\":null,\"createdAt\":\"2024-06-01T12:00:00Z\","
+		"\"status\":\"PENDING\",\"reason\":null,\"attempts\":0,"
+		"\"nextAttemptAt\":null,\"lastAttemptAt\":null,"
+		"\"lastHttpStatus\":null,\"lastError\":null,"
+		"\"finishedAt\":null,\"body\":\"{\\\"a\\\":1}\"}",
+		"{\"version\":1," WH "\"requestId\":\"r1\",\"appId\":\"app-1\","
+		"\"url\":\"https://example.org/h?\\u00e9\",\"createdAt\":"
+		"\"2024-06-01T12:00:00.5+02:00\",\"status\":\"CALLBACK_FAILED\","
+		"\"reason\":\"RETRIES_EXHAUSTED\",\"attempts\":6,"
+		"\"nextAttemptAt\":null,\"lastAttemptAt\":"
+		"\"2024-06-01T13:00:00Z\",\"lastHttpStatus\":503,"
+		"\"lastError\":null,\"finishedAt\":\"2024-06-01T13:00:01Z\","
+		"\"body\":\"\"}",
+	};
+	static const char before_1970[] = "{\"version\":1," WH
+	    "\"requestId\":\"r1\",\"createdAt\":\"1969-12-31T23:59:59.998Z\","
+	    "\"status\":\"PENDING\",\"attempts\":0,\"body\":\"\"}";
+	static const char nul[] = "{\"version\":1," WH "\"attempts\":0\0}";
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(cbdel_roundtrip(good[i], strlen(good[i]), why,
+		    sizeof(why)) == 0, "good[%zu]: %s", i, why);
+	ck_assert_int_eq(cbdel_roundtrip(before_1970, sizeof(before_1970) - 1,
+	    why, sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "createdAt") != NULL, "%s", why);
+	ck_assert_int_eq(cbdel_roundtrip(nul, sizeof(nul) - 1, why,
+	    sizeof(why)), 1);
+	ck_assert_msg(strstr(why, "raw NUL byte at offset 70 outside") !=
+	    NULL, "%s", why);
+#undef WH
+}
+END_TEST
+
 static Suite *
 callback_suite(void)
 {
@@ -174,6 +222,7 @@ callback_suite(void)
 	tcase_add_test(tc, test_envelope_bytes);
 	tcase_add_test(tc, test_none);
 	tcase_add_test(tc, test_truncated);
+	tcase_add_test(tc, test_delivery_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
 }

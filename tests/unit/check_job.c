@@ -286,6 +286,67 @@ START_TEST(test_rules_json)
 }
 END_TEST
 
+/*
+ * Issue 10: a raw NUL after a number (which jansson alone swallows) or a
+ * control byte in a string is refused, naming the byte and its offset
+ * (counted by hand: the job text before the NUL is 64 bytes; before the
+ * 0x01 44).
+ */
+START_TEST(test_rules_raw_bytes)
+{
+	static const char nul[] = "{\"jobCode\":\"j\",\"taskCode\":\"t\","
+	    "\"cron\":\"@daily\",\"executeParams\":[1\0]}";
+	static const char ctl[] = "{\"jobCode\":\"j\",\"taskCode\":\"t\","
+	    "\"cron\":\"@daily\x01\"}";
+	struct task_error err;
+	struct job j;
+
+	job_init(&j);
+	ck_assert_int_eq(job_decode(nul, sizeof(nul) - 1, &j, &err), -1);
+	ck_assert_str_eq(err.field, "json");
+	ck_assert_msg(strstr(err.rule, "raw NUL byte at offset 64 outside a "
+	    "string") != NULL, "%s", err.rule);
+	ck_assert_ptr_null(j.params);
+	ck_assert_int_eq(job_decode(ctl, sizeof(ctl) - 1, &j, &err), -1);
+	ck_assert_msg(strstr(err.rule, "raw control byte 0x01 at offset 44 "
+	    "inside a string") != NULL, "%s", err.rule);
+	job_fini(&j);
+}
+END_TEST
+
+/*
+ * decode(encode(decode(x))) == decode(x) through job_roundtrip() (issue
+ * 10, item 2), on hand-made jobs of each kind with every optional member.
+ */
+START_TEST(test_roundtrip_property)
+{
+	static const char *const good[] = {
+		"{\"jobCode\":\"j\",\"taskCode\":\"t\",\"cron\":\"@daily\"}",
+		"{\"jobCode\":\"j\",\"taskCode\":\"t\",\"cron\":"
+		"\"0 0/5 * ? * MON-FRI\",\"dialect\":\"quartz\",\"timezone\":"
+		"\"Europe/Riga\",\"executeParams\":{ \"\\u00e9\" : [ 1e5 ] },"
+		"\"route\":\"consistent_hash\",\"maxRetries\":0,\"timeoutSec\":"
+		"1,\"misfire\":\"fire_all\",\"misfireCap\":3,\"overlap\":"
+		"\"allow\",\"enabled\":false,\"startAt\":"
+		"\"2024-06-01T12:00:00+03:00\",\"endAt\":\"2030-01-01T00:00:00Z\","
+		"\"createdAt\":\"2024-06-01T00:00:00.5Z\",\"jitterMs\":9}",
+		"{\"jobCode\":\"j\",\"taskCode\":\"t\",\"fixedRateMs\":1000,"
+		"\"misfire\":\"fire_all\"}",
+		"{\"jobCode\":\"j\",\"taskCode\":\"t\",\"fixedDelayMs\":1,"
+		"\"jitterMs\":0}",
+	};
+	static const char refused[] = "{\"jobCode\":\"j\"}";
+	struct task_error err;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(job_roundtrip(good[i], strlen(good[i]), &err) ==
+		    0, "good[%zu]: %s: %s", i, err.field, err.rule);
+	ck_assert_int_eq(job_roundtrip(refused, sizeof(refused) - 1, &err),
+	    1);
+	ck_assert_str_eq(err.field, "taskCode");
+}
+END_TEST
+
 START_TEST(test_rules_members)
 {
 	char *s;
@@ -1223,6 +1284,8 @@ job_suite(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_params_raw);
 	tcase_add_test(tc, test_rules_json);
+	tcase_add_test(tc, test_rules_raw_bytes);
+	tcase_add_test(tc, test_roundtrip_property);
 	tcase_add_test(tc, test_rules_members);
 	tcase_add_test(tc, test_rules_accepts);
 	tcase_add_test(tc, test_rules_cron_message);

@@ -1195,6 +1195,119 @@ START_TEST(test_attempt_encode)
 }
 END_TEST
 
+/* ---- bytes RFC 8259 forbids (issue 10) -------------------------------- */
+
+/*
+ * A raw NUL or control byte anywhere is refused with the byte and its
+ * offset (counted by hand: '{"taskCode":"x","executeParams":[1' is 34
+ * bytes, so the NUL of the issue's base64 case is offset 34), and the
+ * member around it when there is one.  Before the fix "[1<NUL>]" passed
+ * and executeParams was copied short but kept its full length.
+ */
+START_TEST(test_raw_bytes)
+{
+	static const struct {
+		const char *label, *data;
+		size_t len;
+		const char *field, *rule;
+	} t[] = {
+		{ "NUL after a number (issue 10)",
+		  "{\"taskCode\":\"x\",\"executeParams\":[1\0]}", 37,
+		  "executeParams",
+		  "raw NUL byte at offset 34 outside a string (RFC 8259 §2" },
+		{ "NUL after a literal",
+		  "{\"taskCode\":\"x\",\"executeParams\":[true\0]}", 40,
+		  "executeParams", "raw NUL byte at offset 37 outside" },
+		{ "NUL after a member's number",
+		  "{\"taskCode\":\"x\",\"executeParams\":{\"a\":1\0}}", 41,
+		  "executeParams", "raw NUL byte at offset 38 outside" },
+		{ "NUL after a string", "{\"taskCode\":\"x\"\0}", 17,
+		  "taskCode", "raw NUL byte at offset 15 outside" },
+		{ "NUL inside a string", "{\"taskCode\":\"x\0\"}", 17,
+		  "taskCode", "raw NUL byte at offset 14 inside a string" },
+		{ "NUL after }", "{\"taskCode\":\"x\"}\0", 17, "json",
+		  "raw NUL byte at offset 16 outside" },
+		{ "NUL after ,", "{\"taskCode\":\"x\",\0\"taskName\":\"a\"}",
+		  32, "json", "raw NUL byte at offset 16 outside" },
+		{ "control byte in a string",
+		  "{\"taskCode\":\"x\",\"taskName\":\"a\x01\"}", 32,
+		  "taskName", "raw control byte 0x01 at offset 29 inside" },
+	};
+	/* t[0] is the issue's base64
+	 * eyJ0YXNrQ29kZSI6IngiLCJleGVjdXRlUGFyYW1zIjpbMQBdfQ== */
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		expect_reject_n(t[i].label, t[i].data, t[i].len, t[i].field,
+		    t[i].rule);
+}
+END_TEST
+
+/*
+ * executeParams is copied with the one length it keeps: the bytes of the
+ * file, every one of them, and a NUL after them (task.h).
+ */
+START_TEST(test_params_copy_exact)
+{
+	static const char doc[] = "{\"taskCode\":\"x\",\"executeParams\": "
+	    "[ \"\\u00e9\\ud83d\\ude00\" ,\t9223372036854775807,\n"
+	    "{ \"k\" : -0.0e+0 } ] \r\n}";
+	static const char want[] = "[ \"\\u00e9\\ud83d\\ude00\" ,\t"
+	    "9223372036854775807,\n{ \"k\" : -0.0e+0 } ]";
+	struct task t;
+
+	task_init(&t);
+	expect_accept_n("exact", doc, sizeof(doc) - 1, &t);
+	ck_assert_uint_eq(t.params_len, sizeof(want) - 1);
+	ck_assert_mem_eq(t.params, want, sizeof(want));	/* and its NUL */
+	task_fini(&t);
+}
+END_TEST
+
+/*
+ * decode(encode(decode(x))) == decode(x) (issue 10, item 2), through
+ * task_roundtrip(): an attempts[] entry without node or attempt is now
+ * refused at decode (it used to be written back as "node":"" and
+ * "attempt":0, which nothing could read, and the task went to corrupt/
+ * after one retry); every accepted hand-made case round-trips.
+ */
+START_TEST(test_roundtrip_property)
+{
+	/* base64 eyJ0YXNrQ29kZSI6IngiLCJhdHRlbXB0cyI6W3siYXR0ZW1wdCI6MX1dfQ== */
+	static const char no_node[] =
+	    "{\"taskCode\":\"x\",\"attempts\":[{\"attempt\":1}]}";
+	static const char no_attempt[] =
+	    "{\"taskCode\":\"x\",\"attempts\":[{\"node\":\"n1\"}]}";
+	static const char *const good[] = {
+		"{\"taskCode\":\"x\"}",
+		"{\"taskCode\":\"x\",\"attempts\":[{\"attempt\":1,"
+		"\"node\":\"n1\"}]}",
+		"{\"requestId\":\"r.2\",\"taskCode\":\"c\",\"taskName\":"
+		"\"\\u00e9\\ud83d\\ude00 \\\"q\\\"\",\"triggerType\":\"at\","
+		"\"runAt\":\"1960-01-01T00:00:00Z\",\"callbackUrl\":null,"
+		"\"executeParams\":[ 1.50 , {\"a\" :[]}],\"maxRetries\":0,"
+		"\"route\":\"node:n-1\",\"shardKey\":\"k\",\"jobCode\":\"j\","
+		"\"appId\":\"_a-1\",\"notBefore\":\"2024-06-01T12:00:00+02:00\","
+		"\"triggerTime\":\"2024-06-01T12:00:00.999Z\",\"attempts\":["
+		"{\"attempt\":2,\"node\":\"n1\",\"startedAt\":"
+		"\"2024-06-01T12:00:02Z\",\"finishedAt\":\"2024-06-01T12:00:01Z\","
+		"\"durationMs\":7,\"exitCode\":255,\"signal\":null,"
+		"\"outcome\":\"TEMPFAIL\",\"reason\":\"\\u0001\","
+		"\"retryAt\":\"2024-06-01T12:01:00Z\"}]}",
+	};
+	struct task_error err;
+
+	ck_assert_int_eq(task_roundtrip(no_node, sizeof(no_node) - 1, &err),
+	    1);
+	ck_assert_str_eq(err.field, "attempts[0].node");
+	ck_assert_str_eq(err.rule, "required member missing");
+	ck_assert_int_eq(task_roundtrip(no_attempt, sizeof(no_attempt) - 1,
+	    &err), 1);
+	ck_assert_str_eq(err.field, "attempts[0].attempt");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(task_roundtrip(good[i], strlen(good[i]), &err) ==
+		    0, "good[%zu]: %s: %s", i, err.field, err.rule);
+}
+END_TEST
+
 static Suite *
 task_suite(void)
 {
@@ -1216,6 +1329,8 @@ task_suite(void)
 	tcase_add_test(tc, test_deep_nesting_no_crash);
 	tcase_add_test(tc, test_depth_boundary);
 	tcase_add_test(tc, test_params_raw_bytes);
+	tcase_add_test(tc, test_raw_bytes);
+	tcase_add_test(tc, test_params_copy_exact);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("encode");
@@ -1225,6 +1340,7 @@ task_suite(void)
 	tcase_add_test(tc, test_attempts_cap);
 	tcase_add_test(tc, test_outcome_names);
 	tcase_add_test(tc, test_attempt_encode);
+	tcase_add_test(tc, test_roundtrip_property);
 	suite_add_tcase(s, tc);
 	return s;
 }
