@@ -412,6 +412,34 @@ START_TEST(test_json_ok)
 }
 END_TEST
 
+/*
+ * Issue 10: a hook's result file or a result envelope with a raw NUL
+ * after a number (which jansson alone swallows) or a raw control byte in
+ * a string is not JSON (RFC 8259 §2, §7), for the hook's result check
+ * and for the envelope reader alike.
+ */
+START_TEST(test_raw_bytes)
+{
+	static const struct { const char *s; size_t len; } bad[] = {
+		{ "[1\0]", 4 }, { "{\"a\":true\0}", 11 }, { "1\0", 2 },
+		{ "\"a\x01\"", 4 }, { "{\"status\":\"SUCCESS\",\"attempts\":[]}\0",
+		  35 },
+	};
+	char status[16];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(!result_json_ok(bad[i].s, bad[i].len),
+		    "case %zu accepted", i);
+		ck_assert_int_eq(result_peek(bad[i].s, bad[i].len, status, &n),
+		    -1);
+	}
+	/* the same envelope without the NUL is read */
+	ck_assert_int_eq(result_peek(bad[4].s, 34, status, &n), 0);
+	ck_assert_str_eq(status, "SUCCESS");
+}
+END_TEST
+
 static Suite *
 result_suite(void)
 {
@@ -425,6 +453,7 @@ result_suite(void)
 	tcase_add_test(tc, test_tails_nul_byte);
 	tcase_add_test(tc, test_peek_rejects);
 	tcase_add_test(tc, test_json_ok);
+	tcase_add_test(tc, test_raw_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
