@@ -3,7 +3,8 @@
  *
  * A task file is one JSON object (UTF-8, no BOM, at most TASK_FILE_MAX
  * bytes, duplicate member names rejected, nesting at most TASK_DEPTH_MAX,
- * no "\u0000").  Members are those of API.md §4.1 plus the members the
+ * no "\u0000", and no byte RFC 8259 forbids where it stands: jsontext.h,
+ * whose reason names the byte and its offset).  Members are those of API.md §4.1 plus the members the
  * spool itself maintains (createdAt, notBefore, triggerTime, attempts,
  * shardIndex, shardTotal, jobCode, appId).  Any other member is an error,
  * so a typo fails loudly.  executeParams is kept as the raw bytes of the
@@ -144,9 +145,10 @@ const char *task_outcome_name(enum task_outcome o);
 
 /*
  * Copy the raw bytes of executeParams out of the JSON object data[0..len)
- * (already accepted by jansson; present: whether the parsed object has
- * the member), or "{}" when absent, into *params (new, NUL-terminated)
- * and *plen.  Returns 0, or -1 with err filled (field executeParams).
+ * (already accepted by jsontext_loadb(); present: whether the parsed
+ * object has the member), or "{}" when absent, into *params (new,
+ * NUL-terminated after the value; *plen bytes, no NUL among them: a span
+ * holding one is refused) and *plen.  Returns 0, or -1 with err filled (field executeParams).
  * Shared by task and job files, so both keep the bytes as written.
  */
 int task_copy_params(const char *data, size_t len, int present,
