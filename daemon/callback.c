@@ -293,14 +293,6 @@ bad:
 	return -1;
 }
 
-static int
-str_differs(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a != b;
-	return strcmp(a, b) != 0;
-}
-
 const char *
 cbdel_diff(const struct cbdel *a, const struct cbdel *b)
 {
@@ -310,7 +302,7 @@ cbdel_diff(const struct cbdel *a, const struct cbdel *b)
 		return "requestId";
 	if (strcmp(a->app_id, b->app_id) != 0)
 		return "appId";
-	if (str_differs(a->url, b->url))
+	if (task_str_differs(a->url, b->url))
 		return "url";
 	if (a->created_ms != b->created_ms)
 		return "createdAt";

@@ -507,14 +507,6 @@ job_encode(const struct job *j, struct buf *out)
 
 /* --- the round-trip property --- */
 
-static int
-str_differs(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a != b;
-	return strcmp(a, b) != 0;
-}
-
 const char *
 job_diff(const struct job *a, const struct job *b)
 {
@@ -524,7 +516,7 @@ job_diff(const struct job *a, const struct job *b)
 		return "taskCode";
 	if (a->kind != b->kind)
 		return job_kind_member(a->kind);
-	if (str_differs(a->cron_text, b->cron_text) ||
+	if (task_str_differs(a->cron_text, b->cron_text) ||
 	    (a->cron == NULL) != (b->cron == NULL))
 		return "cron";
 	if (a->dialect != b->dialect || a->dialect_given != b->dialect_given)
@@ -536,7 +528,7 @@ job_diff(const struct job *a, const struct job *b)
 	if (a->params_len != b->params_len || (a->params_len > 0 &&
 	    memcmp(a->params, b->params, a->params_len) != 0))
 		return "executeParams";
-	if (str_differs(a->route, b->route))
+	if (task_str_differs(a->route, b->route))
 		return "route";
 	if (a->max_retries != b->max_retries)
 		return "maxRetries";

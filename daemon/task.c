@@ -856,8 +856,8 @@ task_set_not_before(struct task *t)
 
 /* --- the round-trip property --- */
 
-static int
-str_differs(const char *a, const char *b)
+int
+task_str_differs(const char *a, const char *b)
 {
 	if (a == NULL || b == NULL)
 		return a != b;
@@ -871,7 +871,7 @@ task_diff(const struct task *a, const struct task *b)
 		return "requestId";
 	if (strcmp(a->task_code, b->task_code) != 0)
 		return "taskCode";
-	if (str_differs(a->task_name, b->task_name))
+	if (task_str_differs(a->task_name, b->task_name))
 		return "taskName";
 	if (a->trigger != b->trigger)
 		return "triggerType";
@@ -882,23 +882,23 @@ task_diff(const struct task *a, const struct task *b)
 	if (a->params_len != b->params_len || (a->params_len > 0 &&
 	    memcmp(a->params, b->params, a->params_len) != 0))
 		return "executeParams";
-	if (str_differs(a->callback_url, b->callback_url))
+	if (task_str_differs(a->callback_url, b->callback_url))
 		return "callbackUrl";
 	if (a->max_retries != b->max_retries)
 		return "maxRetries";
 	if (a->timeout_sec != b->timeout_sec)
 		return "timeoutSec";
-	if (str_differs(a->route, b->route))
+	if (task_str_differs(a->route, b->route))
 		return "route";
-	if (str_differs(a->shard_key, b->shard_key))
+	if (task_str_differs(a->shard_key, b->shard_key))
 		return "shardKey";
 	if (a->shard_index != b->shard_index)
 		return "shardIndex";
 	if (a->shard_total != b->shard_total)
 		return "shardTotal";
-	if (str_differs(a->job_code, b->job_code))
+	if (task_str_differs(a->job_code, b->job_code))
 		return "jobCode";
-	if (str_differs(a->app_id, b->app_id))
+	if (task_str_differs(a->app_id, b->app_id))
 		return "appId";
 	if (a->created_ms != b->created_ms)
 		return "createdAt";

@@ -117,6 +117,14 @@ int64_t task_set_not_before(struct task *t);
 int task_encode(const struct task *t, struct buf *out);
 
 /*
+ * Whether two optional strings of a decoded value differ: 1 when one is
+ * NULL and the other not, or both are strings that strcmp() tells apart;
+ * 0 otherwise.  For the codecs' *_diff() functions (task, job, callback
+ * delivery).  Pure.
+ */
+int task_str_differs(const char *a, const char *b);
+
+/*
  * The first member in which two decoded tasks differ ("taskName",
  * "attempts[2].node", "executeParams", ...), or NULL when they hold the
  * same value.  Returns a borrowed static string.  Pure; thread-safe.
