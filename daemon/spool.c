@@ -476,7 +476,19 @@ spool_quarantine(const struct spool *s, int srcfd, const char *name,
 		int rc;
 
 		buf_init(&b, 0);
-		rc = buf_printf(&b, "%s\n", reason);
+		/* One line of text: a control byte of the reason (it may quote
+		 * a member name from the file, \u001b or \n decoded) is
+		 * written \xNN, as the log writes it, so neither a terminal
+		 * showing `taskspool list` nor a reader of lines sees it raw. */
+		rc = 0;
+		for (const char *p = reason; rc == 0 && *p != '\0'; p++) {
+			unsigned char c = (unsigned char)*p;
+
+			rc = c < 0x20 || c == 0x7f ? buf_printf(&b, "\\x%02x",
+			    c) : buf_append(&b, p, 1);
+		}
+		if (rc == 0)
+			rc = buf_puts(&b, "\n");
 		if (rc == 0)
 			rc = spool_publish(s, s->dir[SPOOL_CORRUPT], rname,
 			    b.data, b.len, -1, 0);

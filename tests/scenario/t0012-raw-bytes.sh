@@ -85,6 +85,15 @@ test_expect_success 'NUL after a literal, a string, inside a string, after }; co
 	refused vt-between.json "control byte 0x0b at offset 19 outside"
 '
 
+test_expect_success 'a control character decoded from an escape is written \xNN in the one-line reason' '
+	printf "{\"taskCode\":\"copy\",\"k\\\\u001b[31m\\\\n2\":1}" >"$SRC/esc-key.json" &&
+	grep -q "u001b" "$SRC/esc-key.json" &&
+	put esc-key.json &&
+	refused esc-key.json "^k\\\\x1b\\[31m\\\\x0a2: unknown member" &&
+	test "$(wc -l <"$SPOOL/corrupt/esc-key.json.reason")" = 1 &&
+	! grep -q "$(printf "\033")" "$SPOOL/corrupt/esc-key.json.reason"
+'
+
 test_expect_success 'taskspool submit refuses the same bytes with 65 and writes nothing' '
 	for f in nul-number nul-true nul-in-string nul-after-brace; do
 		cp "$SRC/$f.json" "$SRC/sub-$f.json" &&
