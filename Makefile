@@ -2,7 +2,8 @@
 #
 #   make            build the programs into $(BUILD)/
 #   make deps       install missing Debian packages (needs root or sudo)
-#   make check      deps + build + unit tests (Check) + scenario tests
+#   make check      deps + build + unit tests (Check, and the replay of
+#                   tests/fuzz/'s corpora) + scenario tests
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make fuzz       build the libFuzzer targets of tests/fuzz/ with clang
 #                   into build-fuzz/ and run each for FUZZ_SECONDS (60);
@@ -172,11 +173,12 @@ asan:
 	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    all unit scenario
 
-# libFuzzer needs clang (clang-14 and libclang-rt-14-dev on Debian 12).
-# FUZZ_TARGETS picks some targets, e.g. FUZZ_TARGETS=fuzz_cron.
+# libFuzzer needs clang: Debian 12's clang-14, with libFuzzer's runtime
+# (libclang_rt.fuzzer) in libclang-rt-14-dev.  FUZZ_TARGETS picks some
+# targets, e.g. FUZZ_TARGETS=fuzz_cron; run.sh says what it prints.
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   ?= build-fuzz
-FUZZ_CC      ?= clang
+FUZZ_CC      ?= $(shell command -v clang-14 || echo clang)
 FUZZ_TARGETS ?= $(FUZZ_NAMES)
 fuzz:
 	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 \
