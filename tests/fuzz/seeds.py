@@ -44,10 +44,11 @@ def main():
                        ("cancel", "DELETE\n/tasks/r-1\n\n\n\n"),
                        ("register", "POST\n/callbacks/register\n\n"
                         "application/json\n\n"
-                        '{"url":"https://example.com/cb"}'),
-                       ("submit", "POST\n/tasks\n\napplication/json\nk-1\n"
+                        '{"url":"https://93.184.215.14/cb"}'),
+                       ("submit", "POST\n/tasks\n\napplication/json\nr-1\n"
                         '{"requestId":"r-1","taskCode":"x",'
-                        '"executeParams":{"a":[1,2.5,"s",null,true]}}')]:
+                        '"executeParams":{"a":[1,2.5,"s",null,true]},'
+                        '"callbackUrl":"https://93.184.215.14/cb"}')]:
         put("fuzz_api", name, line)
 
     tasks += [
