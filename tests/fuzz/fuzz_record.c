@@ -5,9 +5,11 @@
  * requestId RID, next to a valid task file of RID in incoming/, and read
  * through every request that looks a record up, each signed as the
  * harness does (fuzz_api_call): GET /api/tasks/RID, the list GET
- * /api/tasks, a replayed submission of RID (POST /api/tasks) and a
- * cancel (DELETE /api/tasks/RID).  Checked: what api.h promises of every
- * answer (harness.c, check_response).
+ * /api/tasks and a replayed submission of RID (POST /api/tasks).  Not a
+ * cancel: DELETE reads the record as GET does (own_marker) and then
+ * waits up to 2 s for a daemon to act, which would make this target a
+ * few inputs a second.  Checked: what api.h promises of every answer
+ * (harness.c, check_response).
  */
 #include <stdint.h>
 #include <string.h>
@@ -36,7 +38,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ "GET", "/tasks", "limit=5", NULL, NULL, "", 0 },
 		{ "POST", "/tasks", NULL, "application/json", NULL, TASK,
 		    sizeof(TASK) - 1 },
-		{ "DELETE", "/tasks/" RID, NULL, NULL, NULL, "", 0 },
 	};
 	struct buf out;
 
