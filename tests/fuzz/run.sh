@@ -10,9 +10,9 @@
 # tests/fuzz/<target>.dict when there is one.  A crash, a leak, a timeout
 # (FUZZ_TIMEOUT seconds, default 10) or running out of memory stops the
 # target; the input is left in $BUILD/fuzz-crashes/<target>/.  At the end
-# one line per target gives the seconds, the executions, execs/s (from
-# libFuzzer's final stats, -print_final_stats=1) and the crashes of this
-# run, then where each new crash input is and how to keep it.  The log of
+# one line per target gives the seconds it ran (less than FUZZ_SECONDS
+# when it crashed), the executions, execs/s (from libFuzzer's final
+# stats, -print_final_stats=1) and the crashes of this run, then where each new crash input is and how to keep it.  The log of
 # each target is $BUILD/fuzz-logs/<target>.log.  Exit status 1 when a
 # target crashed or did not run, else 0.
 set -u
@@ -40,11 +40,13 @@ for t in "$@"; do
 	stamp=$crashes/.stamp
 	: >"$stamp"
 	echo "fuzz: $t for ${FUZZ_SECONDS}s (log $log)"
+	start=$(date +%s)
 	# shellcheck disable=SC2086
 	"$bin" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
 	    -timeout="$FUZZ_TIMEOUT" -rss_limit_mb=2048 \
 	    -artifact_prefix="$crashes/" $dict "$corpus" >"$log" 2>&1
 	rc=$?
+	took=$(($(date +%s) - start))
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" |
 	    tail -n 1)
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" |
@@ -64,7 +66,7 @@ for t in "$@"; do
 	fi
 	[ "$n" = 0 ] || failed=1
 	summary="$summary$(printf '%-16s %5ss %12s %9s/s  crashes %s' "$t" \
-	    "$FUZZ_SECONDS" "${execs:-?}" "${rate:-?}" "$n")
+	    "$took" "${execs:-?}" "${rate:-?}" "$n")
 "
 done
 echo "fuzz: target          time   executions   execs/s"
