@@ -306,6 +306,8 @@ call_set(struct call *c, const char *name, const char *value)
 	c->value[c->n++] = value;
 }
 
+#define CTYPE_APP	"\r\nContent-Type: application/"
+
 /* Check the response framing api.h promises; the status it says. */
 static int
 check_response(const struct buf *out, int status)
@@ -327,9 +329,10 @@ check_response(const struct buf *out, int status)
 	    n != blen)
 		fuzz_fail("status %d: Content-Length does not say the body's "
 		    "%zu bytes", status, blen);
-	ct = strstr(out->data, "\r\nContent-Type: application/");
-	if (ct != NULL && ct < hb && (strncmp(ct + 27, "json", 4) == 0 ||
-	    strncmp(ct + 27, "problem+json", 12) == 0)) {
+	ct = strstr(out->data, CTYPE_APP);
+	if (ct != NULL && ct < hb && (strncmp(ct + strlen(CTYPE_APP), "json",
+	    4) == 0 || strncmp(ct + strlen(CTYPE_APP), "problem+json", 12) ==
+	    0)) {
 		json_error_t e;
 		json_t *o = json_loadb(hb + 4, blen, 0, &e);
 
