@@ -2,8 +2,12 @@
 #
 #   make            build the programs into $(BUILD)/
 #   make deps       install missing Debian packages (needs root or sudo)
-#   make check      deps + build + unit tests (Check) + scenario tests
+#   make check      deps + build + unit tests (Check, and the replay of
+#                   tests/fuzz/'s corpora) + scenario tests
 #   make asan       the same tests under AddressSanitizer + UBSan
+#   make fuzz       build the libFuzzer targets of tests/fuzz/ with clang
+#                   into build-fuzz/ and run each for FUZZ_SECONDS (60);
+#                   `make unit` replays their corpora with $(CC)
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
 #   make install    programs (taskspool.fcgi too), manual pages, examples,
@@ -27,6 +31,10 @@ CFLAGS   += -std=c11 -D_GNU_SOURCE -g $(OPT) $(SAN) \
 ifeq ($(SAN),)
 CFLAGS   += -D_FORTIFY_SOURCE=2
 endif
+# clang's -Wformat=2 also flags a format passed on to vsnprintf (log.c).
+ifneq ($(findstring clang,$(CC)),)
+CFLAGS   += -Wno-format-nonliteral
+endif
 LDFLAGS  += $(SAN)
 LDLIBS   += $(PKG_LIBS) -lpthread
 
@@ -41,9 +49,15 @@ UNIT_SRCS = $(wildcard tests/unit/check_*.c)
 UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_SRCS = $(wildcard tests/tools/*.c)
 TOOL_BINS = $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
+# The fuzz targets (tests/fuzz/README.md): each linked with replay.c for
+# `make unit`, with libFuzzer for `make fuzz`.
+FUZZ_SRCS = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES = $(FUZZ_SRCS:tests/fuzz/%.c=%)
+FUZZ_DEPS = tests/fuzz/harness.c tests/fuzz/harness.h
+REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 
 .PHONY: all deps check unit scenario asan demo bench clean stress install \
-	uninstall
+	uninstall fuzz fuzz-targets
 all: $(PROGS) $(TOOL_BINS)
 
 $(BUILD)/obj/%.o: daemon/%.c $(wildcard daemon/*.h)
@@ -108,6 +122,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< \
 	    $(BUILD)/libtaskspool.a $(LDLIBS) $(CHECK_LIBS) -ldl
 
+# A fuzz target with the replay main (any compiler; `make unit`).
+$(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(FUZZ_DEPS) \
+    $(BUILD)/libtaskspool.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/fuzz $(LDFLAGS) -o $@ $< tests/fuzz/replay.c \
+	    tests/fuzz/harness.c $(BUILD)/libtaskspool.a $(LDLIBS)
+
+# The same target with libFuzzer's main (clang; `make fuzz`).
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS) $(BUILD)/libtaskspool.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/fuzz $(LDFLAGS) -fsanitize=fuzzer -o $@ $< \
+	    tests/fuzz/harness.c $(BUILD)/libtaskspool.a $(LDLIBS)
+
 # Small helper programs used by scenario tests and the benchmark (static,
 # so a hook built from them starts as fast as a process can).
 $(BUILD)/tools/%: tests/tools/%.c
@@ -118,11 +145,18 @@ $(BUILD)/tools/%: tests/tools/%.c
 deps:
 	@sh tests/install-deps.sh
 
-unit: $(UNIT_BINS)
+# Each replay of a fuzz target's corpus/ and regress/ counts as one test.
+unit: $(UNIT_BINS) $(REPLAY_BINS)
 	@fail=0; pass=0; \
 	for t in $(UNIT_BINS); do \
 	    if TESTDATA=tests/data $$t; then pass=$$((pass+1)); \
 	    else fail=$$((fail+1)); echo "FAILED: $$t"; fi; \
+	done; \
+	for f in $(FUZZ_NAMES); do \
+	    if $(BUILD)/fuzz/replay_$$f $$(for d in tests/fuzz/corpus/$$f \
+	        tests/fuzz/regress/$$f; do test -d $$d && echo $$d; done); \
+	    then pass=$$((pass+1)); \
+	    else fail=$$((fail+1)); echo "FAILED: replay_$$f"; fi; \
 	done; \
 	echo "unit: $$pass passed, $$fail failed"; test $$fail -eq 0
 
@@ -138,6 +172,22 @@ asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 \
 	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    all unit scenario
+
+# libFuzzer needs clang: Debian 12's clang-14, with libFuzzer's runtime
+# (libclang_rt.fuzzer) in libclang-rt-14-dev.  FUZZ_TARGETS picks some
+# targets, e.g. FUZZ_TARGETS=fuzz_cron; run.sh says what it prints.
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_CC      ?= $(shell command -v clang-14 || echo clang)
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+fuzz:
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) OPT=-O1 \
+	    SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    FUZZ_TARGETS="$(FUZZ_TARGETS)" fuzz-targets
+	@BUILD=$(FUZZ_BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	    REPLAY_BUILD=$(BUILD) sh tests/fuzz/run.sh $(FUZZ_TARGETS)
+
+fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%)
 
 stress: $(PROGS) $(TOOL_BINS)
 	@BUILD=$(abspath $(BUILD)) STRESS=1 sh tests/scenario/run.sh
@@ -195,4 +245,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(DOCDIR)
 
 clean:
-	rm -rf build build-asan var
+	rm -rf build build-asan build-fuzz var

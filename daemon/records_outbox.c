@@ -300,10 +300,12 @@ decode_result(json_t *o, struct records_row *row, char *why, size_t whylen)
 			return bad(why, whylen, "result", "out of memory");
 	}
 	for (i = 0; i < json_array_size(arr); i++) {
+		/* Counted before it is decoded: what a failing attempt has
+		 * already copied (its node, ...) is freed with the row. */
+		row->natt++;
 		if (decode_attempt(json_array_get(arr, i), &row->att[i], 1, why,
 		    whylen) != 0)
 			return -1;
-		row->natt++;
 	}
 	if (row->natt > 0) {
 		row->exit_code = row->att[row->natt - 1].exit_code;

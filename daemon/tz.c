@@ -932,6 +932,22 @@ tz_load_buf(const void *buf, size_t len, const char *name, char *why,
 			goto fail;
 		}
 		z->has_rule = 1;
+		/*
+		 * RFC 8536 3.3: with transitions, the string "MUST be
+		 * consistent with the last version 2+ transition" (its
+		 * offset at that instant is the transition's type's).  A
+		 * file where it is not would change the offset just after
+		 * the last transition with no transition there, which
+		 * tz_next_transition() and tz_local_to_utc() cannot
+		 * describe (found by tests/fuzz/fuzz_tz).
+		 */
+		if (z->ntrans > 0 && rule_offset(&z->rule,
+		    z->trans[z->ntrans - 1]) !=
+		    z->types[z->tidx[z->ntrans - 1]].utoff) {
+			why_set(why, whylen, "%s: TZ rule \"%s\" disagrees "
+			    "with the last transition", z->name, footer);
+			goto fail;
+		}
 	}
 	return z;
 fail:

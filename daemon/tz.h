@@ -55,7 +55,9 @@ struct tz;
  * over the size cap, ENOMEM, or the open/read error) and, if why is not
  * NULL, a reason of at most whylen-1 bytes ("Nope/Zone: unknown time zone").
  * Follows tzfile(5) / RFC 8536: versions 1 to 4; files with leap-second
- * records ("right/" zones) are refused with EINVAL.
+ * records ("right/" zones) are refused with EINVAL, and so are files
+ * whose footer TZ string disagrees with the last transition (RFC 8536
+ * 3.3: it "MUST be consistent with the last version 2+ transition").
  */
 struct tz	*tz_load(const char *name, char *why, size_t whylen);
 

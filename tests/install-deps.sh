@@ -7,7 +7,8 @@ pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
       libcurl4-openssl-dev libhiredis-dev libmariadb-dev jq procps tzdata
       prometheus mandoc tmux systemd logrotate
       lighttpd curl openssl python3 wrk libfcgi-dev
-      mariadb-server mariadb-client redis-server faketime"
+      mariadb-server mariadb-client redis-server faketime
+      clang-14 libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -724,6 +724,82 @@ START_TEST(test_tz_footer)
 }
 END_TEST
 
+/*
+ * A TZif v2 image whose v2 block has one transition, at t to a type of
+ * offset utoff, and this footer (the v1 block as tzif_build's).
+ */
+static size_t
+tzif_one(unsigned char *buf, size_t cap, int64_t t, int32_t utoff,
+    const char *footer)
+{
+	static const unsigned char counts[24] = {
+		0, 0, 0, 0,  0, 0, 0, 0,  0, 0, 0, 0, /* isut isstd leap */
+		0, 0, 0, 1,  0, 0, 0, 1,  0, 0, 0, 4, /* time type char */
+	};
+	unsigned char *p = buf;
+	size_t n = tzif_build(buf, cap, 0, "");
+
+	/* Keep the v1 block (44 + 10 bytes), rewrite the v2 block. */
+	ck_assert(n > 54 && cap >= 54 + 44 + 8 + 1 + 10 + strlen(footer) + 2);
+	p += 54;
+	memcpy(p, "TZif2", 5);
+	memset(p + 5, 0, 15);
+	memcpy(p + 20, counts, sizeof counts);
+	p += 44;
+	for (int i = 0; i < 8; i++)
+		*p++ = (unsigned char)((uint64_t)t >> (56 - 8 * i));
+	*p++ = 0;	/* the transition's type index */
+	for (int i = 0; i < 4; i++)
+		*p++ = (unsigned char)((uint32_t)utoff >> (24 - 8 * i));
+	*p++ = 0;	/* isdst */
+	*p++ = 0;	/* abbreviation index */
+	memcpy(p, "XXX", 4);
+	p += 4;
+	*p++ = '\n';
+	memcpy(p, footer, strlen(footer));
+	p += strlen(footer);
+	*p++ = '\n';
+	return (size_t)(p - buf);
+}
+
+/*
+ * RFC 8536 3.3: a nonempty footer "MUST be consistent with the last
+ * version 2+ transition".  A file whose last transition goes to +00:00
+ * while its footer says +05:45 is refused (tests/fuzz/fuzz_tz found one:
+ * tz_local_to_utc() then failed with EINVAL for a local time just after
+ * the last transition, regress/fuzz_tz/); the consistent variants load.
+ */
+START_TEST(test_tz_footer_consistent)
+{
+	unsigned char buf[512];
+	char why[WHY_LEN];
+	struct tz *z;
+	struct tz_local loc;
+	size_t len;
+	int64_t t = iso("2001-09-09T01:46:40Z");	/* 1000000000 */
+
+	len = tzif_one(buf, sizeof buf, t, 0, "<+0545>-5:45");
+	ck_assert_ptr_null(tz_load_buf(buf, len, "bad", why, sizeof why));
+	ck_assert_msg(strstr(why, "disagrees with the last transition") !=
+	    NULL, "%s", why);
+	ck_assert_int_eq(errno, EINVAL);
+
+	len = tzif_one(buf, sizeof buf, t, 20700, "<+0545>-5:45");
+	ck_assert_ptr_nonnull(z = tz_load_buf(buf, len, "ok", why,
+	    sizeof why));
+	ck_assert_int_eq(tz_offset_at(z, iso("2030-01-01T00:00:00Z")), 20700);
+	tz_free(z);
+
+	len = tzif_one(buf, sizeof buf, t, 0, "UTC0");
+	ck_assert_ptr_nonnull(z = tz_load_buf(buf, len, "ok", why,
+	    sizeof why));
+	ck_assert_int_eq(tz_local_to_utc(z, 2147483647, &loc), 0);
+	ck_assert_int_eq(loc.kind, TZ_LOCAL_UNIQUE);
+	ck_assert_int_eq(loc.first_s, 2147483647);
+	tz_free(z);
+}
+END_TEST
+
 /* ---- next fire: hand-computed cases ----------------------------------- */
 
 /* Fires of e in z whose local date is `day` (YYYY-MM-DD). */
@@ -951,6 +1027,7 @@ cron_suite(void)
 	tcase_add_test(tc, test_tz_tzdir);
 	tcase_add_test(tc, test_tz_offsets);
 	tcase_add_test(tc, test_tz_footer);
+	tcase_add_test(tc, test_tz_footer_consistent);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("next");

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Write the seed corpora tests/fuzz/corpus/<target>/ (README.md, "Seeds").
+
+Sources: tests/data/api-vectors.json (request_signing: method, path, query,
+headers and body of each S-vector), tests/data/cron-vectors.jsonl (one
+expression per dialect and zone), the host's tzdata (a few small TZif
+files), spool-layout/taskspool.conf.example, and hand-written valid files
+of each format (the shapes of API.md and the unit tests' examples).
+Run from the top of the tree: python3 tests/fuzz/seeds.py
+"""
+import json
+import os
+import sys
+
+OUT = "tests/fuzz/corpus"
+
+
+def put(target, name, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    vec = json.load(open("tests/data/api-vectors.json"))
+    tasks = []
+    for v in vec["request_signing"]:
+        hdr = {k.lower(): val for k, val in v["headers"].items()}
+        body = bytes.fromhex(v["body_hex"])
+        path = v["path"][4:] if v["path"].startswith("/api") else v["path"]
+        line = "\n".join([v["method"], path, v["raw_query"],
+                          hdr.get("content-type", ""),
+                          hdr.get("idempotency-key", "")]) + "\n"
+        put("fuzz_api", v["id"], line.encode() + body)
+        if v["method"] == "POST" and path == "/tasks" and body:
+            tasks.append(body)
+    for name, line in [("health", "GET\n/health\n\n\n\n"),
+                       ("metrics", "GET\n/metrics\n\n\n\n"),
+                       ("get", "GET\n/tasks/r-1\n\n\n\n"),
+                       ("list", "GET\n/tasks\nlimit=2&status=PENDING\n\n\n"),
+                       ("cancel", "DELETE\n/tasks/r-1\n\n\n\n"),
+                       ("register", "POST\n/callbacks/register\n\n"
+                        "application/json\n\n"
+                        '{"url":"https://93.184.215.14/cb"}'),
+                       ("submit", "POST\n/tasks\n\napplication/json\nr-1\n"
+                        '{"requestId":"r-1","taskCode":"x",'
+                        '"executeParams":{"a":[1,2.5,"s",null,true]},'
+                        '"callbackUrl":"https://93.184.215.14/cb"}')]:
+        put("fuzz_api", name, line)
+
+    tasks += [
+        b'{"taskCode":"x"}',
+        b'{"requestId":"r-1","taskCode":"x","taskName":"n",'
+        b'"triggerType":"delay","delayMs":5000,"executeParams":[1,{"a":"b"}],'
+        b'"maxRetries":3,"timeoutSec":60,"route":"any",'
+        b'"callbackUrl":"https://example.com/cb"}',
+        b'{"requestId":"r-2","taskCode":"x","triggerType":"at",'
+        b'"runAt":"2024-06-01T12:00:00.000Z","createdAt":'
+        b'"2024-06-01T11:00:00.000Z","notBefore":"2024-06-01T12:00:00.000Z",'
+        b'"attempts":[{"attempt":1,"node":"n1","startedAt":'
+        b'"2024-06-01T12:00:00.000Z","finishedAt":"2024-06-01T12:00:01.000Z",'
+        b'"exitCode":75,"signal":0,"outcome":"TEMPFAIL","reason":"exit 75",'
+        b'"retryAt":"2024-06-01T12:00:05.000Z"}],"shardIndex":0,'
+        b'"shardTotal":3,"jobCode":"nightly","appId":"app-1"}',
+    ]
+    for i, t in enumerate(tasks):
+        put("fuzz_task", "task-%02d" % i, t)
+
+    jobs = [
+        '{"jobCode":"nightly","taskCode":"report","cron":"0 3 * * *"}',
+        '{"jobCode":"q","taskCode":"t","cron":"0 5 * * * ?",'
+        '"dialect":"quartz","timezone":"Europe/London","misfire":"fire_all",'
+        '"misfireCap":5,"overlap":"allow","executeParams":{"k":[1,2]}}',
+        '{"jobCode":"r","taskCode":"t","fixedRateMs":60000,"enabled":false,'
+        '"startAt":"2024-01-01T00:00:00.000Z","endAt":'
+        '"2025-01-01T00:00:00.000Z","jitterMs":1000,"route":"any",'
+        '"maxRetries":2,"timeoutSec":30,"createdAt":'
+        '"2024-01-01T00:00:00.000Z"}',
+        '{"jobCode":"d","taskCode":"t","fixedDelayMs":1000,"misfire":"skip",'
+        '"overlap":"replace"}',
+    ]
+    for i, j in enumerate(jobs):
+        put("fuzz_job", "job-%02d" % i, j)
+
+    seen = set()
+    for line in open("tests/data/cron-vectors.jsonl"):
+        v = json.loads(line)
+        key = (v["expr"], v.get("dialect"))
+        if key in seen or len(seen) >= 40:
+            continue
+        seen.add(key)
+        d = 1 if v.get("dialect") == "quartz" else 0
+        put("fuzz_cron", "v%02d" % len(seen),
+            bytes([d, len(seen) % 4]) + v["expr"].encode())
+    put("fuzz_cron", "guess", b"\x02\x00@daily")
+
+    zi = "/usr/share/zoneinfo"
+    for z in ["UTC", "America/New_York", "Australia/Lord_Howe",
+              "Asia/Kathmandu"]:
+        p = os.path.join(zi, z)
+        if os.path.exists(p):
+            put("fuzz_tz", "tzif-" + z.replace("/", "-"),
+                b"\x00" + open(p, "rb").read())
+    for i, s in enumerate(["EST5EDT,M3.2.0,M11.1.0", "<+03>-3",
+                           "<+1030>-10:30<+11>-11,M10.1.0,M4.1.0",
+                           "GMT0BST,M3.5.0/1,M10.5.0",
+                           "<-03>3<-02>,M3.5.0/-2,M10.5.0/-1",
+                           "AEST-10AEDT,J60/2:30,300/3", "UTC0"]):
+        put("fuzz_tz", "posix-%02d" % i, b"\x01" + s.encode())
+
+    put("fuzz_config", "example",
+        open("spool-layout/taskspool.conf.example").read())
+    put("fuzz_config", "small", "fsync = 0\nmax_retries = 5\n"
+        "retry_base_ms = 200 # comment\napi_rate_limit = 10\n"
+        "callback_delays = 1s,5s,30s\nhook_limit_nofile = 64\n")
+
+    put("fuzz_apps", "two", "# test apps\n"
+        "app-test-01 enabled report.generate,notify.sms "
+        "q8Yv2Kp0fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz "
+        "Z0yX9wfuzzfuzzfuzzfuzz rate=5\n\n"
+        "other\tdisabled\t*\tAAAAAAAAAAAAAAAA\n")
+
+    put("fuzz_promtext", "two-nodes",
+        "# HELP taskspool_tasks_total Tasks finished.\n"
+        "# TYPE taskspool_tasks_total counter\n"
+        'taskspool_tasks_total{node="n1",status="SUCCESS"} 3\n'
+        "# HELP taskspool_hook_seconds Hook run time.\n"
+        "# TYPE taskspool_hook_seconds histogram\n"
+        'taskspool_hook_seconds_bucket{node="n1",le="1"} 2\n'
+        'taskspool_hook_seconds_bucket{node="n1",le="+Inf"} 3\n'
+        'taskspool_hook_seconds_sum{node="n1"} 2.5\n'
+        'taskspool_hook_seconds_count{node="n1"} 3\n'
+        "\0"
+        "# HELP taskspool_tasks_total Tasks finished.\n"
+        "# TYPE taskspool_tasks_total counter\n"
+        'taskspool_tasks_total{node="n2",status="FAILED"} 1\n'
+        "# a comment\n\n"
+        'orphan_sample 1\n')
+
+    t1, t2 = "2024-06-01T12:00:00.000Z", "2024-06-01T12:00:01.500Z"
+    result = ('{"requestId":"r1","taskCode":"x","taskName":null,'
+              '"status":"FAILED","createdAt":"%s","startedAt":"%s",'
+              '"finishedAt":"%s","durationMs":1500,"attempt":1,'
+              '"maxRetries":0,"node":"n1","triggerTime":"%s",'
+              '"result":{"ok":false,"n":[1,2]},"failureReason":'
+              '{"code":"EXIT_CODE","message":"exit 3"},"attempts":[{'
+              '"attempt":1,"node":"n1","startedAt":"%s","finishedAt":"%s",'
+              '"durationMs":1500,"exitCode":3,"signal":null,"outcome":'
+              '"FAILED","reason":"exit 3","retryAt":null}],'
+              '"stdoutTail":"out","stderrTail":""}' % (t1, t1, t2, t1, t1, t2))
+    put("fuzz_result", "failed", result)
+    put("fuzz_result", "success", result.replace('"FAILED"', '"SUCCESS"'))
+
+    put("fuzz_delivery", "pending",
+        '{"version":1,"webhookId":"whk_0123456789abcdefghijklmnop",'
+        '"requestId":"r1","appId":"app-1","url":null,"createdAt":"%s",'
+        '"status":"PENDING","reason":null,"attempts":0,"nextAttemptAt":"%s",'
+        '"lastAttemptAt":null,"lastHttpStatus":null,"lastError":null,'
+        '"finishedAt":null,"body":"{\\"type\\":\\"task.finished\\"}"}\n'
+        % (t1, t1))
+    put("fuzz_delivery", "failed",
+        '{"version":1,"webhookId":"whk_0123456789abcdefghijklmnop",'
+        '"requestId":"r1","appId":null,"url":"https://example.com/cb",'
+        '"createdAt":"%s","status":"FAILED","reason":"GONE","attempts":3,'
+        '"nextAttemptAt":null,"lastAttemptAt":"%s","lastHttpStatus":410,'
+        '"lastError":"HTTP_STATUS","finishedAt":"%s","body":"{}"}\n'
+        % (t1, t2, t2))
+
+    put("fuzz_record", "marker",
+        '{"appId":"fuzz-app","requestId":"fuzz-record-1","taskCode":"x",'
+        '"fingerprint":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca4'
+        '95991b7852b855","createdAt":"%s"}' % t1)
+
+    src = open("tests/unit/check_records.c").read()
+    for name in ["running", "pending", "result"]:
+        start = src.index("static const char %s[] =" % name)
+        end = src.index(";\n", start)
+        lit = src[start:end].split("=", 1)[1]
+        # The T1 and T2 macros of the C literals, spliced in.
+        lit = lit.replace('" T1 "', t1).replace('" T2 "', t2)
+        lit = lit.replace('"\nT2 "', t2)
+        parts = []
+        for seg in lit.strip().splitlines():
+            seg = seg.strip()
+            if seg.startswith('"') and seg.endswith('"'):
+                parts.append(json.loads(seg))
+        put("fuzz_outbox", name, "".join(parts))
+    put("fuzz_outbox", "callback",
+        '{"v":1,"state":"CALLBACK","requestId":"order-1","deliveryId":'
+        '"whk_1","url":"https://h.example/cb","status":"PENDING",'
+        '"attempts":2,"lastHttpStatus":500,"lastError":"HTTP_STATUS",'
+        '"nextTryAt":"2024-06-01T12:00:08.010Z","updatedAt":'
+        '"2024-06-01T12:00:08.000Z"}')
+    put("fuzz_outbox", "definition",
+        '{"v":1,"state":"DEFINITION","requestId":"nightly","jobCode":'
+        '"nightly","taskCode":"report","schedule":"0 3 * * *","enabled":'
+        'true,"definition":{"jobCode": "nightly", "cron": "0 3 * * *"},'
+        '"updatedAt":"2024-06-01T12:00:08.000Z"}')
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
