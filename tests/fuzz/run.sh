@@ -12,15 +12,23 @@
 # target; the input is left in $BUILD/fuzz-crashes/<target>/.  At the end
 # one line per target gives the seconds it ran (less than FUZZ_SECONDS
 # when it crashed), the executions, execs/s (from libFuzzer's final
-# stats, -print_final_stats=1) and the crashes of this run, then where each new crash input is and how to keep it.  The log of
-# each target is $BUILD/fuzz-logs/<target>.log.  Exit status 1 when a
-# target crashed or did not run, else 0.
+# stats, -print_final_stats=1) and the crashes of this run, then where
+# each new crash input is and how to keep it.  The log of each target is
+# $BUILD/fuzz-logs/<target>.log.  The harness's spools go under $TMPDIR,
+# or /dev/shm when TMPDIR is unset.  Exit status 1 when a target crashed
+# or did not run, else 0.
 set -u
 BUILD=${BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_TIMEOUT=${FUZZ_TIMEOUT:-10}
 REPLAY_BUILD=${REPLAY_BUILD:-build}
 [ $# -gt 0 ] || { echo "usage: run.sh TARGET..." >&2; exit 64; }
+# The targets that need a spool make it under $TMPDIR and write a few
+# files per input: on tmpfs that is about twice as fast as on a disk.
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	TMPDIR=/dev/shm
+	export TMPDIR
+fi
 
 mkdir -p "$BUILD/fuzz-logs" "$BUILD/fuzz-crashes" "$BUILD/fuzz-corpus"
 summary=""
