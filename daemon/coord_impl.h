@@ -64,6 +64,7 @@ struct coord {
 	int64_t leader_until;		/* mono ms: leadership safe until */
 	int64_t policy_mono;		/* mono ms: maxmemory-policy read */
 	char policy[32];		/* its value as last logged */
+	char io_err[128];		/* why the connection was last dropped */
 };
 
 extern const struct coord_ops coord_file_ops;
@@ -83,6 +84,19 @@ void coord_node_field(struct coord_node *nd, const char *field,
  */
 void *coord_redis_conn(struct coord *c, char *why, size_t whylen);
 void coord_redis_drop(struct coord *c);
+
+/*
+ * One command on c's connection (connecting when needed), through the
+ * single door of coord_redis.c that never hands hiredis a NULL context:
+ * argc/argv as redisCommandArgv (argv borrowed, NUL-terminated strings).
+ * Returns a new reply (caller frees with freeReplyObject) of type type
+ * (a REDIS_REPLY_* value; -1: any type, error replies included), or NULL
+ * with why: no connection, an I/O error or timeout (the connection is
+ * then dropped: never use a context obtained before this call again), or
+ * a reply of another type (freed; the connection is kept).
+ */
+void *coord_redis_command(struct coord *c, int type, int argc,
+    const char **argv, char *why, size_t whylen);
 
 /* A new connection (redisContext *, caller frees with redisFree) to c's
  * server, authenticated and with the db selected, for a subscriber; NULL

@@ -26,12 +26,23 @@
  * Connection failures never block for long: connect and command timeouts
  * are lease_ms/10 clamped to 100..1000 ms, and after a failure no new
  * connection is tried for 500 ms (calls return COORD_ERR meanwhile).
+ *
+ * Every command on the shared connection goes through one door,
+ * command()/command_argv() (coord_redis_command() for maxconc.c and
+ * wakeup.c): it is the only place that hands c->redis to hiredis, it
+ * refuses to when the connection is gone (an earlier command of the
+ * same operation failed and freed it), and it frees the connection on
+ * an I/O error or a timeout, remembering why in c->io_err.  A caller
+ * that issues several commands therefore sees "no reply" for every one
+ * after the first failure, never a crash; a listing (redis_nodes) then
+ * fails as a whole.
  */
 #include "coord_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +112,80 @@ drop(struct coord *c)
 	c->retry_mono = tstime_mono_ms() + RETRY_MS;
 }
 
+/*
+ * Why the last command on rc got no reply, into out: a timeout (hiredis
+ * reports a socket timeout as REDIS_ERR_IO with the text of EAGAIN, a
+ * connect timeout with that of ETIMEDOUT) is named a timeout, an EOF a
+ * closed connection, anything else an I/O error.
+ */
+static void
+describe_io(const struct coord *c, const redisContext *rc, char *out,
+    size_t len)
+{
+	struct timeval tv = io_timeout(c);
+	long ms = (long)tv.tv_sec * 1000 + (long)tv.tv_usec / 1000;
+
+	if (rc->err == REDIS_ERR_IO && (strcmp(rc->errstr,
+	    strerror(EAGAIN)) == 0 || strcmp(rc->errstr,
+	    strerror(ETIMEDOUT)) == 0))
+		snprintf(out, len, "timed out (no answer within %ld ms)", ms);
+	else if (rc->err == REDIS_ERR_EOF)
+		snprintf(out, len, "connection closed by the server");
+	else
+		snprintf(out, len, "I/O error: %s", rc->errstr[0] != '\0' ?
+		    rc->errstr : "unknown");
+}
+
+/*
+ * The door's other half: r is what hiredis returned for a command on
+ * c->redis.  NULL (no reply: I/O error or timeout) drops the connection
+ * and notes why; a reply of another type than type (-1: any) is freed.
+ * Returns r or NULL.
+ */
+static redisReply *
+answer(struct coord *c, redisReply *r, int type)
+{
+	if (r == NULL) {
+		describe_io(c, c->redis, c->io_err, sizeof(c->io_err));
+		drop(c);
+		return NULL;
+	}
+	if (type >= 0 && r->type != type) {
+		freeReplyObject(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * The one door to hiredis for commands on the shared connection: fmt
+ * and its arguments as redisCommand.  Returns a new reply of type type
+ * (-1: any), or NULL: no connection (hiredis is not called), no reply
+ * (connection dropped, c->io_err says why) or another type.
+ */
+static redisReply *
+command(struct coord *c, int type, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	if (c->redis == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	r = redisvCommand(c->redis, fmt, ap);
+	va_end(ap);
+	return answer(c, r, type);
+}
+
+/* command() with argc/argv as redisCommandArgv (NUL-terminated). */
+static redisReply *
+command_argv(struct coord *c, int type, int argc, const char **argv)
+{
+	if (c->redis == NULL)
+		return NULL;
+	return answer(c, redisCommandArgv(c->redis, argc, argv, NULL), type);
+}
+
 /* "host:port" → host (hostlen bytes) and port; 0 or -1. */
 static int
 split_addr(const char *addr, char *host, size_t hostlen, int *port)
@@ -121,14 +206,19 @@ split_addr(const char *addr, char *host, size_t hostlen, int *port)
 	return 0;
 }
 
+/* A new connection to host:port, or NULL with why in err (errlen). */
 static redisContext *
-connect_to(const struct coord *c, const char *host, int port)
+connect_to(const struct coord *c, const char *host, int port, char *err,
+    size_t errlen)
 {
 	redisContext *rc = redisConnectWithTimeout(host, port, io_timeout(c));
 
-	if (rc == NULL)
+	if (rc == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
+	}
 	if (rc->err) {
+		describe_io(c, rc, err, errlen);
 		redisFree(rc);
 		return NULL;
 	}
@@ -148,13 +238,13 @@ sentinel_master(struct coord *c, char *host, size_t hostlen, int *port,
 	snprintf(list, sizeof(list), "%s", c->sentinel);
 	for (char *a = strtok_r(list, ",", &save); a != NULL;
 	    a = strtok_r(NULL, ",", &save)) {
-		char sh[256];
+		char sh[256], err[128];
 		int sp;
 		redisContext *rc;
 		redisReply *r;
 
 		if (split_addr(a, sh, sizeof(sh), &sp) != 0 ||
-		    (rc = connect_to(c, sh, sp)) == NULL)
+		    (rc = connect_to(c, sh, sp, err, sizeof(err))) == NULL)
 			continue;
 		r = redisCommand(rc, "SENTINEL get-master-addr-by-name %s",
 		    c->sentinel_master);
@@ -178,55 +268,53 @@ sentinel_master(struct coord *c, char *host, size_t hostlen, int *port,
 	return -1;
 }
 
-/* A reply of the wanted type, else NULL (freed; connection dropped on
- * I/O errors). */
-static redisReply *
-checked(struct coord *c, redisReply *r, int type)
-{
-	if (r == NULL) {
-		drop(c);
-		return NULL;
-	}
-	if (r->type != type) {
-		freeReplyObject(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* AUTH and SELECT on rc as configured; 0, or -1 (c->redis dropped
- * when rc is it). */
+/*
+ * AUTH and SELECT on rc as configured: rc is c->redis (through the
+ * door) or a subscriber's own new context.  Returns 0, or -1 with why
+ * in err (a timeout named as such, a refusal with the server's error);
+ * c->redis is dropped when rc is it.
+ */
 static int
-login(struct coord *c, redisContext *rc)
+login(struct coord *c, redisContext *rc, char *err, size_t errlen)
 {
-	redisReply *r = NULL;
+	char db[32];
 
-	if (c->password[0] != '\0') {
-		r = redisCommand(rc, "AUTH %s", c->password);
-		if (r == NULL || r->type != REDIS_REPLY_STATUS)
-			goto fail;
-		freeReplyObject(r);
-	}
-	if (c->db != 0) {
-		r = redisCommand(rc, "SELECT %ld", c->db);
-		if (r == NULL || r->type != REDIS_REPLY_STATUS)
-			goto fail;
+	snprintf(db, sizeof(db), "%ld", c->db);
+	for (int i = 0; i < 2; i++) {
+		const char *what = i == 0 ? "AUTH" : "SELECT";
+		const char *fmt = i == 0 ? "AUTH %s" : "SELECT %s";
+		const char *arg = i == 0 ? c->password : db;
+		redisReply *r;
+
+		if (i == 0 ? c->password[0] == '\0' : c->db == 0)
+			continue;
+		if (rc == c->redis)
+			r = command(c, -1, fmt, arg);
+		else if ((r = redisCommand(rc, fmt, arg)) == NULL)
+			describe_io(c, rc, c->io_err, sizeof(c->io_err));
+		if (r == NULL) {
+			snprintf(err, errlen, "%s: %s", what, c->io_err);
+			return -1;
+		}
+		if (r->type != REDIS_REPLY_STATUS) {
+			snprintf(err, errlen, "%s refused: %.80s", what,
+			    r->type == REDIS_REPLY_ERROR ? r->str :
+			    "unexpected reply");
+			freeReplyObject(r);
+			if (rc == c->redis)
+				drop(c);
+			return -1;
+		}
 		freeReplyObject(r);
 	}
 	return 0;
-fail:
-	if (r != NULL)
-		freeReplyObject(r);
-	if (rc == c->redis)
-		drop(c);
-	return -1;
 }
 
 /* Connected, authenticated, db selected, scripts loaded; 0 or -1. */
 static int
 ensure(struct coord *c, char *why, size_t whylen)
 {
-	char host[256];
+	char host[256], err[160];
 	int port;
 	redisContext *rc;
 	redisReply *r;
@@ -249,19 +337,23 @@ ensure(struct coord *c, char *why, size_t whylen)
 		    c->addr);
 		return -1;
 	}
-	if ((rc = connect_to(c, host, port)) == NULL) {
-		snprintf(why, whylen, "redis %s:%d: cannot connect", host,
-		    port);
+	if ((rc = connect_to(c, host, port, err, sizeof(err))) == NULL) {
+		snprintf(why, whylen, "redis %s:%d: cannot connect: %s", host,
+		    port, err);
 		c->retry_mono = tstime_mono_ms() + RETRY_MS;
 		return -1;
 	}
 	c->redis = rc;
-	if (login(c, rc) != 0)
+	c->io_err[0] = '\0';
+	if (login(c, rc, err, sizeof(err)) != 0)
 		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
-		r = checked(c, redisCommand(c->redis, "SCRIPT LOAD %s",
-		    script_src[i]), REDIS_REPLY_STRING);
-		if (r == NULL || r->len != 40) {
+		r = command(c, -1, "SCRIPT LOAD %s", script_src[i]);
+		if (r == NULL || r->type != REDIS_REPLY_STRING ||
+		    r->len != 40) {
+			snprintf(err, sizeof(err), "SCRIPT LOAD: %.80s",
+			    r == NULL ? c->io_err : r->type ==
+			    REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 			if (r != NULL)
 				freeReplyObject(r);
 			goto fail;
@@ -273,8 +365,7 @@ ensure(struct coord *c, char *why, size_t whylen)
 	c->policy_mono = 0;	/* read the eviction policy again now */
 	return 0;
 fail:
-	snprintf(why, whylen, "redis %s:%d: AUTH, SELECT or SCRIPT LOAD "
-	    "refused", host, port);
+	snprintf(why, whylen, "redis %s:%d: %s", host, port, err);
 	drop(c);
 	return -1;
 }
@@ -299,11 +390,8 @@ check_policy(struct coord *c)
 	    (c->policy_mono != 0 && tstime_mono_ms() < c->policy_mono))
 		return;
 	c->policy_mono = tstime_mono_ms() + POLICY_MS;
-	r = redisCommand(c->redis, "CONFIG GET maxmemory-policy");
-	if (r == NULL) {
-		drop(c);
+	if ((r = command(c, -1, "CONFIG GET maxmemory-policy")) == NULL)
 		return;
-	}
 	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 	    r->element[1]->type == REDIS_REPLY_STRING)
 		v = r->element[1]->str;
@@ -338,8 +426,6 @@ run(struct coord *c, enum script s, int nkeys, const char **keys,
 	redisReply *r;
 	int argc = 0;
 
-	if (c->redis == NULL)
-		return -1;
 	snprintf(nk, sizeof(nk), "%d", nkeys);
 	argv[argc++] = "EVALSHA";
 	argv[argc++] = c->sha[s];
@@ -348,22 +434,16 @@ run(struct coord *c, enum script s, int nkeys, const char **keys,
 		argv[argc++] = keys[i];
 	for (int i = 0; i < nargs; i++)
 		argv[argc++] = args[i];
-	r = redisCommandArgv(c->redis, argc, argv, NULL);
-	if (r == NULL) {
-		drop(c);
+	if ((r = command_argv(c, -1, argc, argv)) == NULL)
 		return -1;
-	}
 	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) ==
 	    0) {
 		/* The server restarted or flushed its script cache. */
 		freeReplyObject(r);
 		argv[0] = "EVAL";
 		argv[1] = script_src[s];
-		r = redisCommandArgv(c->redis, argc, argv, NULL);
-		if (r == NULL) {
-			drop(c);
+		if ((r = command_argv(c, -1, argc, argv)) == NULL)
 			return -1;
-		}
 	}
 	if (r->type != REDIS_REPLY_INTEGER) {
 		freeReplyObject(r);
@@ -389,7 +469,7 @@ coord_redis_conn(struct coord *c, char *why, size_t whylen)
 void *
 coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 {
-	char host[256];
+	char host[256], err[160];
 	int port;
 	redisContext *rc;
 
@@ -406,14 +486,13 @@ coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 		    c->addr);
 		return NULL;
 	}
-	if ((rc = connect_to(c, host, port)) == NULL) {
-		snprintf(why, whylen, "redis %s:%d: cannot connect", host,
-		    port);
+	if ((rc = connect_to(c, host, port, err, sizeof(err))) == NULL) {
+		snprintf(why, whylen, "redis %s:%d: cannot connect: %s", host,
+		    port, err);
 		return NULL;
 	}
-	if (login(c, rc) != 0) {
-		snprintf(why, whylen, "redis %s:%d: AUTH or SELECT refused",
-		    host, port);
+	if (login(c, rc, err, sizeof(err)) != 0) {
+		snprintf(why, whylen, "redis %s:%d: %s", host, port, err);
 		redisFree(rc);
 		return NULL;
 	}
@@ -423,7 +502,31 @@ coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 void
 coord_redis_drop(struct coord *c)
 {
+	if (c->redis != NULL)
+		snprintf(c->io_err, sizeof(c->io_err), "dropped after an "
+		    "error");
 	drop(c);
+}
+
+void *
+coord_redis_command(struct coord *c, int type, int argc, const char **argv,
+    char *why, size_t whylen)
+{
+	redisReply *r;
+
+	if (coord_redis_conn(c, why, whylen) == NULL)
+		return NULL;
+	if ((r = command_argv(c, -1, argc, argv)) == NULL) {
+		snprintf(why, whylen, "redis: %s: %s", argv[0], c->io_err);
+		return NULL;
+	}
+	if (type >= 0 && r->type != type) {
+		snprintf(why, whylen, "redis: %s: %.80s", argv[0], r->type ==
+		    REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		freeReplyObject(r);
+		return NULL;
+	}
+	return r;
 }
 
 static void
@@ -468,10 +571,9 @@ redis_close(struct coord *c)
 		args[0] = c->leader_token;
 		(void)run(c, S_RELEASE, 1, keys, 1, args, &r);
 	}
-	if (c->redis != NULL && c->node[0] != '\0') {
+	if (c->node[0] != '\0') {
 		key(c, k, sizeof(k), "node:", c->node);
-		rep = redisCommand(c->redis, "DEL %s", k);
-		if (rep != NULL)
+		if ((rep = command(c, -1, "DEL %s", k)) != NULL)
 			freeReplyObject(rep);
 	}
 	if (c->redis != NULL)
@@ -612,16 +714,14 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 			argv[argc++] = v[i];
 		}
 	}
-	r = checked(c, redisCommandArgv(c->redis, argc, argv, NULL),
-	    REDIS_REPLY_INTEGER);
+	r = command_argv(c, REDIS_REPLY_INTEGER, argc, argv);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: HSET %s failed", k);
 		return -1;
 	}
 	freeReplyObject(r);
 	snprintf(px, sizeof(px), "%ld", 3 * c->heartbeat_ms);
-	r = checked(c, redisCommand(c->redis, "PEXPIRE %s %s", k, px),
-	    REDIS_REPLY_INTEGER);
+	r = command(c, REDIS_REPLY_INTEGER, "PEXPIRE %s %s", k, px);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: PEXPIRE %s failed", k);
 		return -1;
@@ -650,24 +750,32 @@ parse_hash(const redisReply *r, struct coord_node *nd)
  * (Redis counts expiry on its own clock), and nd->at_ms is rewritten as
  * this reader's now minus that age.  A node whose clock runs 30 s behind
  * or ahead is then neither offline nor immortal (FIELD-FAILURES B31).  A
- * key without expiry (-1) or a failed PTTL keeps the written at_ms.
+ * key without expiry (-1) keeps the written at_ms.  Returns 0, or -1
+ * when the connection was lost.
  */
-static void
+static int
 restamp(struct coord *c, const redisReply *k, struct coord_node *nd)
 {
-	redisReply *r = c->redis == NULL ? NULL : checked(c, redisCommand(
-	    c->redis, "PTTL %b", k->str, k->len), REDIS_REPLY_INTEGER);
+	redisReply *r = command(c, REDIS_REPLY_INTEGER, "PTTL %b", k->str,
+	    k->len);
 	long long age;
 
 	if (r == NULL)
-		return;
+		return c->redis == NULL ? -1 : 0;
 	if (r->integer >= 0) {
 		age = 3LL * c->heartbeat_ms - r->integer;
 		nd->at_ms = tstime_now_ms() - (age > 0 ? age : 0);
 	}
 	freeReplyObject(r);
+	return 0;
 }
 
+/*
+ * The registry listing.  It fails as a whole when the connection is lost
+ * at any step (SCAN, HGETALL or PTTL): a partial list would make the
+ * router and the reaper treat the nodes not yet listed as offline.  A
+ * key that is not a hash (a stranger's) is skipped.
+ */
 static int
 redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
     size_t whylen)
@@ -681,9 +789,8 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 	key(c, pat, sizeof(pat), "node:", "*");
 	plen = strlen(pat) - 1;
 	do {
-		redisReply *r = checked(c, redisCommand(c->redis,
-		    "SCAN %s MATCH %s COUNT 100", cursor, pat),
-		    REDIS_REPLY_ARRAY);
+		redisReply *r = command(c, REDIS_REPLY_ARRAY,
+		    "SCAN %s MATCH %s COUNT 100", cursor, pat);
 
 		if (r == NULL || r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_STRING ||
@@ -691,7 +798,8 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			if (r != NULL)
 				freeReplyObject(r);
 			free(v);
-			snprintf(why, whylen, "redis: SCAN failed");
+			snprintf(why, whylen, "redis: node listing: SCAN: %s",
+			    c->redis == NULL ? c->io_err : "unexpected reply");
 			return -1;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
@@ -702,10 +810,12 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			if (k->type != REDIS_REPLY_STRING || k->len <= plen ||
 			    k->len - plen > CONFIG_NODE_MAX)
 				continue;
-			h = checked(c, redisCommand(c->redis, "HGETALL %b",
-			    k->str, k->len), REDIS_REPLY_ARRAY);
+			h = command(c, REDIS_REPLY_ARRAY, "HGETALL %b",
+			    k->str, k->len);
+			if (h == NULL && c->redis == NULL)
+				goto lost;
 			if (h == NULL)
-				continue;
+				continue;	/* not a hash */
 			if (h->elements == 0) {
 				freeReplyObject(h);
 				continue;	/* expired meanwhile */
@@ -730,11 +840,19 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			v[len].id[k->len - plen] = '\0';
 			parse_hash(h, &v[len]);
 			freeReplyObject(h);
-			restamp(c, k, &v[len]);
+			if (restamp(c, k, &v[len]) != 0)
+				goto lost;
 			len++;
 		}
 		freeReplyObject(r);
-	} while (strcmp(cursor, "0") != 0 && c->redis != NULL);
+		continue;
+lost:
+		freeReplyObject(r);
+		free(v);
+		snprintf(why, whylen, "redis: node listing: connection lost "
+		    "(%s); no partial list", c->io_err);
+		return -1;
+	} while (strcmp(cursor, "0") != 0);
 	coord_nodes_sort(v, len);
 	*out = v;
 	*n = len;

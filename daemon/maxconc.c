@@ -166,13 +166,10 @@ static int
 eval(struct coord *c, const char *src, const char *k, const char *token,
     long max, long long *out, char *why, size_t whylen)
 {
-	redisContext *rc = coord_redis_conn(c, why, whylen);
 	redisReply *r;
 	char ttl[32], mx[32];
 	const char *argv[7];
 
-	if (rc == NULL)
-		return -1;
 	snprintf(ttl, sizeof(ttl), "%ld", c->lease_ms);
 	snprintf(mx, sizeof(mx), "%ld", max);
 	argv[0] = "EVAL";
@@ -182,17 +179,9 @@ eval(struct coord *c, const char *src, const char *k, const char *token,
 	argv[4] = token;
 	argv[5] = ttl;
 	argv[6] = mx;
-	if ((r = redisCommandArgv(rc, 7, argv, NULL)) == NULL) {
-		snprintf(why, whylen, "redis: %s: no answer", k);
-		coord_redis_drop(c);
+	if ((r = coord_redis_command(c, REDIS_REPLY_INTEGER, 7, argv, why,
+	    whylen)) == NULL)
 		return -1;
-	}
-	if (r->type != REDIS_REPLY_INTEGER) {
-		snprintf(why, whylen, "redis: %s: %s", k, r->type ==
-		    REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-		freeReplyObject(r);
-		return -1;
-	}
 	*out = r->integer;
 	freeReplyObject(r);
 	return 0;
@@ -244,7 +233,7 @@ void
 coord_limit_release(struct coord *c, struct coord_lease *l)
 {
 	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
-	redisContext *rc;
+	const char *argv[3];
 	redisReply *r;
 
 	if (l->limit_fd > 0) {
@@ -255,13 +244,12 @@ coord_limit_release(struct coord *c, struct coord_lease *l)
 		return;
 	holder(l, tok, sizeof(tok));
 	/* A failure is ignored: the member expires by itself. */
-	if ((rc = coord_redis_conn(c, why, sizeof(why))) != NULL) {
-		r = redisCommand(rc, "ZREM %s %s", l->limit_key, tok);
-		if (r == NULL)
-			coord_redis_drop(c);
-		else
-			freeReplyObject(r);
-	}
+	argv[0] = "ZREM";
+	argv[1] = l->limit_key;
+	argv[2] = tok;
+	if ((r = coord_redis_command(c, -1, 3, argv, why, sizeof(why))) !=
+	    NULL)
+		freeReplyObject(r);
 	l->limit_key[0] = '\0';
 }
 

@@ -109,6 +109,28 @@ test_expect_success 'B18: maxmemory-policy noeviction noted; allkeys-lru warned 
 	check_once "$TRASH/ids"
 '
 
+# Issue 11 item 10: the connection drops in the middle of the registry
+# listing (Redis closes a client whose reply passes the hard
+# client-output-buffer-limit: an HGETALL of a 64 KB hash).  The listing
+# fails as a whole: `taskspool nodes` exits EX_UNAVAILABLE (69) with the
+# reason, never 139 (SIGSEGV) nor a partial list with exit 0; the
+# daemons' leader, whose router lists the registry, survives it.
+test_expect_success 'taskspool nodes: the connection lost mid-listing is exit 69, no crash' '
+	rcli HSET "${PREFIX}node:zz-big" pad "$(head -c 65536 /dev/zero | tr "\\0" x)" >/dev/null &&
+	rcli CONFIG SET client-output-buffer-limit "normal 8192 0 0" >/dev/null &&
+	rc=0 && ts nodes >"$TRASH/nodes.out" 2>"$TRASH/nodes.err" || rc=$? &&
+	sleep 2 &&
+	rcli CONFIG SET client-output-buffer-limit "normal 0 0 0" >/dev/null &&
+	rcli DEL "${PREFIX}node:zz-big" >/dev/null &&
+	cat "$TRASH/nodes.err" &&
+	test "$rc" = 69 &&
+	test ! -s "$TRASH/nodes.out" &&
+	grep -q "taskspool nodes: redis: node listing: connection lost" "$TRASH/nodes.err" &&
+	kill -0 "$(daemon_pid a)" && kill -0 "$(daemon_pid b)" &&
+	ts nodes >"$TRASH/nodes.out" &&
+	test "$(cut -d" " -f1 "$TRASH/nodes.out" | tr "\n" " ")" = "a b "
+'
+
 test_expect_success 'daemons drain and stop' '
 	stop_daemon a && stop_daemon b
 '

@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -611,6 +614,102 @@ START_TEST(heartbeat_registry)
 }
 END_TEST
 
+/*
+ * Issue 11 item 10: the connection dies in the middle of the registry
+ * listing.  Redis closes a normal client whose pending output passes
+ * the hard client-output-buffer-limit (Redis docs, "Client handling",
+ * output buffer limits; the first 16 KB of a reply sit in the client's
+ * static buffer and do not count), so an HGETALL of a 64 KB hash kills
+ * the connection with the listing half done.  Before the fix the next
+ * HGETALL went to hiredis with the freed, NULL context (SIGSEGV), or,
+ * when the big key came last, a partial list was returned as success.
+ * The listing must fail as a whole, and work again once the server
+ * answers normally.  _i = 0: the big key among 30 others; _i = 1: the
+ * big key alone (the last key of its batch).
+ */
+START_TEST(nodes_connection_lost)
+{
+	struct coord *a = open_node(1, "a");
+	struct coord_node *v = (struct coord_node *)&v;
+	size_t n = 99;
+	char why[256], cmd[300], *big;
+	int nsmall = _i == 0 ? 30 : 0;
+
+	for (int i = 0; i < nsmall; i++) {
+		snprintf(cmd, sizeof(cmd), "HSET %snode:n%02d pid %d", prefix,
+		    i, 100 + i);
+		ck_assert_int_eq(raw(cmd, ""), 1);
+	}
+	big = malloc(65537);
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'x', 65536);
+	big[65536] = '\0';
+	snprintf(cmd, sizeof(cmd), "HSET %snode:zbig pad %%s", prefix);
+	ck_assert_int_eq(raw(cmd, big), 1);
+	free(big);
+	ck_assert_int_eq(raw("CONFIG SET client-output-buffer-limit %s",
+	    "normal 8192 0 0"), -1);
+	ck_assert_int_eq(coord_nodes(a, &v, &n, why, sizeof(why)), -1);
+	ck_assert_ptr_null(v);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_msg(strstr(why, "connection") != NULL, "why: %s", why);
+	/* Again while the connection is down: refused, no crash. */
+	ck_assert_int_eq(coord_nodes(a, &v, &n, why, sizeof(why)), -1);
+	ck_assert_int_eq(raw("CONFIG SET client-output-buffer-limit %s",
+	    "normal 0 0 0"), -1);
+	sleep_ms(600);		/* past the reconnection back-off */
+	ck_assert_msg(coord_nodes(a, &v, &n, why, sizeof(why)) == 0, "%s",
+	    why);
+	ck_assert_uint_eq(n, (size_t)nsmall + 1);
+	ck_assert_str_eq(v[n - 1].id, "zbig");
+	if (nsmall > 0)
+		ck_assert_int_eq(v[7].pid, 107);
+	free(v);
+	coord_close(a);
+}
+END_TEST
+
+/*
+ * A server that accepts the connection and never answers (a listening
+ * socket nobody reads): the failure is reported as a timeout, not as a
+ * refusal of AUTH, SELECT or SCRIPT LOAD (issue 11 item 8).
+ */
+START_TEST(redis_timeout_named)
+{
+	struct sockaddr_in sa;
+	socklen_t salen = sizeof(sa);
+	struct config cfg;
+	struct coord *c;
+	struct coord_node *v;
+	size_t n;
+	char why[256];
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(ls, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(ls, 8), 0);
+	ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&sa, &salen), 0);
+	config_defaults(&cfg);
+	cfg.lease_ms = LEASE_MS;
+	cfg.lease_renew_ms = RENEW_MS;
+	snprintf(cfg.redis, sizeof(cfg.redis), "127.0.0.1:%d",
+	    ntohs(sa.sin_port));
+	if (_i == 1)
+		snprintf(cfg.redis_password, sizeof(cfg.redis_password), "pw");
+	c = coord_open(&cfg, "a", &sp, why, sizeof(why));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(coord_nodes(c, &v, &n, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "timed out") != NULL, "why: %s", why);
+	ck_assert_msg(strstr(why, "refused") == NULL, "why: %s", why);
+	ck_assert_ptr_nonnull(strstr(why, _i == 1 ? "AUTH" : "SCRIPT LOAD"));
+	coord_close(c);
+	close(ls);
+}
+END_TEST
+
 static Suite *
 coord_suite(void)
 {
@@ -631,6 +730,8 @@ coord_suite(void)
 	tcase_add_loop_test(tc, limit_semaphore, 0, 2);
 	tcase_add_test(tc, limit_config);
 	tcase_add_test(tc, limit_requeue);
+	tcase_add_loop_test(tc, nodes_connection_lost, 0, 2);
+	tcase_add_loop_test(tc, redis_timeout_named, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
