@@ -56,23 +56,45 @@
 #define POLICY_MS	60000	/* maxmemory-policy read again this often */
 #define KEY_MAX		(64 + 16 + TASK_ID_MAX + 1)
 
-enum script { S_ACQUIRE, S_RENEW, S_RELEASE, S_LEADER, S_COUNT };
+enum script { S_ACQUIRE, S_RENEW, S_RELEASE, S_LEADER, S_RENEW_LEASE,
+	S_TAKE, S_COUNT };
 
 _Static_assert(S_COUNT == COORD_NSCRIPTS, "coord_impl.h: COORD_NSCRIPTS");
 
-static const char *const script_src[S_COUNT] = {
-	/* KEYS: lease, fence counter; ARGV: token, px → fence or 0.  The
-	 * counter never falls below the server's clock in microseconds
-	 * (TIME), so tokens keep growing after the counter is lost
-	 * (FLUSHALL, a restart without persistence).  Lua 5.1 numbers are
-	 * doubles (exact below 2^53, about 285 years of microseconds) that
-	 * tostring() would print as 1.7e+15: string.format('%d') keeps
-	 * every digit. */
-	"if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then "
-	"local t=redis.call('TIME') local f=t[1]*1000000+t[2] "
-	"local v=redis.call('INCR',KEYS[2]) "
+/*
+ * The next fencing token, in v: INCR of the counter KEYS[2], raised to
+ * at least the server's clock in microseconds (TIME) and, for a lease
+ * set again, to the lease's previous token + 1 (ARGV[3]; "0" when none).
+ * Tokens must exceed every token issued before, even when the counter
+ * was lost with the data (FLUSHALL, a restart without persistence, a
+ * replica promoted without the last writes):
+ *  - the TIME floor covers a lost counter as long as the server's clock
+ *    does not run behind the clock of the server that issued the lost
+ *    tokens (one server restarted: its own clock; a promoted replica on
+ *    another host: keep the hosts' clocks synchronised, NTP);
+ *  - the previous-token floor makes the token of a lease set again after
+ *    the loss greater than the one its holder had — whatever the clocks
+ *    — and raises the counter above it, so the tokens every live holder
+ *    re-establishes re-seed the counter with the highest token of the
+ *    running tasks.
+ * XXX A token issued and no longer held (its task ended) in the writes
+ * that were lost may, with a server clock behind, be met again; a store
+ * that keeps the highest token per requestId is safe from that, because
+ * a new attempt of the same request always re-reads the task's spool
+ * file first.  Lua 5.1 numbers are doubles (exact below 2^53, about 285
+ * years of microseconds) that tostring() would print as 1.7e+15:
+ * string.format('%d') keeps every digit.
+ */
+#define NEXT_FENCE \
+	"local t=redis.call('TIME') local f=t[1]*1000000+t[2] " \
+	"local v=redis.call('INCR',KEYS[2]) " \
+	"local o=tonumber(ARGV[3] or '0')+1 if o>f then f=o end " \
 	"if v<f then redis.call('SET',KEYS[2],string.format('%d',f)) v=f end "
-	"return v end return 0",
+
+static const char *const script_src[S_COUNT] = {
+	/* KEYS: lease, fence counter; ARGV: token, px → fence or 0. */
+	"if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then "
+	NEXT_FENCE "return v end return 0",
 	/* KEYS: key; ARGV: token, px → 1 extended, 0 not ours */
 	"if redis.call('GET',KEYS[1])==ARGV[1] then "
 	"redis.call('PEXPIRE',KEYS[1],ARGV[2]) return 1 end return 0",
@@ -86,6 +108,26 @@ static const char *const script_src[S_COUNT] = {
 	"if e<f then redis.call('SET',KEYS[2],string.format('%d',f)) e=f end "
 	"redis.call('SET',KEYS[1],ARGV[1]..':'..string.format('%d',e),'PX',"
 	"ARGV[2]) return e",
+	/* A lease's renewal.  KEYS: lease, fence counter; ARGV: token, px,
+	 * the lease's token → 1 extended, 0 held by another owner, -v: the
+	 * key was absent (lost by Redis, not taken) and is set again with
+	 * the new fencing token v. */
+	"local g=redis.call('GET',KEYS[1]) "
+	"if g==ARGV[1] then redis.call('PEXPIRE',KEYS[1],ARGV[2]) return 1 end "
+	"if g then return 0 end "
+	"redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) " NEXT_FENCE
+	"return -v",
+	/* An orphan's takeover.  KEYS: lease, fence counter; ARGV: token,
+	 * px, "0", age (ms: a present key not renewed for this long is
+	 * taken), lease_ms (the px its holder set at each renewal), "1"
+	 * when an absent key may be taken → v the new fence, 0 a live
+	 * holder, -1 absent (and not allowed). */
+	"local g=redis.call('GET',KEYS[1]) if g then "
+	"local ttl=redis.call('PTTL',KEYS[1]) "
+	"if ttl<0 or tonumber(ARGV[5])-ttl<tonumber(ARGV[4]) then return 0 end "
+	"elseif ARGV[6]~='1' then return -1 end "
+	"redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) " NEXT_FENCE
+	"return v",
 };
 
 static struct timeval
@@ -421,7 +463,7 @@ static int
 run(struct coord *c, enum script s, int nkeys, const char **keys,
     int nargs, const char **args, long long *out)
 {
-	const char *argv[8];
+	const char *argv[12];
 	char nk[16];
 	redisReply *r;
 	int argc = 0;
@@ -605,20 +647,138 @@ redis_acquire(struct coord *c, struct coord_lease *l, char *why,
 	return COORD_OK;
 }
 
+/*
+ * Renew l.  A key held by another owner is COORD_LOST (fenced).  A key
+ * that is absent — Redis lost it (FLUSHALL, a restart or failover
+ * without the data), nobody took it — is set again with a fencing token
+ * greater than the lease's previous one (l->fence updated, l->refenced
+ * set): coord_tick then keeps the lease only while this node's claim on
+ * the task file stands (issue 11 item 2).
+ */
 static enum coord_status
 redis_renew(struct coord *c, struct coord_lease *l)
 {
-	char k[KEY_MAX], px[32], why[256];
-	const char *keys[1] = { k }, *args[2] = { l->token, px };
+	char k[KEY_MAX], f[KEY_MAX], px[32], old[32], why[256];
+	const char *keys[2] = { k, f }, *args[3] = { l->token, px, old };
 	long long r;
 
 	if (ensure(c, why, sizeof(why)) != 0)
 		return COORD_ERR;
 	key(c, k, sizeof(k), "lease:", l->id);
+	key(c, f, sizeof(f), "fence", "");
 	snprintf(px, sizeof(px), "%ld", c->lease_ms);
-	if (run(c, S_RENEW, 1, keys, 2, args, &r) != 0)
+	snprintf(old, sizeof(old), "%lld", l->fence);
+	if (run(c, S_RENEW_LEASE, 2, keys, 3, args, &r) != 0)
 		return COORD_ERR;
+	if (r < 0) {
+		l->fence = -r;
+		l->refenced = 1;
+		return COORD_OK;
+	}
 	return r == 1 ? COORD_OK : COORD_LOST;
+}
+
+#define ABSENT_MAX	4096	/* lease keys seen absent, at most */
+
+/* The entry of id in c->absent, or NULL. */
+static struct coord_absent *
+absent_find(struct coord *c, const char *id)
+{
+	for (size_t i = 0; i < c->nabsent; i++)
+		if (strcmp(c->absent[i].id, id) == 0)
+			return &c->absent[i];
+	return NULL;
+}
+
+/*
+ * How long (ms) the lease key of id has been seen absent without a
+ * break: observations more than 3 reaper periods apart (this node was
+ * not the leader meanwhile, or stopped looking) start the count again.
+ * seen: record this observation (absent now); else forget id (the key
+ * exists).  Entries not seen for that long are dropped as the table
+ * fills; a full table records nothing (no takeover of an absent key
+ * then, which is safe).
+ */
+static int64_t
+absent_note(struct coord *c, const char *id, int seen, int64_t now)
+{
+	int64_t gap = 3 * (int64_t)c->reap_ms;
+	struct coord_absent *e = absent_find(c, id);
+
+	if (!seen) {
+		if (e != NULL)
+			*e = c->absent[--c->nabsent];
+		return 0;
+	}
+	if (e != NULL && now - e->last > gap)
+		e->first = now;
+	if (e == NULL) {
+		for (size_t i = 0; i < c->nabsent;)
+			if (now - c->absent[i].last > gap)
+				c->absent[i] = c->absent[--c->nabsent];
+			else
+				i++;
+		if (c->nabsent == ABSENT_MAX)
+			return 0;
+		if (c->nabsent % 64 == 0) {
+			struct coord_absent *v = reallocarray(c->absent,
+			    c->nabsent + 64, sizeof(*v));
+
+			if (v == NULL)
+				return 0;
+			c->absent = v;
+		}
+		e = &c->absent[c->nabsent++];
+		snprintf(e->id, sizeof(e->id), "%s", id);
+		e->first = now;
+	}
+	e->last = now;
+	return now - e->first;
+}
+
+/*
+ * Take an orphan's lease (coord.c explains the deadlines).  A present
+ * key is replaced when Redis says it was not renewed for takeover_ms.
+ * An absent key is taken at once in this node's own active/ directory
+ * (the flock we hold proves no live process of this node has the file:
+ * a previous life's attempt); in another node's directory only once it
+ * has been seen absent for takeover_ms: right after a FLUSHALL, or a
+ * restart or failover that lost the data, the live holder sets the key
+ * again at its next renewal (within lease_renew_ms), so a reaper that
+ * looked at once would requeue a running task (issue 11 item 2).
+ * XXX Two losses of Redis's data within one reaper period, with the
+ * holder's renewal in between, look like one absence to this count.
+ */
+static enum coord_status
+redis_take(struct coord *c, struct coord_lease *l, int own,
+    int64_t now_mono, char *why, size_t whylen)
+{
+	char k[KEY_MAX], f[KEY_MAX], px[32], age[32], lease[32];
+	const char *keys[2] = { k, f };
+	const char *args[6] = { l->token, px, "0", age, lease, "0" };
+	struct coord_absent *e;
+	long long r;
+
+	if (ensure(c, why, whylen) != 0)
+		return COORD_ERR;
+	key(c, k, sizeof(k), "lease:", l->id);
+	key(c, f, sizeof(f), "fence", "");
+	snprintf(px, sizeof(px), "%ld", c->lease_ms);
+	snprintf(age, sizeof(age), "%ld", c->takeover_ms);
+	snprintf(lease, sizeof(lease), "%ld", c->lease_ms);
+	e = absent_find(c, l->id);
+	if (own || (e != NULL && now_mono - e->last <= 3 * c->reap_ms &&
+	    now_mono - e->first >= c->takeover_ms))
+		args[5] = "1";
+	if (run(c, S_TAKE, 2, keys, 6, args, &r) != 0) {
+		snprintf(why, whylen, "redis: lease %s: no answer", l->id);
+		return COORD_ERR;
+	}
+	(void)absent_note(c, l->id, r == -1, now_mono);
+	if (r <= 0)
+		return COORD_BUSY;
+	l->fence = r;
+	return COORD_OK;
 }
 
 static void
@@ -866,6 +1026,7 @@ const struct coord_ops coord_redis_ops = {
 	.close = redis_close,
 	.acquire = redis_acquire,
 	.renew = redis_renew,
+	.take = redis_take,
 	.release = redis_release,
 	.leader = redis_leader,
 	.heartbeat = redis_heartbeat,

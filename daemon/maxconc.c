@@ -33,11 +33,16 @@ static const char acquire_lua[] = NOW_MS
 	"redis.call('ZCARD',KEYS[1])<tonumber(ARGV[3]) then "
 	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
 	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1 end return 0";
+/* Renewal follows a successful renewal of the task's lease, so the
+ * holder is still the rightful one: a member that is gone (Redis lost
+ * the set: FLUSHALL, a restart or failover without the data) is added
+ * again rather than fencing a running hook (issue 11 item 2).  XXX
+ * Claims made between the loss and the holders' next renewals may run
+ * more than max hooks at once for that while. */
 static const char renew_lua[] = NOW_MS
 	"local ttl=tonumber(ARGV[2]) "
-	"if redis.call('ZSCORE',KEYS[1],ARGV[1]) then "
-	"redis.call('ZADD',KEYS[1],'XX',now+ttl,ARGV[1]) "
-	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1 end return 0";
+	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
+	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1";
 
 int
 limits_check(const char *spec, char *why, size_t whylen)

@@ -614,6 +614,193 @@ START_TEST(heartbeat_registry)
 }
 END_TEST
 
+/* A redis coord for node on spool s with these lease settings. */
+static struct coord *
+open_redis(const char *node, const struct spool *s, long lease_ms,
+    long renew_ms, long heartbeat_ms)
+{
+	struct config cfg;
+	char why[256];
+	struct coord *c;
+
+	ck_assert_msg(redis_addr[0] != '\0', "no redis-server");
+	config_defaults(&cfg);
+	cfg.lease_ms = lease_ms;
+	cfg.lease_renew_ms = renew_ms;
+	cfg.heartbeat_ms = heartbeat_ms;
+	snprintf(cfg.redis, sizeof(cfg.redis), "%s", redis_addr);
+	snprintf(cfg.redis_prefix, sizeof(cfg.redis_prefix), "%s", prefix);
+	c = coord_open(&cfg, node, s, why, sizeof(why));
+	ck_assert_msg(c != NULL, "coord_open: %s", why);
+	return c;
+}
+
+/* The spool opened as node "b": its own active/b/ (other = active/a/). */
+static struct spool spb;
+
+static void
+open_spool_b(void)
+{
+	char why[256], path[300];
+
+	snprintf(path, sizeof(path), "%s/spool", tmpdir);
+	ck_assert_msg(spool_open(&spb, path, "b", 0, why, sizeof(why)) == 0,
+	    "%s", why);
+}
+
+/* The value of key <prefix><k>, "" when absent, into out. */
+static void
+raw_get(const char *k, char *out, size_t len)
+{
+	char host[256], *colon;
+	redisContext *rc;
+	redisReply *r;
+
+	snprintf(host, sizeof(host), "%s", redis_addr);
+	colon = strrchr(host, ':');
+	*colon = '\0';
+	rc = redisConnect(host, atoi(colon + 1));
+	ck_assert(rc != NULL && !rc->err);
+	r = redisCommand(rc, "GET %s%s", prefix, k);
+	ck_assert_ptr_nonnull(r);
+	snprintf(out, len, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+	freeReplyObject(r);
+	redisFree(rc);
+}
+
+/*
+ * Issue 11 item 2: Redis forgets a lease (FLUSHALL, a restart or a
+ * failover without the data).  The holder's next renewal sets the key
+ * again with a fencing token greater than its old one, and is not
+ * fenced; a reaper of another node that looks before that renewal finds
+ * no key but does not take the task (it has not been absent long
+ * enough), and after it finds the holder's key.  _i = 1: the file was
+ * moved away meanwhile (a reaper took it): the holder is fenced and its
+ * key removed.
+ */
+START_TEST(lease_reestablished)
+{
+	struct coord *a = open_redis("a", &sp, LEASE_MS, RENEW_MS, 1000), *b;
+	int fa = task_fd("t6"), fb;
+	long long f1, f2;
+	char k[160], tok[160], tok2[160];
+
+	open_spool_b();
+	b = open_redis("b", &spb, LEASE_MS, RENEW_MS, 1000);
+	ck_assert_int_eq(claim(a, fa, "t6", 1), COORD_OK);
+	f1 = coord_lease_fence(a, fa);
+	raw_get("lease:t6", tok, sizeof(tok));
+	ck_assert_str_ne(tok, "");
+	snprintf(k, sizeof(k), "%slease:t6", prefix);
+	ck_assert_int_eq(raw("DEL %s", k), 1);
+	snprintf(k, sizeof(k), "%sfence", prefix);
+	ck_assert_int_eq(raw("DEL %s", k), 1);	/* the counter too */
+	/* b, the reaper of another node, looks at once: not yet. */
+	fb = openat(sp.self, "t6.json", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fb, 0);
+	ck_assert_int_eq(coord_orphan_take(b, fb, sp.self, "t6.json", "t6",
+	    tstime_mono_ms(), k, sizeof(k)), COORD_BUSY);
+	if (_i == 1)
+		ck_assert_int_eq(renameat(sp.self, "t6.json",
+		    sp.dir[SPOOL_INCOMING], "t6.json"), 0);
+	nlost = 0;
+	coord_tick(a, tstime_mono_ms() + RENEW_MS, on_lost, NULL);
+	raw_get("lease:t6", tok2, sizeof(tok2));
+	if (_i == 1) {
+		ck_assert_int_eq(nlost, 1);
+		ck_assert_str_eq(tok2, "");
+		goto out;
+	}
+	ck_assert_int_eq(nlost, 0);
+	ck_assert_str_eq(tok2, tok);		/* a's token again */
+	f2 = coord_lease_fence(a, fa);
+	ck_assert_int_gt(f2, f1);
+	ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
+	    RENEW_MS), COORD_OK);
+	ck_assert_int_eq(coord_orphan_take(b, fb, sp.self, "t6.json", "t6",
+	    tstime_mono_ms(), k, sizeof(k)), COORD_BUSY);
+	/* A lease granted now has a greater token still. */
+	{
+		int fc = task_fd("t6b");
+
+		ck_assert_int_eq(claim(b, fc, "t6b", 1), COORD_OK);
+		ck_assert_int_gt(coord_lease_fence(b, fc), f2);
+		coord_lease_close(b, fc);
+	}
+out:
+	close(fb);
+	coord_lease_close(a, fa);
+	coord_close(a);
+	coord_close(b);
+	spool_close(&spb);
+}
+END_TEST
+
+/*
+ * Issue 11 item 8: a holder that dies with lease_ms far longer than the
+ * takeover time.  With heartbeat 200 ms, renewals every 200 ms and a
+ * lease of 10 s: self-fence D = min(10000 - 200, 3 x 200 + 200) = 800
+ * ms after the last renewal was sent, takeover A = D + 200 = 1000 ms
+ * (coord.c).  The holder sees its lease invalid from D on; another
+ * node takes the key (still present, TTL about 9 s) once it was not
+ * renewed for A, never before, and long before lease_ms.  _i = 1: the
+ * key vanished (DEL, as FLUSHALL) after the death: taken once seen
+ * absent for A.
+ */
+START_TEST(lease_takeover_after_death)
+{
+	struct coord *b;
+	int fb, status;
+	int64_t t0, took;
+	pid_t pid;
+	char k[160];
+
+	open_spool_b();
+	b = open_redis("b", &spb, 10000, 200, 200);
+	fb = task_fd("t7");
+	{
+		/* The holder's own view: valid until D, then fenced. */
+		struct coord *a = open_redis("a", &sp, 10000, 200, 200);
+		int fa = task_fd("t7v");
+		int64_t at = tstime_mono_ms();
+
+		ck_assert_int_eq(claim(a, fa, "t7v", 1), COORD_OK);
+		ck_assert_int_eq(coord_lease_valid(a, fa, at + 700), COORD_OK);
+		ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
+		    800), COORD_LOST);
+		coord_lease_close(a, fa);
+		coord_close(a);
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct coord *a = open_redis("a", &sp, 10000, 200, 200);
+		int fa = task_fd("t7");
+
+		_exit(claim(a, fa, "t7", 1) == COORD_OK ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	t0 = tstime_mono_ms();
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (_i == 1) {
+		snprintf(k, sizeof(k), "%slease:t7", prefix);
+		ck_assert_int_eq(raw("DEL %s", k), 1);
+	}
+	while (coord_orphan_take(b, fb, sp.self, "t7.json", "t7",
+	    tstime_mono_ms(), k, sizeof(k)) != COORD_OK) {
+		ck_assert_int_lt(tstime_mono_ms() - t0, 5000);
+		sleep_ms(50);
+	}
+	took = tstime_mono_ms() - t0;
+	ck_assert_msg(took >= 950 && took < 5000, "taken after %lld ms",
+	    (long long)took);
+	ck_assert_int_gt(coord_lease_fence(b, fb), 0);
+	coord_lease_close(b, fb);
+	coord_close(b);
+	spool_close(&spb);
+}
+END_TEST
+
 /*
  * Issue 11 item 10: the connection dies in the middle of the registry
  * listing.  Redis closes a normal client whose pending output passes
@@ -731,6 +918,8 @@ coord_suite(void)
 	tcase_add_test(tc, limit_config);
 	tcase_add_test(tc, limit_requeue);
 	tcase_add_loop_test(tc, nodes_connection_lost, 0, 2);
+	tcase_add_loop_test(tc, lease_reestablished, 0, 2);
+	tcase_add_loop_test(tc, lease_takeover_after_death, 0, 2);
 	tcase_add_loop_test(tc, redis_timeout_named, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
