@@ -624,6 +624,20 @@ redis_close(struct coord *c)
 	coord_file_ops.close(c);	/* the heartbeat file */
 }
 
+/* Connected, and the keys of l's lease scripts in k and f (KEY_MAX
+ * bytes) and lease_ms in px (32 bytes); 0 or -1 with why. */
+static int
+lease_keys(struct coord *c, const struct coord_lease *l, char *k, char *f,
+    char *px, char *why, size_t whylen)
+{
+	if (ensure(c, why, whylen) != 0)
+		return -1;
+	key(c, k, KEY_MAX, "lease:", l->id);
+	key(c, f, KEY_MAX, "fence", "");
+	snprintf(px, 32, "%ld", c->lease_ms);
+	return 0;
+}
+
 static enum coord_status
 redis_acquire(struct coord *c, struct coord_lease *l, char *why,
     size_t whylen)
@@ -632,11 +646,8 @@ redis_acquire(struct coord *c, struct coord_lease *l, char *why,
 	const char *keys[2] = { k, f }, *args[2] = { l->token, px };
 	long long fence;
 
-	if (ensure(c, why, whylen) != 0)
+	if (lease_keys(c, l, k, f, px, why, whylen) != 0)
 		return COORD_ERR;
-	key(c, k, sizeof(k), "lease:", l->id);
-	key(c, f, sizeof(f), "fence", "");
-	snprintf(px, sizeof(px), "%ld", c->lease_ms);
 	if (run(c, S_ACQUIRE, 2, keys, 2, args, &fence) != 0) {
 		snprintf(why, whylen, "redis: lease %s: no answer", l->id);
 		return COORD_ERR;
@@ -662,11 +673,8 @@ redis_renew(struct coord *c, struct coord_lease *l)
 	const char *keys[2] = { k, f }, *args[3] = { l->token, px, old };
 	long long r;
 
-	if (ensure(c, why, sizeof(why)) != 0)
+	if (lease_keys(c, l, k, f, px, why, sizeof(why)) != 0)
 		return COORD_ERR;
-	key(c, k, sizeof(k), "lease:", l->id);
-	key(c, f, sizeof(f), "fence", "");
-	snprintf(px, sizeof(px), "%ld", c->lease_ms);
 	snprintf(old, sizeof(old), "%lld", l->fence);
 	if (run(c, S_RENEW_LEASE, 2, keys, 3, args, &r) != 0)
 		return COORD_ERR;
@@ -759,11 +767,8 @@ redis_take(struct coord *c, struct coord_lease *l, int own,
 	struct coord_absent *e;
 	long long r;
 
-	if (ensure(c, why, whylen) != 0)
+	if (lease_keys(c, l, k, f, px, why, whylen) != 0)
 		return COORD_ERR;
-	key(c, k, sizeof(k), "lease:", l->id);
-	key(c, f, sizeof(f), "fence", "");
-	snprintf(px, sizeof(px), "%ld", c->lease_ms);
 	snprintf(age, sizeof(age), "%ld", c->takeover_ms);
 	snprintf(lease, sizeof(lease), "%ld", c->lease_ms);
 	e = absent_find(c, l->id);
