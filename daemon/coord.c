@@ -93,6 +93,34 @@ coord_open(const struct config *cfg, const char *node,
 	return c;
 }
 
+int
+coord_reconfigure(struct coord *c, const struct config *cfg, char *why,
+    size_t whylen)
+{
+	int cluster = cfg->redis[0] != '\0' || cfg->sentinel[0] != '\0';
+
+	if (cluster != (c->ops == &coord_redis_ops) || strcmp(c->prefix,
+	    cfg->redis_prefix) != 0) {
+		snprintf(why, whylen, "a change between embedded and cluster "
+		    "mode or of redis_prefix needs a restart");
+		return -1;
+	}
+	if (!cluster || (strcmp(c->addr, cfg->redis) == 0 &&
+	    strcmp(c->password, cfg->redis_password) == 0 &&
+	    c->db == cfg->redis_db && strcmp(c->sentinel, cfg->sentinel) ==
+	    0 && strcmp(c->sentinel_master, cfg->sentinel_master) == 0))
+		return 0;
+	snprintf(c->addr, sizeof(c->addr), "%s", cfg->redis);
+	snprintf(c->password, sizeof(c->password), "%s", cfg->redis_password);
+	snprintf(c->sentinel, sizeof(c->sentinel), "%s", cfg->sentinel);
+	snprintf(c->sentinel_master, sizeof(c->sentinel_master), "%s",
+	    cfg->sentinel_master);
+	c->db = cfg->redis_db;
+	coord_redis_drop(c);
+	c->retry_mono = 0;		/* connect at the next call */
+	return 1;
+}
+
 void
 coord_close(struct coord *c)
 {

@@ -78,6 +78,20 @@ struct coord;
 struct coord *coord_open(const struct config *cfg, const char *node,
     const struct spool *sp, char *why, size_t whylen);
 
+/*
+ * SIGHUP: take the Redis server settings of cfg (borrowed): redis,
+ * redis_password, redis_db, sentinel, sentinel_master — for example to
+ * point the daemons at a replica promoted after its master was lost.  A
+ * change drops the connection; the next call connects to the new
+ * server, and the leases held are renewed there (set again with new
+ * fencing tokens when that server lacks them).  Returns 1 changed, 0
+ * nothing to change, -1 with why when the change needs a restart (a mode
+ * change between embedded and cluster, or a new redis_prefix: the keys
+ * would no longer be found) — c is then unchanged.
+ */
+int coord_reconfigure(struct coord *c, const struct config *cfg, char *why,
+    size_t whylen);
+
 /* Release every lease still held (closing its descriptor), resign the
  * leadership, remove this node's heartbeat and free c.  NULL is allowed. */
 void coord_close(struct coord *c);

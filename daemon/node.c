@@ -2706,6 +2706,22 @@ reload_config(struct node *n)
 			    "keeping %ld", n->nslots);
 		c.slots = n->nslots;
 	}
+	/* The Redis server may change (a replica promoted after its master
+	 * was lost): the leases held are renewed on the new one. */
+	switch (coord_reconfigure(n->coord, &c, why, sizeof(why))) {
+	case 1:
+		log_info("SIGHUP: Redis is now %s", c.sentinel[0] != '\0' ?
+		    c.sentinel : c.redis);
+		break;
+	case -1:
+		log_warnx("SIGHUP: %s; keeping the old Redis settings", why);
+		snprintf(c.redis, sizeof(c.redis), "%s", n->cfg->redis);
+		snprintf(c.redis_prefix, sizeof(c.redis_prefix), "%s",
+		    n->cfg->redis_prefix);
+		snprintf(c.sentinel, sizeof(c.sentinel), "%s",
+		    n->cfg->sentinel);
+		break;
+	}
 	*n->cfg = c;
 	log_set_level((enum log_level)log_level_parse(c.log_level));
 	log_set_format((enum log_format)log_format_parse(c.log_format));
