@@ -325,9 +325,14 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 
 		if (!l->used || l->lost)
 			continue;
-		if (now_mono >= l->renew_at) {
-			/* Sent now: the lease is safe for lease_ms from the
-			 * send, less a renewal interval of margin. */
+		/* Past its self-fence deadline (the daemon was frozen, or
+		 * renewals failed): fenced, never renewed late — another
+		 * node may take over from then on. */
+		if (now_mono >= l->valid_until)
+			l->lost = 1;
+		if (!l->lost && now_mono >= l->renew_at) {
+			/* Sent now: the lease is safe for fence_ms from the
+			 * send (coord.c, the deadlines). */
 			int64_t sent = now_mono;
 
 			enum coord_status rs = c->ops->renew(c, l);
