@@ -183,7 +183,7 @@ test_expect_success 'item 8: g1 killed with -9: attempt 2 starts A = 6 s after t
 	kill9_logged g1 && killed=$(now_ms) &&
 	wait_for "test \$(started y1 2) = 1" 40 &&
 	s2=$(awk "\$1 == \"START\" && \$2 == \"y1\" && \$3 == 2 { print int(\$4 / 1000000) }" "$SPOOL/probe.log") &&
-	echo "# y1: attempt 2 started $((s2 - killed)) ms after the kill, $((s2 - renewed)) ms after the last renewal (A 6000 ms, bound O + r + M = 6000 ms after the kill, lease 60000 ms)" &&
+	echo "# y1: attempt 2 started $((s2 - killed)) ms after the kill, $((s2 - renewed)) ms after the last renewal (A 6000 ms, bound O + r + M = 6000 ms after the kill, lease 60000 ms)" >&3 &&
 	test $((s2 - renewed)) -ge 5900 &&
 	test $((s2 - killed)) -lt 20000 &&
 	wait_terminal y1 30 &&
@@ -191,7 +191,7 @@ test_expect_success 'item 8: g1 killed with -9: attempt 2 starts A = 6 s after t
 	    .attempts[0].outcome == \"LOST\" and .attempts[0].node == \"g1\" and
 	    .attempts[1].node == \"g2\"" "$SPOOL/results/y1.json" &&
 	check_no_overlap
-'
+' 3>&1
 
 test_expect_success 'item 8: g2 frozen with its hook for 10 s (past D = 5 s): resumed, it kills the hook and publishes nothing' '
 	long y2 && wait_for "test \$(started y2) = 1" 30 &&
@@ -204,7 +204,7 @@ test_expect_success 'item 8: g2 frozen with its hook for 10 s (past D = 5 s): re
 	resumed=$(now_ms) &&
 	kill -CONT "$(daemon_pid g2)" && kill -CONT -"$g" &&
 	wait_for "! kill -0 $p 2>/dev/null" 20 &&
-	echo "# y2: attempt-1 hook gone $(( $(now_ms) - resumed )) ms after the resume" &&
+	echo "# y2: attempt-1 hook gone $(( $(now_ms) - resumed )) ms after the resume" >&3 &&
 	wait_terminal y2 40 &&
 	grep -q "y2: lease lost or not renewed in time; killing process group" "$TRASH/log.g2" &&
 	test -f "$SPOOL/logs/y2/1.stale" &&
@@ -215,6 +215,6 @@ test_expect_success 'item 8: g2 frozen with its hook for 10 s (past D = 5 s): re
 	check_no_overlap &&
 	check_once "$TRASH/ids" "$TRASH/kills" &&
 	stop_daemon g2 && stop_daemon g3
-'
+' 3>&1
 
 test_done

@@ -44,9 +44,8 @@ started() { grep -c "^START $1 " "$SPOOL/probe.log" 2>/dev/null; }
 # again) or, with "kept" (Redis never lost that key), the same.
 survived() {
 	wait_terminal "$1" 60 &&
-	jq -c "{status, n: (.attempts | length), fencingToken}" "$SPOOL/results/$1.json" &&
 	old=$(awk -v i="$1" '$1 == "FENCE" && $2 == i { print $4 }' "$SPOOL/fence.log") &&
-	echo "# $1: fence $old given to the hook" &&
+	echo "# $1: TASKSPOOL_FENCE $old; result $(jq -c "{status, attempts: (.attempts | length), fencingToken}" "$SPOOL/results/$1.json")" >&3 &&
 	if [ "${2:-}" = kept ]; then cmp="=="; else cmp=">"; fi &&
 	jq -e --argjson old "$old" ".status == \"SUCCESS\" and (.attempts | length) == 1 and
 	    .attempts[0].outcome == \"SUCCESS\" and .fencingToken $cmp \$old" "$SPOOL/results/$1.json" >/dev/null &&
@@ -68,7 +67,7 @@ test_expect_success 'FLUSHALL while a 10 s hook runs: it survives, one attempt, 
 	test "$(rcli EXISTS "${PREFIX}lease:f1")" = 0 &&
 	wait_for "test \$(rcli EXISTS ${PREFIX}lease:f1) = 1" 10 &&
 	survived f1
-'
+' 3>&1
 
 test_expect_success 'SHUTDOWN NOSAVE and an empty restart on the same port: it survives' '
 	long10 s1 && wait_for "test \$(started s1) = 1" 30 &&
@@ -79,7 +78,7 @@ test_expect_success 'SHUTDOWN NOSAVE and an empty restart on the same port: it s
 	test "$(rcli DBSIZE)" -le 3 &&
 	wait_for "test \$(rcli EXISTS ${PREFIX}lease:s1) = 1" 10 &&
 	survived s1
-'
+' 3>&1
 
 rcli2() { redis-cli -h "${REDIS2%:*}" -p "${REDIS2##*:}" "$@"; }
 
@@ -100,13 +99,13 @@ test_expect_success 'a replica promoted without the last writes, daemons repoint
 	wait_for "grep -q \"SIGHUP: Redis is now $REDIS2\" $TRASH/log.a && grep -q \"SIGHUP: Redis is now $REDIS2\" $TRASH/log.b" 20 &&
 	wait_for "test \$(rcli2 EXISTS ${PREFIX}lease:p2) = 1" 10 &&
 	survived p1 kept && survived p2
-'
+' 3>&1
 
 test_expect_success 'after all that: a new task runs on the promoted server; no overlap' '
 	long10 n1 && survived n1 kept &&
 	check_once "$TRASH/ids" &&
 	check_no_overlap &&
 	stop_daemon a && stop_daemon b
-'
+' 3>&1
 
 test_done

@@ -687,8 +687,14 @@ START_TEST(lease_reestablished)
 
 	open_spool_b();
 	b = open_redis("b", &spb, LEASE_MS, RENEW_MS, 1000);
+	/* The old server's counter far above this server's clock (a
+	 * replica promoted on a host whose clock is behind): the TIME floor
+	 * alone would then issue smaller tokens after the loss. */
+	snprintf(k, sizeof(k), "SET %sfence 8000000000000000", prefix);
+	ck_assert_int_eq(raw(k, ""), -1);
 	ck_assert_int_eq(claim(a, fa, "t6", 1), COORD_OK);
 	f1 = coord_lease_fence(a, fa);
+	ck_assert_int_eq(f1, 8000000000000001LL);
 	raw_get("lease:t6", tok, sizeof(tok));
 	ck_assert_str_ne(tok, "");
 	snprintf(k, sizeof(k), "%slease:t6", prefix);
@@ -714,12 +720,13 @@ START_TEST(lease_reestablished)
 	ck_assert_int_eq(nlost, 0);
 	ck_assert_str_eq(tok2, tok);		/* a's token again */
 	f2 = coord_lease_fence(a, fa);
-	ck_assert_int_gt(f2, f1);
+	ck_assert_int_gt(f2, f1);	/* from the lease's own old token */
 	ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
 	    RENEW_MS), COORD_OK);
 	ck_assert_int_eq(coord_orphan_take(b, fb, sp.self, "t6.json", "t6",
 	    tstime_mono_ms(), k, sizeof(k)), COORD_BUSY);
-	/* A lease granted now has a greater token still. */
+	/* A lease granted now has a greater token still: the counter was
+	 * re-seeded from the token a set again. */
 	{
 		int fc = task_fd("t6b");
 
