@@ -3,10 +3,13 @@
  * blocking API with short timeouts.
  *
  * Keys (all under redis_prefix, default "taskspool:"):
- *   lease:<requestId>  "<node>:<epoch>:<attempt>", PX lease_ms
+ *   lease:<requestId>  "<node>:<epoch>:<attempt>", PX lease_ms; set
+ *                      again by its holder's renewal when Redis lost it
  *   fence              INCR counter: the fencing tokens of leases, kept
- *                      at or above the server's TIME in microseconds so
- *                      that a lost counter never makes tokens go back
+ *                      at or above the server's TIME in microseconds and
+ *                      above the token of a lease set again, so that a
+ *                      lost counter does not make tokens go back
+ *                      (NEXT_FENCE)
  *   leader             "<node>:<leader epoch>", PX heartbeat_ms
  *   leader_epoch       INCR counter: the leader's fencing epoch (same
  *                      floor)
@@ -77,11 +80,10 @@ _Static_assert(S_COUNT == COORD_NSCRIPTS, "coord_impl.h: COORD_NSCRIPTS");
  *    — and raises the counter above it, so the tokens every live holder
  *    re-establishes re-seed the counter with the highest token of the
  *    running tasks.
- * XXX A token issued and no longer held (its task ended) in the writes
- * that were lost may, with a server clock behind, be met again; a store
- * that keeps the highest token per requestId is safe from that, because
- * a new attempt of the same request always re-reads the task's spool
- * file first.  Lua 5.1 numbers are doubles (exact below 2^53, about 285
+ * XXX A token issued in the lost writes to a lease that no longer
+ * exists (its task ended, or was requeued) re-seeds nothing: with the
+ * new server's clock behind the old one, a later lease — a new attempt
+ * of that request among them — may get a smaller token.  Lua 5.1 numbers are doubles (exact below 2^53, about 285
  * years of microseconds) that tostring() would print as 1.7e+15:
  * string.format('%d') keeps every digit.
  */
