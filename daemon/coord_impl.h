@@ -84,7 +84,7 @@ struct coord {
 	int64_t leader_until;		/* mono ms: leadership safe until */
 	int64_t policy_mono;		/* mono ms: maxmemory-policy read */
 	char policy[32];		/* its value as last logged */
-	char io_err[128];		/* why the connection was last dropped */
+	char io_err[192];		/* why the connection was last dropped */
 	struct coord_absent *absent;	/* lease keys seen absent */
 	size_t nabsent;
 };

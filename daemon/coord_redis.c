@@ -358,7 +358,7 @@ login(struct coord *c, redisContext *rc, char *err, size_t errlen)
 static int
 ensure(struct coord *c, char *why, size_t whylen)
 {
-	char host[256], err[160];
+	char host[256], err[256];
 	int port;
 	redisContext *rc;
 	redisReply *r;
@@ -366,8 +366,9 @@ ensure(struct coord *c, char *why, size_t whylen)
 	if (c->redis != NULL)
 		return 0;
 	if (tstime_mono_ms() < c->retry_mono) {
-		snprintf(why, whylen, "redis %s: unreachable (retrying)",
-		    c->sentinel[0] ? c->sentinel : c->addr);
+		snprintf(why, whylen, "redis %s: unreachable (retrying; last: "
+		    "%s)", c->sentinel[0] ? c->sentinel : c->addr,
+		    c->io_err[0] != '\0' ? c->io_err : "no answer");
 		return -1;
 	}
 	if (c->sentinel[0] != '\0') {
@@ -384,6 +385,8 @@ ensure(struct coord *c, char *why, size_t whylen)
 	if ((rc = connect_to(c, host, port, err, sizeof(err))) == NULL) {
 		snprintf(why, whylen, "redis %s:%d: cannot connect: %s", host,
 		    port, err);
+		snprintf(c->io_err, sizeof(c->io_err), "cannot connect: %.160s",
+		    err);
 		c->retry_mono = tstime_mono_ms() + RETRY_MS;
 		return -1;
 	}
@@ -410,6 +413,7 @@ ensure(struct coord *c, char *why, size_t whylen)
 	return 0;
 fail:
 	snprintf(why, whylen, "redis %s:%d: %s", host, port, err);
+	snprintf(c->io_err, sizeof(c->io_err), "%.176s", err);
 	drop(c);
 	return -1;
 }
@@ -513,7 +517,7 @@ coord_redis_conn(struct coord *c, char *why, size_t whylen)
 void *
 coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 {
-	char host[256], err[160];
+	char host[256], err[256];
 	int port;
 	redisContext *rc;
 

@@ -140,6 +140,21 @@ test_expect_success 'taskspool nodes: the connection lost mid-listing is exit 69
 	test "$(cut -d" " -f1 "$TRASH/nodes.out" | tr "\n" " ")" = "a b "
 '
 
+# Issue 11 item 8: a Redis that accepts connections but does not answer
+# (its process stopped: the kernel still completes the TCP handshake) is
+# logged as a timeout, never as "AUTH, SELECT or SCRIPT LOAD refused".
+test_expect_success 'a Redis that does not answer is logged as a timeout' '
+	rpid=$(cat "$REDIS_DIR/redis.pid") &&
+	kill -STOP "$rpid" &&
+	sleep 3 &&
+	kill -CONT "$rpid" &&
+	grep -h "timed out" "$TRASH/log.a" "$TRASH/log.b" | head -2 | sed "s/^/# /" >&3 &&
+	grep -q "redis 127.0.0.1:[0-9]*: .*timed out (no answer within" "$TRASH/log.a" "$TRASH/log.b" &&
+	! grep -q "AUTH, SELECT or SCRIPT LOAD refused\|LOAD refused" "$TRASH/log.a" "$TRASH/log.b" &&
+	drop_task to-1 0 && wait_terminal to-1 30 &&
+	check_once "$TRASH/ids"
+' 3>&1
+
 test_expect_success 'daemons drain and stop' '
 	stop_daemon a && stop_daemon b
 '
