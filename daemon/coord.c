@@ -335,6 +335,7 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 			 * send (coord.c, the deadlines). */
 			int64_t sent = now_mono;
 
+			long long old = l->fence;
 			enum coord_status rs = c->ops->renew(c, l);
 
 			if (rs == COORD_OK && l->refenced) {
@@ -345,7 +346,9 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 				if (!claim_intact(c, (int)i, l)) {
 					c->ops->release(c, l);
 					rs = COORD_LOST;
-				}
+				} else if (c->reestablished != NULL)
+					c->reestablished(c->reestablished_arg,
+					    l->id, old, l->fence);
 			}
 			if (rs == COORD_OK)
 				rs = coord_limit_renew(c, l);
@@ -378,6 +381,14 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 			next = l->valid_until;
 	}
 	return next;
+}
+
+void
+coord_on_reestablished(struct coord *c, void (*fn)(void *, const char *,
+    long long, long long), void *arg)
+{
+	c->reestablished = fn;
+	c->reestablished_arg = arg;
 }
 
 int

@@ -180,6 +180,15 @@ int64_t coord_tick(struct coord *c, int64_t now_mono,
     void (*lost)(void *arg, int fd), void *arg);
 
 /*
+ * Have coord_tick call fn(arg, id, old, fence) each time a renewal
+ * found the lease of request id (borrowed, valid during the call) gone
+ * from Redis and set it again: old and fence are its previous and new
+ * fencing tokens.  For the caller's log; fn NULL: no notice.
+ */
+void coord_on_reestablished(struct coord *c, void (*fn)(void *arg,
+    const char *id, long long old, long long fence), void *arg);
+
+/*
  * Try to become or stay the leader.  file: flock state/leader.lock
  * (held until coord_close).  redis: take the leader key with a new epoch
  * when free, else renew it when ours (token-checked); its expiry is

@@ -87,6 +87,8 @@ struct coord {
 	char io_err[192];		/* why the connection was last dropped */
 	struct coord_absent *absent;	/* lease keys seen absent */
 	size_t nabsent;
+	void (*reestablished)(void *, const char *, long long, long long);
+	void *reestablished_arg;
 };
 
 extern const struct coord_ops coord_file_ops;

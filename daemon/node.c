@@ -398,6 +398,21 @@ lease_lost(void *arg, int fd)
 	}
 }
 
+/*
+ * coord_tick's notice: Redis had lost the lease of id (FLUSHALL, a
+ * restart or failover without the data) and the renewal set it again,
+ * with a greater fencing token; the hook runs on (issue 11 item 2).
+ */
+static void
+lease_reestablished(void *arg, const char *id, long long old,
+    long long fence)
+{
+	(void)arg;
+	log_warnx("%s: the lease was gone from Redis (its data lost); set "
+	    "again with fencing token %lld (was %lld), the hook runs on", id,
+	    fence, old);
+}
+
 /* --- candidates from incoming/ --- */
 
 static void
@@ -2867,6 +2882,7 @@ setup(struct node *n)
 		log_warnx("%s", why);
 		return EX_CONFIG;
 	}
+	coord_on_reestablished(n->coord, lease_reestablished, n);
 	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
 	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
 	if (n->qself < 0 || n->router == NULL) {

@@ -46,7 +46,12 @@ survived() {
 	wait_terminal "$1" 60 &&
 	old=$(awk -v i="$1" '$1 == "FENCE" && $2 == i { print $4 }' "$SPOOL/fence.log") &&
 	echo "# $1: TASKSPOOL_FENCE $old; result $(jq -c "{status, attempts: (.attempts | length), fencingToken}" "$SPOOL/results/$1.json")" >&3 &&
-	if [ "${2:-}" = kept ]; then cmp="=="; else cmp=">"; fi &&
+	if [ "${2:-}" = kept ]; then
+		cmp="==" && ! grep -q "$1: the lease was gone from Redis" "$TRASH"/log.*
+	else
+		cmp=">" && grep -h "$1: the lease was gone from Redis (its data lost); set again with fencing token [0-9]* (was $old), the hook runs on" "$TRASH"/log.* >"$TRASH/re.$1" &&
+		sed "s/^/# /" "$TRASH/re.$1" >&3
+	fi &&
 	jq -e --argjson old "$old" ".status == \"SUCCESS\" and (.attempts | length) == 1 and
 	    .attempts[0].outcome == \"SUCCESS\" and .fencingToken $cmp \$old" "$SPOOL/results/$1.json" >/dev/null &&
 	test "$(started "$1")" = 1 &&

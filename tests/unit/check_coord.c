@@ -161,6 +161,16 @@ sleep_ms(long ms)
 }
 
 static int nlost, lastlost;
+static long long re_old, re_new;	/* coord_on_reestablished's last */
+
+static void
+on_reestablished(void *arg, const char *id, long long old, long long fence)
+{
+	(void)arg;
+	ck_assert_str_eq(id, "t6");
+	re_old = old;
+	re_new = fence;
+}
 
 static void
 on_lost(void *arg, int fd)
@@ -695,6 +705,8 @@ START_TEST(lease_reestablished)
 	ck_assert_int_eq(claim(a, fa, "t6", 1), COORD_OK);
 	f1 = coord_lease_fence(a, fa);
 	ck_assert_int_eq(f1, 8000000000000001LL);
+	coord_on_reestablished(a, on_reestablished, NULL);
+	re_old = re_new = 0;
 	raw_get("lease:t6", tok, sizeof(tok));
 	ck_assert_str_ne(tok, "");
 	snprintf(k, sizeof(k), "%slease:t6", prefix);
@@ -714,6 +726,7 @@ START_TEST(lease_reestablished)
 	raw_get("lease:t6", tok2, sizeof(tok2));
 	if (_i == 1) {
 		ck_assert_int_eq(nlost, 1);
+		ck_assert_int_eq(re_new, 0);	/* fenced, not re-established */
 		ck_assert_str_eq(tok2, "");
 		goto out;
 	}
@@ -721,6 +734,8 @@ START_TEST(lease_reestablished)
 	ck_assert_str_eq(tok2, tok);		/* a's token again */
 	f2 = coord_lease_fence(a, fa);
 	ck_assert_int_gt(f2, f1);	/* from the lease's own old token */
+	ck_assert_int_eq(re_old, f1);	/* the notice, for the log */
+	ck_assert_int_eq(re_new, f2);
 	ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
 	    RENEW_MS), COORD_OK);
 	ck_assert_int_eq(coord_orphan_take(b, fb, sp.self, "t6.json", "t6",
