@@ -15,6 +15,42 @@
 
 #include "tstime.h"
 
+/*
+ * The two lease deadlines (cluster mode).  Every node of a cluster must
+ * use the same heartbeat_ms (h), lease_renew_ms (r) and lease_ms (L).
+ *
+ *   O = 3h               a node leaves the registry (node:<id> expires)
+ *   D = min(L - r, O + r) self-fence: a holder kills its hook's process
+ *                        group once D has passed since it *sent* its last
+ *                        successful renewal (coord_tick)
+ *   M = h                margin
+ *   A = D + M            takeover: another node replaces a lease key that
+ *                        Redis's clock says was not renewed for A
+ *                        (lease_ms - PTTL >= A), or, for a key that is
+ *                        absent, that it has seen absent for A
+ *
+ * Safety: Redis executes a renewal after its holder sent it, so when the
+ * key has not been renewed for A by Redis's clock, the holder's own D
+ * (counted from the send, on its monotonic clock) ran out at least M
+ * earlier, and it killed its hook then: M covers the holder's event
+ * loop latency and SIGKILL delivery.  Liveness: D > r (r <= L/2 and O >
+ * 0), so a holder that renews on time never self-fences; it rides out a
+ * Redis outage of D - r (= O with the defaults).  A dead node's task is
+ * taken over at most A after its last renewal, i.e. at most O + r + M
+ * after its death: 15 + 30 + 5 = 50 s with the defaults (h 5 s, r 30 s,
+ * L 180 s), where it was L = 180 s before.
+ */
+static void
+lease_deadlines(struct coord *c)
+{
+	long d = c->lease_ms - c->renew_ms, o = 3 * c->heartbeat_ms;
+
+	if (o + c->renew_ms < d)
+		d = o + c->renew_ms;
+	c->fence_ms = d;
+	c->takeover_ms = d + c->heartbeat_ms;
+}
+
 struct coord *
 coord_open(const struct config *cfg, const char *node,
     const struct spool *sp, char *why, size_t whylen)
@@ -40,6 +76,8 @@ coord_open(const struct config *cfg, const char *node,
 	c->lease_ms = cfg->lease_ms;
 	c->renew_ms = cfg->lease_renew_ms;
 	c->heartbeat_ms = cfg->heartbeat_ms;
+	c->reap_ms = cfg->reap_interval_ms;
+	lease_deadlines(c);
 	c->leaderfd = -1;
 	snprintf(c->addr, sizeof(c->addr), "%s", cfg->redis);
 	snprintf(c->password, sizeof(c->password), "%s", cfg->redis_password);
@@ -55,6 +93,34 @@ coord_open(const struct config *cfg, const char *node,
 	return c;
 }
 
+int
+coord_reconfigure(struct coord *c, const struct config *cfg, char *why,
+    size_t whylen)
+{
+	int cluster = cfg->redis[0] != '\0' || cfg->sentinel[0] != '\0';
+
+	if (cluster != (c->ops == &coord_redis_ops) || strcmp(c->prefix,
+	    cfg->redis_prefix) != 0) {
+		snprintf(why, whylen, "a change between embedded and cluster "
+		    "mode or of redis_prefix needs a restart");
+		return -1;
+	}
+	if (!cluster || (strcmp(c->addr, cfg->redis) == 0 &&
+	    strcmp(c->password, cfg->redis_password) == 0 &&
+	    c->db == cfg->redis_db && strcmp(c->sentinel, cfg->sentinel) ==
+	    0 && strcmp(c->sentinel_master, cfg->sentinel_master) == 0))
+		return 0;
+	snprintf(c->addr, sizeof(c->addr), "%s", cfg->redis);
+	snprintf(c->password, sizeof(c->password), "%s", cfg->redis_password);
+	snprintf(c->sentinel, sizeof(c->sentinel), "%s", cfg->sentinel);
+	snprintf(c->sentinel_master, sizeof(c->sentinel_master), "%s",
+	    cfg->sentinel_master);
+	c->db = cfg->redis_db;
+	coord_redis_drop(c);
+	c->retry_mono = 0;		/* connect at the next call */
+	return 1;
+}
+
 void
 coord_close(struct coord *c)
 {
@@ -65,6 +131,7 @@ coord_close(struct coord *c)
 			coord_lease_close(c, (int)i);
 	c->ops->close(c);
 	free(c->leases);
+	free(c->absent);
 	free(c);
 }
 
@@ -122,28 +189,42 @@ lease_of(const struct coord *c, int fd)
 	return &c->leases[fd];
 }
 
-enum coord_status
-coord_lease_acquire(struct coord *c, int fd, const char *id, int attempt,
+/* A fresh (not yet used) table entry for a lease of id on fd for
+ * attempt; NULL with why. */
+static struct coord_lease *
+lease_init(struct coord *c, int fd, const char *id, int attempt,
     int64_t now_mono, char *why, size_t whylen)
 {
 	struct coord_lease *l;
-	enum coord_status st;
 
 	if (fd < 0 || strlen(id) > TASK_ID_MAX) {
 		snprintf(why, whylen, "lease: bad descriptor or id");
-		return COORD_ERR;
+		return NULL;
 	}
 	if ((l = slot_for(c, fd)) == NULL) {
 		snprintf(why, whylen, "lease: %s", strerror(errno));
-		return COORD_ERR;
+		return NULL;
 	}
 	memset(l, 0, sizeof(*l));
 	snprintf(l->id, sizeof(l->id), "%s", id);
 	snprintf(l->token, sizeof(l->token), "%s:%lld:%d", c->node, c->epoch,
 	    attempt);
 	l->renew_at = now_mono + c->renew_ms;
-	l->valid_until = c->ops->expires ? now_mono + c->lease_ms -
-	    c->renew_ms : INT64_MAX;
+	l->valid_until = c->ops->expires ? now_mono + c->fence_ms :
+	    INT64_MAX;
+	return l;
+}
+
+enum coord_status
+coord_lease_acquire(struct coord *c, int fd, const char *id, int attempt,
+    int64_t now_mono, char *why, size_t whylen)
+{
+	struct coord_lease *l = lease_init(c, fd, id, attempt, now_mono, why,
+	    whylen);
+	enum coord_status st;
+
+	if (l == NULL)
+		return COORD_ERR;
 	st = c->ops->acquire(c, l, why, whylen);
 	if (st == COORD_OK)
 		l->used = 1;
@@ -154,6 +235,7 @@ enum coord_status
 coord_orphan_take(struct coord *c, int fd, int dirfd, const char *name,
     const char *id, int64_t now_mono, char *why, size_t whylen)
 {
+	struct coord_lease *l;
 	enum coord_status st;
 
 	if (coord_flock_verify(fd, dirfd, name) != 0) {
@@ -164,10 +246,36 @@ coord_orphan_take(struct coord *c, int fd, int dirfd, const char *name,
 		return COORD_ERR;
 	}
 	/* attempt 0: the reaper's lease, not an attempt of the task. */
-	st = coord_lease_acquire(c, fd, id, 0, now_mono, why, whylen);
-	if (st != COORD_OK)
+	if ((l = lease_init(c, fd, id, 0, now_mono, why, whylen)) == NULL) {
+		flock(fd, LOCK_UN);
+		return COORD_ERR;
+	}
+	st = c->ops->take(c, l, c->sp != NULL && dirfd == c->sp->self,
+	    now_mono, why, whylen);
+	if (st == COORD_OK)
+		l->used = 1;
+	else
 		flock(fd, LOCK_UN);
 	return st;
+}
+
+/*
+ * After a renewal that set the vanished key again: whether fd is still
+ * the file active/<self>/<id>.json, i.e. this node's claim stands.  It
+ * is checked after the key was set, so a reaper that moved the file
+ * away had taken the key before (our SET found it free only after that
+ * reaper's release, which follows its rename): we then see the rename.
+ */
+static int
+claim_intact(const struct coord *c, int fd, const struct coord_lease *l)
+{
+	char name[TASK_ID_MAX + 8];
+	struct stat a, b;
+
+	snprintf(name, sizeof(name), "%s.json", l->id);
+	return fstat(fd, &a) == 0 && fstatat(c->sp->self, name, &b,
+	    AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+	    a.st_dev == b.st_dev;
 }
 
 long long
@@ -217,19 +325,36 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 
 		if (!l->used || l->lost)
 			continue;
-		if (now_mono >= l->renew_at) {
-			/* Sent now: the lease is safe for lease_ms from the
-			 * send, less a renewal interval of margin. */
+		/* Past its self-fence deadline (the daemon was frozen, or
+		 * renewals failed): fenced, never renewed late — another
+		 * node may take over from then on. */
+		if (now_mono >= l->valid_until)
+			l->lost = 1;
+		if (!l->lost && now_mono >= l->renew_at) {
+			/* Sent now: the lease is safe for fence_ms from the
+			 * send (coord.c, the deadlines). */
 			int64_t sent = now_mono;
 
+			long long old = l->fence;
 			enum coord_status rs = c->ops->renew(c, l);
 
+			if (rs == COORD_OK && l->refenced) {
+				/* The key had vanished (FLUSHALL, a restart
+				 * or failover that lost it) and is ours
+				 * again: only while our claim stands. */
+				l->refenced = 0;
+				if (!claim_intact(c, (int)i, l)) {
+					c->ops->release(c, l);
+					rs = COORD_LOST;
+				} else if (c->reestablished != NULL)
+					c->reestablished(c->reestablished_arg,
+					    l->id, old, l->fence);
+			}
 			if (rs == COORD_OK)
 				rs = coord_limit_renew(c, l);
 			switch (rs) {
 			case COORD_OK:
-				l->valid_until = sent + c->lease_ms -
-				    c->renew_ms;
+				l->valid_until = sent + c->fence_ms;
 				l->renew_at = sent + c->renew_ms;
 				break;
 			case COORD_LOST:
@@ -256,6 +381,14 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 			next = l->valid_until;
 	}
 	return next;
+}
+
+void
+coord_on_reestablished(struct coord *c, void (*fn)(void *, const char *,
+    long long, long long), void *arg)
+{
+	c->reestablished = fn;
+	c->reestablished_arg = arg;
 }
 
 int

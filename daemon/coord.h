@@ -27,7 +27,11 @@
  * says whether an active/ file still has a live owner.  When Redis is
  * unreachable, calls return COORD_ERR and the caller waits (no claim, no
  * reaping); coord_tick() reports the leases that could not be renewed in
- * time, whose holders must self-fence (kill the hook, not report).
+ * time, whose holders must self-fence (kill the hook, not report).  A
+ * lease key that Redis lost (not taken by another node) is set again by
+ * its holder's renewal with a greater fencing token, while the holder's
+ * claim on the file stands.  The self-fence deadline and the takeover
+ * time of an orphan are derived in coord.c ("the two lease deadlines").
  *
  * Library module: does not log (errors go to the caller's why buffer);
  * single-threaded; never exits.
@@ -78,6 +82,20 @@ struct coord;
 struct coord *coord_open(const struct config *cfg, const char *node,
     const struct spool *sp, char *why, size_t whylen);
 
+/*
+ * SIGHUP: take the Redis server settings of cfg (borrowed): redis,
+ * redis_password, redis_db, sentinel, sentinel_master — for example to
+ * point the daemons at a replica promoted after its master was lost.  A
+ * change drops the connection; the next call connects to the new
+ * server, and the leases held are renewed there (set again with new
+ * fencing tokens when that server lacks them).  Returns 1 changed, 0
+ * nothing to change, -1 with why when the change needs a restart (a mode
+ * change between embedded and cluster, or a new redis_prefix: the keys
+ * would no longer be found) — c is then unchanged.
+ */
+int coord_reconfigure(struct coord *c, const struct config *cfg, char *why,
+    size_t whylen);
+
 /* Release every lease still held (closing its descriptor), resign the
  * leadership, remove this node's heartbeat and free c.  NULL is allowed. */
 void coord_close(struct coord *c);
@@ -113,9 +131,13 @@ enum coord_status coord_lease_acquire(struct coord *c, int fd,
  * Whether the file open on fd (dirfd/name, request id) in another
  * node's — or a previous life's — active/ directory is an orphan, and if
  * so take it: the local lock and (redis) the lease, so that only one
- * reaper resolves it.  Returns COORD_OK (orphan, now leased by us as
- * with coord_lease_acquire), COORD_BUSY (its owner is alive: flock held
- * or lease present), COORD_ERR (cannot tell now).
+ * reaper resolves it.  redis: a lease not renewed for the takeover time
+ * (by Redis's clock) is replaced; an absent key is taken at once in
+ * dirfd == this node's own active/ directory, elsewhere only once this
+ * coord has seen it absent for the takeover time.  Returns COORD_OK
+ * (orphan, now leased by us as with coord_lease_acquire), COORD_BUSY
+ * (its owner may be alive: flock held, lease renewed lately, or absent
+ * for too short a time), COORD_ERR (cannot tell now).
  */
 enum coord_status coord_orphan_take(struct coord *c, int fd, int dirfd,
     const char *name, const char *id, int64_t now_mono, char *why,
@@ -131,8 +153,8 @@ long long coord_lease_fence(const struct coord *c, int fd);
 /*
  * Whether the lease on fd is certainly still ours at now_mono: file
  * mode, always; redis, when now_mono is before the last successful
- * renewal's send time + lease_ms - lease_renew_ms.  Returns COORD_OK or
- * COORD_LOST.  No network round trip.
+ * renewal's send time + the self-fence time D (coord.c).  Returns
+ * COORD_OK or COORD_LOST.  No network round trip.
  */
 enum coord_status coord_lease_valid(const struct coord *c, int fd,
     int64_t now_mono);
@@ -145,14 +167,26 @@ enum coord_status coord_lease_valid(const struct coord *c, int fd,
 void coord_lease_close(struct coord *c, int fd);
 
 /*
- * Periodic work: renew the leases that are due (every lease_renew_ms),
- * and call lost(arg, fd) once for each lease that is gone (token no
- * longer ours) or could not be renewed before its safe end; such a fd
+ * Periodic work: renew the leases that are due (every lease_renew_ms;
+ * a key found absent is set again, with a new fencing token, when fd is
+ * still active/<self>/<id>.json), and call lost(arg, fd) once for each
+ * lease that is gone (held by another owner, or its file moved away) or
+ * was not renewed before its self-fence deadline (never renewed late:
+ * past it, it is lost without asking Redis); such a fd
  * stays in the table (coord_lease_close it when done).  Returns the
  * CLOCK_MONOTONIC ms of the next renewal due, or INT64_MAX when none.
  */
 int64_t coord_tick(struct coord *c, int64_t now_mono,
     void (*lost)(void *arg, int fd), void *arg);
+
+/*
+ * Have coord_tick call fn(arg, id, old, fence) each time a renewal
+ * found the lease of request id (borrowed, valid during the call) gone
+ * from Redis and set it again: old and fence are its previous and new
+ * fencing tokens.  For the caller's log; fn NULL: no notice.
+ */
+void coord_on_reestablished(struct coord *c, void (*fn)(void *arg,
+    const char *id, long long old, long long fence), void *arg);
 
 /*
  * Try to become or stay the leader.  file: flock state/leader.lock

@@ -51,6 +51,14 @@ file_acquire(struct coord *c, struct coord_lease *l, char *why, size_t whylen)
 	return COORD_OK;
 }
 
+/* An orphan's flock is all its lease: taken as a new one. */
+static enum coord_status
+file_take(struct coord *c, struct coord_lease *l, int own, int64_t now_mono,
+    char *why, size_t whylen)
+{
+	return file_acquire(c, l, why, whylen);
+}
+
 static enum coord_status
 file_renew(struct coord *c, struct coord_lease *l)
 {
@@ -187,6 +195,7 @@ const struct coord_ops coord_file_ops = {
 	.close = file_close,
 	.acquire = file_acquire,
 	.renew = file_renew,
+	.take = file_take,
 	.release = file_release,
 	.leader = file_leader,
 	.heartbeat = file_heartbeat,

@@ -17,6 +17,8 @@ struct coord_lease {
 	long long fence;		/* fencing token, 0 in file mode */
 	int64_t renew_at;		/* mono ms: next renewal due */
 	int64_t valid_until;		/* mono ms: self-fence at this time */
+	int refenced;			/* the last renewal found the key gone
+					 * and set it again, with a new fence */
 	/* maxConcurrent slot (maxconc.c) held with this lease */
 	int limit_fd;			/* file mode: flocked slot fd + 1 */
 	char limit_key[96];		/* redis: limit:<code>, "" = none */
@@ -30,8 +32,16 @@ struct coord_ops {
 	/* Take the lease l->id (l->token set by the caller). */
 	enum coord_status (*acquire)(struct coord *, struct coord_lease *,
 	    char *, size_t);
-	/* Extend l when still ours: COORD_OK, COORD_LOST, COORD_ERR. */
+	/* Extend l when still ours: COORD_OK, COORD_LOST, COORD_ERR.  A key
+	 * found absent (not another owner's) is set again with a new fence
+	 * in l->fence, l->refenced set, COORD_OK. */
 	enum coord_status (*renew)(struct coord *, struct coord_lease *);
+	/* Take the lease l->id of an orphan (coord_orphan_take): own is 1
+	 * for a file of this node's own active/ directory.  COORD_OK
+	 * (l->fence set), COORD_BUSY (a live owner, or not long enough
+	 * without one), COORD_ERR. */
+	enum coord_status (*take)(struct coord *, struct coord_lease *, int,
+	    int64_t, char *, size_t);
 	void (*release)(struct coord *, struct coord_lease *);
 	int (*leader)(struct coord *, int64_t, unsigned long long *);
 	int (*heartbeat)(struct coord *, const struct coord_node *, char *,
@@ -40,14 +50,24 @@ struct coord_ops {
 	    size_t);
 };
 
-#define COORD_NSCRIPTS	4	/* Lua scripts of coord_redis.c */
+#define COORD_NSCRIPTS	6	/* Lua scripts of coord_redis.c */
+
+/* redis: a lease key seen absent by coord_orphan_take (mono ms). */
+struct coord_absent {
+	char id[TASK_ID_MAX + 1];
+	int64_t first, last;
+};
 
 struct coord {
 	const struct coord_ops *ops;
 	char node[CONFIG_NODE_MAX + 1];
 	const struct spool *sp;		/* borrowed */
 	long long epoch;		/* this incarnation: start, Unix ms */
-	long lease_ms, renew_ms, heartbeat_ms;
+	long lease_ms, renew_ms, heartbeat_ms, reap_ms;
+	long fence_ms;			/* self-fence this long after the send
+					 * of the last renewal (coord.c) */
+	long takeover_ms;		/* an orphan's lease is taken when not
+					 * renewed for this long (coord.c) */
 	struct coord_lease *leases;	/* indexed by descriptor */
 	size_t nleases;
 	/* file backend */
@@ -64,6 +84,11 @@ struct coord {
 	int64_t leader_until;		/* mono ms: leadership safe until */
 	int64_t policy_mono;		/* mono ms: maxmemory-policy read */
 	char policy[32];		/* its value as last logged */
+	char io_err[192];		/* why the connection was last dropped */
+	struct coord_absent *absent;	/* lease keys seen absent */
+	size_t nabsent;
+	void (*reestablished)(void *, const char *, long long, long long);
+	void *reestablished_arg;
 };
 
 extern const struct coord_ops coord_file_ops;
@@ -83,6 +108,19 @@ void coord_node_field(struct coord_node *nd, const char *field,
  */
 void *coord_redis_conn(struct coord *c, char *why, size_t whylen);
 void coord_redis_drop(struct coord *c);
+
+/*
+ * One command on c's connection (connecting when needed), through the
+ * single door of coord_redis.c that never hands hiredis a NULL context:
+ * argc/argv as redisCommandArgv (argv borrowed, NUL-terminated strings).
+ * Returns a new reply (caller frees with freeReplyObject) of type type
+ * (a REDIS_REPLY_* value; -1: any type, error replies included), or NULL
+ * with why: no connection, an I/O error or timeout (the connection is
+ * then dropped: never use a context obtained before this call again), or
+ * a reply of another type (freed; the connection is kept).
+ */
+void *coord_redis_command(struct coord *c, int type, int argc,
+    const char **argv, char *why, size_t whylen);
 
 /* A new connection (redisContext *, caller frees with redisFree) to c's
  * server, authenticated and with the db selected, for a subscriber; NULL

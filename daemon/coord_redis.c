@@ -3,10 +3,13 @@
  * blocking API with short timeouts.
  *
  * Keys (all under redis_prefix, default "taskspool:"):
- *   lease:<requestId>  "<node>:<epoch>:<attempt>", PX lease_ms
+ *   lease:<requestId>  "<node>:<epoch>:<attempt>", PX lease_ms; set
+ *                      again by its holder's renewal when Redis lost it
  *   fence              INCR counter: the fencing tokens of leases, kept
- *                      at or above the server's TIME in microseconds so
- *                      that a lost counter never makes tokens go back
+ *                      at or above the server's TIME in microseconds and
+ *                      above the token of a lease set again, so that a
+ *                      lost counter does not make tokens go back
+ *                      (NEXT_FENCE)
  *   leader             "<node>:<leader epoch>", PX heartbeat_ms
  *   leader_epoch       INCR counter: the leader's fencing epoch (same
  *                      floor)
@@ -26,12 +29,23 @@
  * Connection failures never block for long: connect and command timeouts
  * are lease_ms/10 clamped to 100..1000 ms, and after a failure no new
  * connection is tried for 500 ms (calls return COORD_ERR meanwhile).
+ *
+ * Every command on the shared connection goes through one door,
+ * command()/command_argv() (coord_redis_command() for maxconc.c and
+ * wakeup.c): it is the only place that hands c->redis to hiredis, it
+ * refuses to when the connection is gone (an earlier command of the
+ * same operation failed and freed it), and it frees the connection on
+ * an I/O error or a timeout, remembering why in c->io_err.  A caller
+ * that issues several commands therefore sees "no reply" for every one
+ * after the first failure, never a crash; a listing (redis_nodes) then
+ * fails as a whole.
  */
 #include "coord_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,23 +59,44 @@
 #define POLICY_MS	60000	/* maxmemory-policy read again this often */
 #define KEY_MAX		(64 + 16 + TASK_ID_MAX + 1)
 
-enum script { S_ACQUIRE, S_RENEW, S_RELEASE, S_LEADER, S_COUNT };
+enum script { S_ACQUIRE, S_RENEW, S_RELEASE, S_LEADER, S_RENEW_LEASE,
+	S_TAKE, S_COUNT };
 
 _Static_assert(S_COUNT == COORD_NSCRIPTS, "coord_impl.h: COORD_NSCRIPTS");
 
-static const char *const script_src[S_COUNT] = {
-	/* KEYS: lease, fence counter; ARGV: token, px → fence or 0.  The
-	 * counter never falls below the server's clock in microseconds
-	 * (TIME), so tokens keep growing after the counter is lost
-	 * (FLUSHALL, a restart without persistence).  Lua 5.1 numbers are
-	 * doubles (exact below 2^53, about 285 years of microseconds) that
-	 * tostring() would print as 1.7e+15: string.format('%d') keeps
-	 * every digit. */
-	"if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then "
-	"local t=redis.call('TIME') local f=t[1]*1000000+t[2] "
-	"local v=redis.call('INCR',KEYS[2]) "
+/*
+ * The next fencing token, in v: INCR of the counter KEYS[2], raised to
+ * at least the server's clock in microseconds (TIME) and, for a lease
+ * set again, to the lease's previous token + 1 (ARGV[3]; "0" when none).
+ * Tokens must exceed every token issued before, even when the counter
+ * was lost with the data (FLUSHALL, a restart without persistence, a
+ * replica promoted without the last writes):
+ *  - the TIME floor covers a lost counter as long as the server's clock
+ *    does not run behind the clock of the server that issued the lost
+ *    tokens (one server restarted: its own clock; a promoted replica on
+ *    another host: keep the hosts' clocks synchronised, NTP);
+ *  - the previous-token floor makes the token of a lease set again after
+ *    the loss greater than the one its holder had — whatever the clocks
+ *    — and raises the counter above it, so the tokens every live holder
+ *    re-establishes re-seed the counter with the highest token of the
+ *    running tasks.
+ * XXX A token issued in the lost writes to a lease that no longer
+ * exists (its task ended, or was requeued) re-seeds nothing: with the
+ * new server's clock behind the old one, a later lease — a new attempt
+ * of that request among them — may get a smaller token.  Lua 5.1 numbers are doubles (exact below 2^53, about 285
+ * years of microseconds) that tostring() would print as 1.7e+15:
+ * string.format('%d') keeps every digit.
+ */
+#define NEXT_FENCE \
+	"local t=redis.call('TIME') local f=t[1]*1000000+t[2] " \
+	"local v=redis.call('INCR',KEYS[2]) " \
+	"local o=tonumber(ARGV[3] or '0')+1 if o>f then f=o end " \
 	"if v<f then redis.call('SET',KEYS[2],string.format('%d',f)) v=f end "
-	"return v end return 0",
+
+static const char *const script_src[S_COUNT] = {
+	/* KEYS: lease, fence counter; ARGV: token, px → fence or 0. */
+	"if redis.call('SET',KEYS[1],ARGV[1],'NX','PX',ARGV[2]) then "
+	NEXT_FENCE "return v end return 0",
 	/* KEYS: key; ARGV: token, px → 1 extended, 0 not ours */
 	"if redis.call('GET',KEYS[1])==ARGV[1] then "
 	"redis.call('PEXPIRE',KEYS[1],ARGV[2]) return 1 end return 0",
@@ -75,6 +110,26 @@ static const char *const script_src[S_COUNT] = {
 	"if e<f then redis.call('SET',KEYS[2],string.format('%d',f)) e=f end "
 	"redis.call('SET',KEYS[1],ARGV[1]..':'..string.format('%d',e),'PX',"
 	"ARGV[2]) return e",
+	/* A lease's renewal.  KEYS: lease, fence counter; ARGV: token, px,
+	 * the lease's token → 1 extended, 0 held by another owner, -v: the
+	 * key was absent (lost by Redis, not taken) and is set again with
+	 * the new fencing token v. */
+	"local g=redis.call('GET',KEYS[1]) "
+	"if g==ARGV[1] then redis.call('PEXPIRE',KEYS[1],ARGV[2]) return 1 end "
+	"if g then return 0 end "
+	"redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) " NEXT_FENCE
+	"return -v",
+	/* An orphan's takeover.  KEYS: lease, fence counter; ARGV: token,
+	 * px, "0", age (ms: a present key not renewed for this long is
+	 * taken), lease_ms (the px its holder set at each renewal), "1"
+	 * when an absent key may be taken → v the new fence, 0 a live
+	 * holder, -1 absent (and not allowed). */
+	"local g=redis.call('GET',KEYS[1]) if g then "
+	"local ttl=redis.call('PTTL',KEYS[1]) "
+	"if ttl<0 or tonumber(ARGV[5])-ttl<tonumber(ARGV[4]) then return 0 end "
+	"elseif ARGV[6]~='1' then return -1 end "
+	"redis.call('SET',KEYS[1],ARGV[1],'PX',ARGV[2]) " NEXT_FENCE
+	"return v",
 };
 
 static struct timeval
@@ -101,6 +156,80 @@ drop(struct coord *c)
 	c->retry_mono = tstime_mono_ms() + RETRY_MS;
 }
 
+/*
+ * Why the last command on rc got no reply, into out: a timeout (hiredis
+ * reports a socket timeout as REDIS_ERR_IO with the text of EAGAIN, a
+ * connect timeout with that of ETIMEDOUT) is named a timeout, an EOF a
+ * closed connection, anything else an I/O error.
+ */
+static void
+describe_io(const struct coord *c, const redisContext *rc, char *out,
+    size_t len)
+{
+	struct timeval tv = io_timeout(c);
+	long ms = (long)tv.tv_sec * 1000 + (long)tv.tv_usec / 1000;
+
+	if (rc->err == REDIS_ERR_IO && (strcmp(rc->errstr,
+	    strerror(EAGAIN)) == 0 || strcmp(rc->errstr,
+	    strerror(ETIMEDOUT)) == 0))
+		snprintf(out, len, "timed out (no answer within %ld ms)", ms);
+	else if (rc->err == REDIS_ERR_EOF)
+		snprintf(out, len, "connection closed by the server");
+	else
+		snprintf(out, len, "I/O error: %s", rc->errstr[0] != '\0' ?
+		    rc->errstr : "unknown");
+}
+
+/*
+ * The door's other half: r is what hiredis returned for a command on
+ * c->redis.  NULL (no reply: I/O error or timeout) drops the connection
+ * and notes why; a reply of another type than type (-1: any) is freed.
+ * Returns r or NULL.
+ */
+static redisReply *
+answer(struct coord *c, redisReply *r, int type)
+{
+	if (r == NULL) {
+		describe_io(c, c->redis, c->io_err, sizeof(c->io_err));
+		drop(c);
+		return NULL;
+	}
+	if (type >= 0 && r->type != type) {
+		freeReplyObject(r);
+		return NULL;
+	}
+	return r;
+}
+
+/*
+ * The one door to hiredis for commands on the shared connection: fmt
+ * and its arguments as redisCommand.  Returns a new reply of type type
+ * (-1: any), or NULL: no connection (hiredis is not called), no reply
+ * (connection dropped, c->io_err says why) or another type.
+ */
+static redisReply *
+command(struct coord *c, int type, const char *fmt, ...)
+{
+	redisReply *r;
+	va_list ap;
+
+	if (c->redis == NULL)
+		return NULL;
+	va_start(ap, fmt);
+	r = redisvCommand(c->redis, fmt, ap);
+	va_end(ap);
+	return answer(c, r, type);
+}
+
+/* command() with argc/argv as redisCommandArgv (NUL-terminated). */
+static redisReply *
+command_argv(struct coord *c, int type, int argc, const char **argv)
+{
+	if (c->redis == NULL)
+		return NULL;
+	return answer(c, redisCommandArgv(c->redis, argc, argv, NULL), type);
+}
+
 /* "host:port" → host (hostlen bytes) and port; 0 or -1. */
 static int
 split_addr(const char *addr, char *host, size_t hostlen, int *port)
@@ -121,14 +250,19 @@ split_addr(const char *addr, char *host, size_t hostlen, int *port)
 	return 0;
 }
 
+/* A new connection to host:port, or NULL with why in err (errlen). */
 static redisContext *
-connect_to(const struct coord *c, const char *host, int port)
+connect_to(const struct coord *c, const char *host, int port, char *err,
+    size_t errlen)
 {
 	redisContext *rc = redisConnectWithTimeout(host, port, io_timeout(c));
 
-	if (rc == NULL)
+	if (rc == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return NULL;
+	}
 	if (rc->err) {
+		describe_io(c, rc, err, errlen);
 		redisFree(rc);
 		return NULL;
 	}
@@ -148,13 +282,13 @@ sentinel_master(struct coord *c, char *host, size_t hostlen, int *port,
 	snprintf(list, sizeof(list), "%s", c->sentinel);
 	for (char *a = strtok_r(list, ",", &save); a != NULL;
 	    a = strtok_r(NULL, ",", &save)) {
-		char sh[256];
+		char sh[256], err[128];
 		int sp;
 		redisContext *rc;
 		redisReply *r;
 
 		if (split_addr(a, sh, sizeof(sh), &sp) != 0 ||
-		    (rc = connect_to(c, sh, sp)) == NULL)
+		    (rc = connect_to(c, sh, sp, err, sizeof(err))) == NULL)
 			continue;
 		r = redisCommand(rc, "SENTINEL get-master-addr-by-name %s",
 		    c->sentinel_master);
@@ -180,55 +314,53 @@ sentinel_master(struct coord *c, char *host, size_t hostlen, int *port,
 	return -1;
 }
 
-/* A reply of the wanted type, else NULL (freed; connection dropped on
- * I/O errors). */
-static redisReply *
-checked(struct coord *c, redisReply *r, int type)
-{
-	if (r == NULL) {
-		drop(c);
-		return NULL;
-	}
-	if (r->type != type) {
-		freeReplyObject(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* AUTH and SELECT on rc as configured; 0, or -1 (c->redis dropped
- * when rc is it). */
+/*
+ * AUTH and SELECT on rc as configured: rc is c->redis (through the
+ * door) or a subscriber's own new context.  Returns 0, or -1 with why
+ * in err (a timeout named as such, a refusal with the server's error);
+ * c->redis is dropped when rc is it.
+ */
 static int
-login(struct coord *c, redisContext *rc)
+login(struct coord *c, redisContext *rc, char *err, size_t errlen)
 {
-	redisReply *r = NULL;
+	char db[32];
 
-	if (c->password[0] != '\0') {
-		r = redisCommand(rc, "AUTH %s", c->password);
-		if (r == NULL || r->type != REDIS_REPLY_STATUS)
-			goto fail;
-		freeReplyObject(r);
-	}
-	if (c->db != 0) {
-		r = redisCommand(rc, "SELECT %ld", c->db);
-		if (r == NULL || r->type != REDIS_REPLY_STATUS)
-			goto fail;
+	snprintf(db, sizeof(db), "%ld", c->db);
+	for (int i = 0; i < 2; i++) {
+		const char *what = i == 0 ? "AUTH" : "SELECT";
+		const char *fmt = i == 0 ? "AUTH %s" : "SELECT %s";
+		const char *arg = i == 0 ? c->password : db;
+		redisReply *r;
+
+		if (i == 0 ? c->password[0] == '\0' : c->db == 0)
+			continue;
+		if (rc == c->redis)
+			r = command(c, -1, fmt, arg);
+		else if ((r = redisCommand(rc, fmt, arg)) == NULL)
+			describe_io(c, rc, c->io_err, sizeof(c->io_err));
+		if (r == NULL) {
+			snprintf(err, errlen, "%s: %s", what, c->io_err);
+			return -1;
+		}
+		if (r->type != REDIS_REPLY_STATUS) {
+			snprintf(err, errlen, "%s refused: %.80s", what,
+			    r->type == REDIS_REPLY_ERROR ? r->str :
+			    "unexpected reply");
+			freeReplyObject(r);
+			if (rc == c->redis)
+				drop(c);
+			return -1;
+		}
 		freeReplyObject(r);
 	}
 	return 0;
-fail:
-	if (r != NULL)
-		freeReplyObject(r);
-	if (rc == c->redis)
-		drop(c);
-	return -1;
 }
 
 /* Connected, authenticated, db selected, scripts loaded; 0 or -1. */
 static int
 ensure(struct coord *c, char *why, size_t whylen)
 {
-	char host[256];
+	char host[256], err[256];
 	int port;
 	redisContext *rc;
 	redisReply *r;
@@ -236,8 +368,9 @@ ensure(struct coord *c, char *why, size_t whylen)
 	if (c->redis != NULL)
 		return 0;
 	if (tstime_mono_ms() < c->retry_mono) {
-		snprintf(why, whylen, "redis %s: unreachable (retrying)",
-		    c->sentinel[0] ? c->sentinel : c->addr);
+		snprintf(why, whylen, "redis %s: unreachable (retrying; last: "
+		    "%s)", c->sentinel[0] ? c->sentinel : c->addr,
+		    c->io_err[0] != '\0' ? c->io_err : "no answer");
 		return -1;
 	}
 	if (c->sentinel[0] != '\0') {
@@ -251,19 +384,25 @@ ensure(struct coord *c, char *why, size_t whylen)
 		    c->addr);
 		return -1;
 	}
-	if ((rc = connect_to(c, host, port)) == NULL) {
-		snprintf(why, whylen, "redis %s:%d: cannot connect", host,
-		    port);
+	if ((rc = connect_to(c, host, port, err, sizeof(err))) == NULL) {
+		snprintf(why, whylen, "redis %s:%d: cannot connect: %s", host,
+		    port, err);
+		snprintf(c->io_err, sizeof(c->io_err), "cannot connect: %.160s",
+		    err);
 		c->retry_mono = tstime_mono_ms() + RETRY_MS;
 		return -1;
 	}
 	c->redis = rc;
-	if (login(c, rc) != 0)
+	c->io_err[0] = '\0';
+	if (login(c, rc, err, sizeof(err)) != 0)
 		goto fail;
 	for (int i = 0; i < S_COUNT; i++) {
-		r = checked(c, redisCommand(c->redis, "SCRIPT LOAD %s",
-		    script_src[i]), REDIS_REPLY_STRING);
-		if (r == NULL || r->len != 40) {
+		r = command(c, -1, "SCRIPT LOAD %s", script_src[i]);
+		if (r == NULL || r->type != REDIS_REPLY_STRING ||
+		    r->len != 40) {
+			snprintf(err, sizeof(err), "SCRIPT LOAD: %.80s",
+			    r == NULL ? c->io_err : r->type ==
+			    REDIS_REPLY_ERROR ? r->str : "unexpected reply");
 			if (r != NULL)
 				freeReplyObject(r);
 			goto fail;
@@ -275,8 +414,8 @@ ensure(struct coord *c, char *why, size_t whylen)
 	c->policy_mono = 0;	/* read the eviction policy again now */
 	return 0;
 fail:
-	snprintf(why, whylen, "redis %s:%d: AUTH, SELECT or SCRIPT LOAD "
-	    "refused", host, port);
+	snprintf(why, whylen, "redis %s:%d: %s", host, port, err);
+	snprintf(c->io_err, sizeof(c->io_err), "%.176s", err);
 	drop(c);
 	return -1;
 }
@@ -301,11 +440,8 @@ check_policy(struct coord *c)
 	    (c->policy_mono != 0 && tstime_mono_ms() < c->policy_mono))
 		return;
 	c->policy_mono = tstime_mono_ms() + POLICY_MS;
-	r = redisCommand(c->redis, "CONFIG GET maxmemory-policy");
-	if (r == NULL) {
-		drop(c);
+	if ((r = command(c, -1, "CONFIG GET maxmemory-policy")) == NULL)
 		return;
-	}
 	if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 	    r->element[1]->type == REDIS_REPLY_STRING)
 		v = r->element[1]->str;
@@ -335,13 +471,11 @@ static int
 run(struct coord *c, enum script s, int nkeys, const char **keys,
     int nargs, const char **args, long long *out)
 {
-	const char *argv[8];
+	const char *argv[12];
 	char nk[16];
 	redisReply *r;
 	int argc = 0;
 
-	if (c->redis == NULL)
-		return -1;
 	snprintf(nk, sizeof(nk), "%d", nkeys);
 	argv[argc++] = "EVALSHA";
 	argv[argc++] = c->sha[s];
@@ -350,22 +484,16 @@ run(struct coord *c, enum script s, int nkeys, const char **keys,
 		argv[argc++] = keys[i];
 	for (int i = 0; i < nargs; i++)
 		argv[argc++] = args[i];
-	r = redisCommandArgv(c->redis, argc, argv, NULL);
-	if (r == NULL) {
-		drop(c);
+	if ((r = command_argv(c, -1, argc, argv)) == NULL)
 		return -1;
-	}
 	if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) ==
 	    0) {
 		/* The server restarted or flushed its script cache. */
 		freeReplyObject(r);
 		argv[0] = "EVAL";
 		argv[1] = script_src[s];
-		r = redisCommandArgv(c->redis, argc, argv, NULL);
-		if (r == NULL) {
-			drop(c);
+		if ((r = command_argv(c, -1, argc, argv)) == NULL)
 			return -1;
-		}
 	}
 	if (r->type != REDIS_REPLY_INTEGER) {
 		freeReplyObject(r);
@@ -391,7 +519,7 @@ coord_redis_conn(struct coord *c, char *why, size_t whylen)
 void *
 coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 {
-	char host[256];
+	char host[256], err[256];
 	int port;
 	redisContext *rc;
 
@@ -408,14 +536,13 @@ coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 		    c->addr);
 		return NULL;
 	}
-	if ((rc = connect_to(c, host, port)) == NULL) {
-		snprintf(why, whylen, "redis %s:%d: cannot connect", host,
-		    port);
+	if ((rc = connect_to(c, host, port, err, sizeof(err))) == NULL) {
+		snprintf(why, whylen, "redis %s:%d: cannot connect: %s", host,
+		    port, err);
 		return NULL;
 	}
-	if (login(c, rc) != 0) {
-		snprintf(why, whylen, "redis %s:%d: AUTH or SELECT refused",
-		    host, port);
+	if (login(c, rc, err, sizeof(err)) != 0) {
+		snprintf(why, whylen, "redis %s:%d: %s", host, port, err);
 		redisFree(rc);
 		return NULL;
 	}
@@ -425,7 +552,31 @@ coord_redis_connect_new(struct coord *c, char *why, size_t whylen)
 void
 coord_redis_drop(struct coord *c)
 {
+	if (c->redis != NULL)
+		snprintf(c->io_err, sizeof(c->io_err), "dropped after an "
+		    "error");
 	drop(c);
+}
+
+void *
+coord_redis_command(struct coord *c, int type, int argc, const char **argv,
+    char *why, size_t whylen)
+{
+	redisReply *r;
+
+	if (coord_redis_conn(c, why, whylen) == NULL)
+		return NULL;
+	if ((r = command_argv(c, -1, argc, argv)) == NULL) {
+		snprintf(why, whylen, "redis: %s: %s", argv[0], c->io_err);
+		return NULL;
+	}
+	if (type >= 0 && r->type != type) {
+		snprintf(why, whylen, "redis: %s: %.80s", argv[0], r->type ==
+		    REDIS_REPLY_ERROR ? r->str : "unexpected reply");
+		freeReplyObject(r);
+		return NULL;
+	}
+	return r;
 }
 
 static void
@@ -470,16 +621,29 @@ redis_close(struct coord *c)
 		args[0] = c->leader_token;
 		(void)run(c, S_RELEASE, 1, keys, 1, args, &r);
 	}
-	if (c->redis != NULL && c->node[0] != '\0') {
+	if (c->node[0] != '\0') {
 		key(c, k, sizeof(k), "node:", c->node);
-		rep = redisCommand(c->redis, "DEL %s", k);
-		if (rep != NULL)
+		if ((rep = command(c, -1, "DEL %s", k)) != NULL)
 			freeReplyObject(rep);
 	}
 	if (c->redis != NULL)
 		redisFree(c->redis);
 	c->redis = NULL;
 	coord_file_ops.close(c);	/* the heartbeat file */
+}
+
+/* Connected, and the keys of l's lease scripts in k and f (KEY_MAX
+ * bytes) and lease_ms in px (32 bytes); 0 or -1 with why. */
+static int
+lease_keys(struct coord *c, const struct coord_lease *l, char *k, char *f,
+    char *px, char *why, size_t whylen)
+{
+	if (ensure(c, why, whylen) != 0)
+		return -1;
+	key(c, k, KEY_MAX, "lease:", l->id);
+	key(c, f, KEY_MAX, "fence", "");
+	snprintf(px, 32, "%ld", c->lease_ms);
+	return 0;
 }
 
 static enum coord_status
@@ -490,11 +654,8 @@ redis_acquire(struct coord *c, struct coord_lease *l, char *why,
 	const char *keys[2] = { k, f }, *args[2] = { l->token, px };
 	long long fence;
 
-	if (ensure(c, why, whylen) != 0)
+	if (lease_keys(c, l, k, f, px, why, whylen) != 0)
 		return COORD_ERR;
-	key(c, k, sizeof(k), "lease:", l->id);
-	key(c, f, sizeof(f), "fence", "");
-	snprintf(px, sizeof(px), "%ld", c->lease_ms);
 	if (run(c, S_ACQUIRE, 2, keys, 2, args, &fence) != 0) {
 		snprintf(why, whylen, "redis: lease %s: no answer", l->id);
 		return COORD_ERR;
@@ -505,20 +666,132 @@ redis_acquire(struct coord *c, struct coord_lease *l, char *why,
 	return COORD_OK;
 }
 
+/*
+ * Renew l.  A key held by another owner is COORD_LOST (fenced).  A key
+ * that is absent — Redis lost it (FLUSHALL, a restart or failover
+ * without the data), nobody took it — is set again with a fencing token
+ * greater than the lease's previous one (l->fence updated, l->refenced
+ * set): coord_tick then keeps the lease only while this node's claim on
+ * the task file stands (issue 11 item 2).
+ */
 static enum coord_status
 redis_renew(struct coord *c, struct coord_lease *l)
 {
-	char k[KEY_MAX], px[32], why[256];
-	const char *keys[1] = { k }, *args[2] = { l->token, px };
+	char k[KEY_MAX], f[KEY_MAX], px[32], old[32], why[256];
+	const char *keys[2] = { k, f }, *args[3] = { l->token, px, old };
 	long long r;
 
-	if (ensure(c, why, sizeof(why)) != 0)
+	if (lease_keys(c, l, k, f, px, why, sizeof(why)) != 0)
 		return COORD_ERR;
-	key(c, k, sizeof(k), "lease:", l->id);
-	snprintf(px, sizeof(px), "%ld", c->lease_ms);
-	if (run(c, S_RENEW, 1, keys, 2, args, &r) != 0)
+	snprintf(old, sizeof(old), "%lld", l->fence);
+	if (run(c, S_RENEW_LEASE, 2, keys, 3, args, &r) != 0)
 		return COORD_ERR;
+	if (r < 0) {
+		l->fence = -r;
+		l->refenced = 1;
+		return COORD_OK;
+	}
 	return r == 1 ? COORD_OK : COORD_LOST;
+}
+
+#define ABSENT_MAX	4096	/* lease keys seen absent, at most */
+
+/* The entry of id in c->absent, or NULL. */
+static struct coord_absent *
+absent_find(struct coord *c, const char *id)
+{
+	for (size_t i = 0; i < c->nabsent; i++)
+		if (strcmp(c->absent[i].id, id) == 0)
+			return &c->absent[i];
+	return NULL;
+}
+
+/*
+ * How long (ms) the lease key of id has been seen absent without a
+ * break: observations more than 3 reaper periods apart (this node was
+ * not the leader meanwhile, or stopped looking) start the count again.
+ * seen: record this observation (absent now); else forget id (the key
+ * exists).  Entries not seen for that long are dropped as the table
+ * fills; a full table records nothing (no takeover of an absent key
+ * then, which is safe).
+ */
+static int64_t
+absent_note(struct coord *c, const char *id, int seen, int64_t now)
+{
+	int64_t gap = 3 * (int64_t)c->reap_ms;
+	struct coord_absent *e = absent_find(c, id);
+
+	if (!seen) {
+		if (e != NULL)
+			*e = c->absent[--c->nabsent];
+		return 0;
+	}
+	if (e != NULL && now - e->last > gap)
+		e->first = now;
+	if (e == NULL) {
+		for (size_t i = 0; i < c->nabsent;)
+			if (now - c->absent[i].last > gap)
+				c->absent[i] = c->absent[--c->nabsent];
+			else
+				i++;
+		if (c->nabsent == ABSENT_MAX)
+			return 0;
+		if (c->nabsent % 64 == 0) {
+			struct coord_absent *v = reallocarray(c->absent,
+			    c->nabsent + 64, sizeof(*v));
+
+			if (v == NULL)
+				return 0;
+			c->absent = v;
+		}
+		e = &c->absent[c->nabsent++];
+		snprintf(e->id, sizeof(e->id), "%s", id);
+		e->first = now;
+	}
+	e->last = now;
+	return now - e->first;
+}
+
+/*
+ * Take an orphan's lease (coord.c explains the deadlines).  A present
+ * key is replaced when Redis says it was not renewed for takeover_ms.
+ * An absent key is taken at once in this node's own active/ directory
+ * (the flock we hold proves no live process of this node has the file:
+ * a previous life's attempt); in another node's directory only once it
+ * has been seen absent for takeover_ms: right after a FLUSHALL, or a
+ * restart or failover that lost the data, the live holder sets the key
+ * again at its next renewal (within lease_renew_ms), so a reaper that
+ * looked at once would requeue a running task (issue 11 item 2).
+ * XXX Two losses of Redis's data within one reaper period, with the
+ * holder's renewal in between, look like one absence to this count.
+ */
+static enum coord_status
+redis_take(struct coord *c, struct coord_lease *l, int own,
+    int64_t now_mono, char *why, size_t whylen)
+{
+	char k[KEY_MAX], f[KEY_MAX], px[32], age[32], lease[32];
+	const char *keys[2] = { k, f };
+	const char *args[6] = { l->token, px, "0", age, lease, "0" };
+	struct coord_absent *e;
+	long long r;
+
+	if (lease_keys(c, l, k, f, px, why, whylen) != 0)
+		return COORD_ERR;
+	snprintf(age, sizeof(age), "%ld", c->takeover_ms);
+	snprintf(lease, sizeof(lease), "%ld", c->lease_ms);
+	e = absent_find(c, l->id);
+	if (own || (e != NULL && now_mono - e->last <= 3 * c->reap_ms &&
+	    now_mono - e->first >= c->takeover_ms))
+		args[5] = "1";
+	if (run(c, S_TAKE, 2, keys, 6, args, &r) != 0) {
+		snprintf(why, whylen, "redis: lease %s: no answer", l->id);
+		return COORD_ERR;
+	}
+	(void)absent_note(c, l->id, r == -1, now_mono);
+	if (r <= 0)
+		return COORD_BUSY;
+	l->fence = r;
+	return COORD_OK;
 }
 
 static void
@@ -614,16 +887,14 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 			argv[argc++] = v[i];
 		}
 	}
-	r = checked(c, redisCommandArgv(c->redis, argc, argv, NULL),
-	    REDIS_REPLY_INTEGER);
+	r = command_argv(c, REDIS_REPLY_INTEGER, argc, argv);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: HSET %s failed", k);
 		return -1;
 	}
 	freeReplyObject(r);
 	snprintf(px, sizeof(px), "%ld", 3 * c->heartbeat_ms);
-	r = checked(c, redisCommand(c->redis, "PEXPIRE %s %s", k, px),
-	    REDIS_REPLY_INTEGER);
+	r = command(c, REDIS_REPLY_INTEGER, "PEXPIRE %s %s", k, px);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: PEXPIRE %s failed", k);
 		return -1;
@@ -652,24 +923,32 @@ parse_hash(const redisReply *r, struct coord_node *nd)
  * (Redis counts expiry on its own clock), and nd->at_ms is rewritten as
  * this reader's now minus that age.  A node whose clock runs 30 s behind
  * or ahead is then neither offline nor immortal (FIELD-FAILURES B31).  A
- * key without expiry (-1) or a failed PTTL keeps the written at_ms.
+ * key without expiry (-1) keeps the written at_ms.  Returns 0, or -1
+ * when the connection was lost.
  */
-static void
+static int
 restamp(struct coord *c, const redisReply *k, struct coord_node *nd)
 {
-	redisReply *r = c->redis == NULL ? NULL : checked(c, redisCommand(
-	    c->redis, "PTTL %b", k->str, k->len), REDIS_REPLY_INTEGER);
+	redisReply *r = command(c, REDIS_REPLY_INTEGER, "PTTL %b", k->str,
+	    k->len);
 	long long age;
 
 	if (r == NULL)
-		return;
+		return c->redis == NULL ? -1 : 0;
 	if (r->integer >= 0) {
 		age = 3LL * c->heartbeat_ms - r->integer;
 		nd->at_ms = tstime_now_ms() - (age > 0 ? age : 0);
 	}
 	freeReplyObject(r);
+	return 0;
 }
 
+/*
+ * The registry listing.  It fails as a whole when the connection is lost
+ * at any step (SCAN, HGETALL or PTTL): a partial list would make the
+ * router and the reaper treat the nodes not yet listed as offline.  A
+ * key that is not a hash (a stranger's) is skipped.
+ */
 static int
 redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
     size_t whylen)
@@ -683,9 +962,8 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 	key(c, pat, sizeof(pat), "node:", "*");
 	plen = strlen(pat) - 1;
 	do {
-		redisReply *r = checked(c, redisCommand(c->redis,
-		    "SCAN %s MATCH %s COUNT 100", cursor, pat),
-		    REDIS_REPLY_ARRAY);
+		redisReply *r = command(c, REDIS_REPLY_ARRAY,
+		    "SCAN %s MATCH %s COUNT 100", cursor, pat);
 
 		if (r == NULL || r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_STRING ||
@@ -693,7 +971,8 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			if (r != NULL)
 				freeReplyObject(r);
 			free(v);
-			snprintf(why, whylen, "redis: SCAN failed");
+			snprintf(why, whylen, "redis: node listing: SCAN: %s",
+			    c->redis == NULL ? c->io_err : "unexpected reply");
 			return -1;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
@@ -707,10 +986,12 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			    k->len - plen > CONFIG_NODE_MAX ||
 			    !spool_code_ok(k->str + plen))
 				continue;
-			h = checked(c, redisCommand(c->redis, "HGETALL %b",
-			    k->str, k->len), REDIS_REPLY_ARRAY);
+			h = command(c, REDIS_REPLY_ARRAY, "HGETALL %b",
+			    k->str, k->len);
+			if (h == NULL && c->redis == NULL)
+				goto lost;
 			if (h == NULL)
-				continue;
+				continue;	/* not a hash */
 			if (h->elements == 0) {
 				freeReplyObject(h);
 				continue;	/* expired meanwhile */
@@ -735,11 +1016,19 @@ redis_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 			v[len].id[k->len - plen] = '\0';
 			parse_hash(h, &v[len]);
 			freeReplyObject(h);
-			restamp(c, k, &v[len]);
+			if (restamp(c, k, &v[len]) != 0)
+				goto lost;
 			len++;
 		}
 		freeReplyObject(r);
-	} while (strcmp(cursor, "0") != 0 && c->redis != NULL);
+		continue;
+lost:
+		freeReplyObject(r);
+		free(v);
+		snprintf(why, whylen, "redis: node listing: connection lost "
+		    "(%s); no partial list", c->io_err);
+		return -1;
+	} while (strcmp(cursor, "0") != 0);
 	coord_nodes_sort(v, len);
 	*out = v;
 	*n = len;
@@ -765,6 +1054,7 @@ const struct coord_ops coord_redis_ops = {
 	.close = redis_close,
 	.acquire = redis_acquire,
 	.renew = redis_renew,
+	.take = redis_take,
 	.release = redis_release,
 	.leader = redis_leader,
 	.heartbeat = redis_heartbeat,

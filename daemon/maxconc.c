@@ -33,11 +33,16 @@ static const char acquire_lua[] = NOW_MS
 	"redis.call('ZCARD',KEYS[1])<tonumber(ARGV[3]) then "
 	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
 	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1 end return 0";
+/* Renewal follows a successful renewal of the task's lease, so the
+ * holder is still the rightful one: a member that is gone (Redis lost
+ * the set: FLUSHALL, a restart or failover without the data) is added
+ * again rather than fencing a running hook (issue 11 item 2).  XXX
+ * Claims made between the loss and the holders' next renewals may run
+ * more than max hooks at once for that while. */
 static const char renew_lua[] = NOW_MS
 	"local ttl=tonumber(ARGV[2]) "
-	"if redis.call('ZSCORE',KEYS[1],ARGV[1]) then "
-	"redis.call('ZADD',KEYS[1],'XX',now+ttl,ARGV[1]) "
-	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1 end return 0";
+	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
+	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1";
 
 int
 limits_check(const char *spec, char *why, size_t whylen)
@@ -166,13 +171,10 @@ static int
 eval(struct coord *c, const char *src, const char *k, const char *token,
     long max, long long *out, char *why, size_t whylen)
 {
-	redisContext *rc = coord_redis_conn(c, why, whylen);
 	redisReply *r;
 	char ttl[32], mx[32];
 	const char *argv[7];
 
-	if (rc == NULL)
-		return -1;
 	snprintf(ttl, sizeof(ttl), "%ld", c->lease_ms);
 	snprintf(mx, sizeof(mx), "%ld", max);
 	argv[0] = "EVAL";
@@ -182,17 +184,9 @@ eval(struct coord *c, const char *src, const char *k, const char *token,
 	argv[4] = token;
 	argv[5] = ttl;
 	argv[6] = mx;
-	if ((r = redisCommandArgv(rc, 7, argv, NULL)) == NULL) {
-		snprintf(why, whylen, "redis: %s: no answer", k);
-		coord_redis_drop(c);
+	if ((r = coord_redis_command(c, REDIS_REPLY_INTEGER, 7, argv, why,
+	    whylen)) == NULL)
 		return -1;
-	}
-	if (r->type != REDIS_REPLY_INTEGER) {
-		snprintf(why, whylen, "redis: %s: %s", k, r->type ==
-		    REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-		freeReplyObject(r);
-		return -1;
-	}
 	*out = r->integer;
 	freeReplyObject(r);
 	return 0;
@@ -244,7 +238,7 @@ void
 coord_limit_release(struct coord *c, struct coord_lease *l)
 {
 	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
-	redisContext *rc;
+	const char *argv[3];
 	redisReply *r;
 
 	if (l->limit_fd > 0) {
@@ -255,13 +249,12 @@ coord_limit_release(struct coord *c, struct coord_lease *l)
 		return;
 	holder(l, tok, sizeof(tok));
 	/* A failure is ignored: the member expires by itself. */
-	if ((rc = coord_redis_conn(c, why, sizeof(why))) != NULL) {
-		r = redisCommand(rc, "ZREM %s %s", l->limit_key, tok);
-		if (r == NULL)
-			coord_redis_drop(c);
-		else
-			freeReplyObject(r);
-	}
+	argv[0] = "ZREM";
+	argv[1] = l->limit_key;
+	argv[2] = tok;
+	if ((r = coord_redis_command(c, -1, 3, argv, why, sizeof(why))) !=
+	    NULL)
+		freeReplyObject(r);
 	l->limit_key[0] = '\0';
 }
 

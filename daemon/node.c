@@ -398,6 +398,21 @@ lease_lost(void *arg, int fd)
 	}
 }
 
+/*
+ * coord_tick's notice: Redis had lost the lease of id (FLUSHALL, a
+ * restart or failover without the data) and the renewal set it again,
+ * with a greater fencing token; the hook runs on (issue 11 item 2).
+ */
+static void
+lease_reestablished(void *arg, const char *id, long long old,
+    long long fence)
+{
+	(void)arg;
+	log_warnx("%s: the lease was gone from Redis (its data lost); set "
+	    "again with fencing token %lld (was %lld), the hook runs on", id,
+	    fence, old);
+}
+
 /* --- candidates from incoming/ --- */
 
 static void
@@ -2706,6 +2721,22 @@ reload_config(struct node *n)
 			    "keeping %ld", n->nslots);
 		c.slots = n->nslots;
 	}
+	/* The Redis server may change (a replica promoted after its master
+	 * was lost): the leases held are renewed on the new one. */
+	switch (coord_reconfigure(n->coord, &c, why, sizeof(why))) {
+	case 1:
+		log_info("SIGHUP: Redis is now %s", c.sentinel[0] != '\0' ?
+		    c.sentinel : c.redis);
+		break;
+	case -1:
+		log_warnx("SIGHUP: %s; keeping the old Redis settings", why);
+		snprintf(c.redis, sizeof(c.redis), "%s", n->cfg->redis);
+		snprintf(c.redis_prefix, sizeof(c.redis_prefix), "%s",
+		    n->cfg->redis_prefix);
+		snprintf(c.sentinel, sizeof(c.sentinel), "%s",
+		    n->cfg->sentinel);
+		break;
+	}
 	*n->cfg = c;
 	log_set_level((enum log_level)log_level_parse(c.log_level));
 	log_set_format((enum log_format)log_format_parse(c.log_format));
@@ -2851,6 +2882,7 @@ setup(struct node *n)
 		log_warnx("%s", why);
 		return EX_CONFIG;
 	}
+	coord_on_reestablished(n->coord, lease_reestablished, n);
 	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
 	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
 	if (n->qself < 0 || n->router == NULL) {

@@ -34,18 +34,13 @@ channel_of(const struct coord *c, char *out, size_t len)
 int
 wakeup_publish(struct coord *c, const char *path, char *why, size_t whylen)
 {
-	redisContext *rc = coord_redis_conn(c, why, whylen);
 	redisReply *r;
 	char ch[96];
+	const char *argv[3] = { "PUBLISH", ch, path };
 
-	if (rc == NULL)
-		return -1;
 	channel_of(c, ch, sizeof(ch));
-	if ((r = redisCommand(rc, "PUBLISH %s %s", ch, path)) == NULL) {
-		snprintf(why, whylen, "redis: PUBLISH %s: no answer", ch);
-		coord_redis_drop(c);
+	if ((r = coord_redis_command(c, -1, 3, argv, why, whylen)) == NULL)
 		return -1;
-	}
 	freeReplyObject(r);
 	return 0;
 }

@@ -4,8 +4,10 @@
 # (self-fencing, a .stale record, no result), claims nothing meanwhile,
 # keeps running, and once Redis is back every task finishes, with no two
 # attempts of a task overlapping.  FLUSHALL during a run loses nothing
-# (B18: the worst eviction); an eviction policy other than noeviction is
-# logged as a warning (B18).
+# and kills nothing (B18: the worst eviction; issue 11 item 2: each
+# holder sets its vanished lease again); an eviction policy other than
+# noeviction is logged as a warning (B18).  The registry listing that
+# loses its connection fails as a whole (issue 11 item 10).
 # Always uses a private redis-server (it is stopped and flushed), never
 # $TS_TEST_REDIS.
 . "$(dirname "$0")/test-lib.sh"
@@ -62,16 +64,20 @@ test_expect_success 'after the restart every task finishes; long ones record the
 	check_no_overlap
 '
 
-# flong: attempt 1 runs until it is fenced (60 s, far longer than the
-# drops below can take on a loaded machine), a retry ends at once.
+# flong: attempt 1 runs 5 s, through the FLUSHALL below and several
+# renewals after it; a retry (there must be none) ends at once.
 cat >"$HOOKS/flong" <<H
 #!/bin/sh
-if [ "\$TASKSPOOL_ATTEMPT" = 1 ]; then ms=60000; else ms=0; fi
+if [ "\$TASKSPOOL_ATTEMPT" = 1 ]; then ms=5000; else ms=0; fi
 printf '{"sleep_ms":%d}' "\$ms" | exec "$HOOKS/probe"
 H
 chmod +x "$HOOKS/flong"
 
-test_expect_success 'FLUSHALL during a run of 400 tasks loses nothing' '
+# Until issue 11 item 2 this test expected fl-long's attempt 1 to be
+# LOST (the holder found its key gone and fenced itself).  The rule now:
+# a lease key that vanished, not taken by another owner, is set again by
+# its holder, so nothing is killed and no task has a second attempt.
+test_expect_success 'FLUSHALL during a run of 400 tasks loses nothing and kills nothing' '
 	echo fl-long >>"$TRASH/ids" &&
 	drop fl-long.json "{\"requestId\":\"fl-long\",\"taskCode\":\"flong\"}" &&
 	i=1 &&
@@ -88,9 +94,12 @@ test_expect_success 'FLUSHALL during a run of 400 tasks loses nothing' '
 	check_no_overlap &&
 	(cd "$SPOOL/results" && jq -r "select(.status != \"SUCCESS\") | .requestId" fl-*.json) >"$TRASH/notok" &&
 	test ! -s "$TRASH/notok" &&
-	jq -e ".attempts[0].outcome == \"LOST\"" "$SPOOL/results/fl-long.json" &&
+	jq -e "(.attempts | length) == 1 and .attempts[0].outcome == \"SUCCESS\"" "$SPOOL/results/fl-long.json" &&
+	test "$(grep -c "^START fl-long " "$SPOOL/probe.log")" = 1 &&
 	lost=$(cd "$SPOOL/results" && jq -r "select(.attempts | length > 1) | .requestId" fl-*.json | wc -l) &&
-	echo "# FLUSHALL: $lost of 401 tasks had a lost attempt, all SUCCESS" >&3
+	echo "# FLUSHALL: $lost of 401 tasks had a lost attempt, all SUCCESS" >&3 &&
+	test "$lost" = 0 &&
+	! grep -h "fl-.*lease lost or not renewed in time" "$TRASH/log.a" "$TRASH/log.b"
 ' 3>&1
 
 # B18: an eviction policy other than noeviction lets Redis delete leases
@@ -108,6 +117,43 @@ test_expect_success 'B18: maxmemory-policy noeviction noted; allkeys-lru warned 
 	drop_task ev-1 0 && wait_terminal ev-1 30 &&
 	check_once "$TRASH/ids"
 '
+
+# Issue 11 item 10: the connection drops in the middle of the registry
+# listing (Redis closes a client whose reply passes the hard
+# client-output-buffer-limit: an HGETALL of a 64 KB hash).  The listing
+# fails as a whole: `taskspool nodes` exits EX_UNAVAILABLE (69) with the
+# reason, never 139 (SIGSEGV) nor a partial list with exit 0; the
+# daemons' leader, whose router lists the registry, survives it.
+test_expect_success 'taskspool nodes: the connection lost mid-listing is exit 69, no crash' '
+	rcli HSET "${PREFIX}node:zz-big" pad "$(head -c 65536 /dev/zero | tr "\\0" x)" >/dev/null &&
+	rcli CONFIG SET client-output-buffer-limit "normal 8192 0 0" >/dev/null &&
+	rc=0 && ts nodes >"$TRASH/nodes.out" 2>"$TRASH/nodes.err" || rc=$? &&
+	sleep 2 &&
+	rcli CONFIG SET client-output-buffer-limit "normal 0 0 0" >/dev/null &&
+	rcli DEL "${PREFIX}node:zz-big" >/dev/null &&
+	cat "$TRASH/nodes.err" &&
+	test "$rc" = 69 &&
+	test ! -s "$TRASH/nodes.out" &&
+	grep -q "taskspool nodes: redis: node listing: connection lost" "$TRASH/nodes.err" &&
+	kill -0 "$(daemon_pid a)" && kill -0 "$(daemon_pid b)" &&
+	ts nodes >"$TRASH/nodes.out" &&
+	test "$(cut -d" " -f1 "$TRASH/nodes.out" | tr "\n" " ")" = "a b "
+'
+
+# Issue 11 item 8: a Redis that accepts connections but does not answer
+# (its process stopped: the kernel still completes the TCP handshake) is
+# logged as a timeout, never as "AUTH, SELECT or SCRIPT LOAD refused".
+test_expect_success 'a Redis that does not answer is logged as a timeout' '
+	rpid=$(cat "$REDIS_DIR/redis.pid") &&
+	kill -STOP "$rpid" &&
+	sleep 3 &&
+	kill -CONT "$rpid" &&
+	grep -h "timed out" "$TRASH/log.a" "$TRASH/log.b" | head -2 | sed "s/^/# /" >&3 &&
+	grep -q "redis 127.0.0.1:[0-9]*: .*timed out (no answer within" "$TRASH/log.a" "$TRASH/log.b" &&
+	! grep -q "AUTH, SELECT or SCRIPT LOAD refused\|LOAD refused" "$TRASH/log.a" "$TRASH/log.b" &&
+	drop_task to-1 0 && wait_terminal to-1 30 &&
+	check_once "$TRASH/ids"
+' 3>&1
 
 test_expect_success 'daemons drain and stop' '
 	stop_daemon a && stop_daemon b

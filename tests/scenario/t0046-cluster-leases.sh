@@ -15,6 +15,12 @@
 #   B10  a task running 3 leases long while Redis stalls (CLIENT PAUSE
 #        500 ms, five times) keeps its lease: one attempt, the lease key
 #        never missing while it runs, deleted after it ends.
+# Issue 11 item 8, with a lease of 60 s renewed every 2 s (heartbeat 1 s):
+#        a node killed with -9 has its task run again once its lease went
+#        unrenewed for the takeover time A = D + h = 6 s (self-fence D =
+#        min(60 - 2, 3 x 1 + 2) = 5 s; coord.c), not after the 60 s lease;
+#        a node frozen with its hook past D, resumed, kills its hook at
+#        once and publishes nothing; no attempts overlap.
 # Self-fencing when Redis itself is unreachable is t0041's.  Always a
 # private redis-server (CLIENT PAUSE stalls every client of it).
 . "$(dirname "$0")/test-lib.sh"
@@ -160,5 +166,55 @@ test_expect_success 'everything exactly once; daemons stop' '
 	check_once "$TRASH/ids" "$TRASH/kills" &&
 	stop_daemon f1 && stop_daemon f2 && stop_daemon s
 '
+
+# --- issue 11 item 8 --------------------------------------------------------
+
+LONG="-o lease_ms=60000 -o lease_renew_ms=2000"
+
+test_expect_success 'item 8: g1 killed with -9: attempt 2 starts A = 6 s after the last renewal, not 60 s' '
+	start_daemon g1 -j 1 $LONG &&
+	wait_for "rcli GET ${PREFIX}leader | grep -q \"^g1:\"" 20 &&
+	long y1 && wait_for "test \$(started y1) = 1" 30 &&
+	start_daemon g2 -j 1 $LONG &&
+	sleep 2.5 &&
+	pttl=$(rcli PTTL "${PREFIX}lease:y1") && t=$(now_ms) &&
+	test "$pttl" -gt 50000 &&
+	renewed=$((t - (60000 - pttl))) &&
+	kill9_logged g1 && killed=$(now_ms) &&
+	wait_for "test \$(started y1 2) = 1" 40 &&
+	s2=$(awk "\$1 == \"START\" && \$2 == \"y1\" && \$3 == 2 { print int(\$4 / 1000000) }" "$SPOOL/probe.log") &&
+	echo "# y1: attempt 2 started $((s2 - killed)) ms after the kill, $((s2 - renewed)) ms after the last renewal (A 6000 ms, bound O + r + M = 6000 ms after the kill, lease 60000 ms)" >&3 &&
+	test $((s2 - renewed)) -ge 5900 &&
+	test $((s2 - killed)) -lt 20000 &&
+	wait_terminal y1 30 &&
+	jq -e ".status == \"SUCCESS\" and (.attempts | length) == 2 and
+	    .attempts[0].outcome == \"LOST\" and .attempts[0].node == \"g1\" and
+	    .attempts[1].node == \"g2\"" "$SPOOL/results/y1.json" &&
+	check_no_overlap
+' 3>&1
+
+test_expect_success 'item 8: g2 frozen with its hook for 10 s (past D = 5 s): resumed, it kills the hook and publishes nothing' '
+	long y2 && wait_for "test \$(started y2) = 1" 30 &&
+	start_daemon g3 -j 1 $LONG &&
+	p=$(hook_pid y2) && g=$(ps -o pgid= -p "$p" | tr -d " ") &&
+	kill -STOP "$(daemon_pid g2)" && kill -STOP -"$g" &&
+	sleep 10 &&
+	# the frozen daemon still holds the flock on this host: no takeover
+	test "$(started y2 2)" = 0 &&
+	resumed=$(now_ms) &&
+	kill -CONT "$(daemon_pid g2)" && kill -CONT -"$g" &&
+	wait_for "! kill -0 $p 2>/dev/null" 20 &&
+	echo "# y2: attempt-1 hook gone $(( $(now_ms) - resumed )) ms after the resume" >&3 &&
+	wait_terminal y2 40 &&
+	grep -q "y2: lease lost or not renewed in time; killing process group" "$TRASH/log.g2" &&
+	test -f "$SPOOL/logs/y2/1.stale" &&
+	test "$(grep -c "^END y2 1 " "$SPOOL/probe.log")" = 0 &&
+	jq -e ".status == \"SUCCESS\" and (.attempts | length) == 2 and
+	    .attempts[0].outcome == \"LOST\" and .attempts[0].node == \"g2\" and
+	    .attempts[1].outcome == \"SUCCESS\"" "$SPOOL/results/y2.json" &&
+	check_no_overlap &&
+	check_once "$TRASH/ids" "$TRASH/kills" &&
+	stop_daemon g2 && stop_daemon g3
+' 3>&1
 
 test_done

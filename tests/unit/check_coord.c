@@ -19,6 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,6 +161,16 @@ sleep_ms(long ms)
 }
 
 static int nlost, lastlost;
+static long long re_old, re_new;	/* coord_on_reestablished's last */
+
+static void
+on_reestablished(void *arg, const char *id, long long old, long long fence)
+{
+	(void)arg;
+	ck_assert_str_eq(id, "t6");
+	re_old = old;
+	re_new = fence;
+}
 
 static void
 on_lost(void *arg, int fd)
@@ -611,6 +624,301 @@ START_TEST(heartbeat_registry)
 }
 END_TEST
 
+/* A redis coord for node on spool s with these lease settings. */
+static struct coord *
+open_redis(const char *node, const struct spool *s, long lease_ms,
+    long renew_ms, long heartbeat_ms)
+{
+	struct config cfg;
+	char why[256];
+	struct coord *c;
+
+	ck_assert_msg(redis_addr[0] != '\0', "no redis-server");
+	config_defaults(&cfg);
+	cfg.lease_ms = lease_ms;
+	cfg.lease_renew_ms = renew_ms;
+	cfg.heartbeat_ms = heartbeat_ms;
+	snprintf(cfg.redis, sizeof(cfg.redis), "%s", redis_addr);
+	snprintf(cfg.redis_prefix, sizeof(cfg.redis_prefix), "%s", prefix);
+	c = coord_open(&cfg, node, s, why, sizeof(why));
+	ck_assert_msg(c != NULL, "coord_open: %s", why);
+	return c;
+}
+
+/* The spool opened as node "b": its own active/b/ (other = active/a/). */
+static struct spool spb;
+
+static void
+open_spool_b(void)
+{
+	char why[256], path[300];
+
+	snprintf(path, sizeof(path), "%s/spool", tmpdir);
+	ck_assert_msg(spool_open(&spb, path, "b", 0, why, sizeof(why)) == 0,
+	    "%s", why);
+}
+
+/* The value of key <prefix><k>, "" when absent, into out. */
+static void
+raw_get(const char *k, char *out, size_t len)
+{
+	char host[256], *colon;
+	redisContext *rc;
+	redisReply *r;
+
+	snprintf(host, sizeof(host), "%s", redis_addr);
+	colon = strrchr(host, ':');
+	*colon = '\0';
+	rc = redisConnect(host, atoi(colon + 1));
+	ck_assert(rc != NULL && !rc->err);
+	r = redisCommand(rc, "GET %s%s", prefix, k);
+	ck_assert_ptr_nonnull(r);
+	snprintf(out, len, "%s", r->type == REDIS_REPLY_STRING ? r->str : "");
+	freeReplyObject(r);
+	redisFree(rc);
+}
+
+/*
+ * Issue 11 item 2: Redis forgets a lease (FLUSHALL, a restart or a
+ * failover without the data).  The holder's next renewal sets the key
+ * again with a fencing token greater than its old one, and is not
+ * fenced; a reaper of another node that looks before that renewal finds
+ * no key but does not take the task (it has not been absent long
+ * enough), and after it finds the holder's key.  _i = 1: the file was
+ * moved away meanwhile (a reaper took it): the holder is fenced and its
+ * key removed.
+ */
+START_TEST(lease_reestablished)
+{
+	struct coord *a = open_redis("a", &sp, LEASE_MS, RENEW_MS, 1000), *b;
+	int fa = task_fd("t6"), fb;
+	long long f1, f2;
+	char k[160], tok[160], tok2[160];
+
+	open_spool_b();
+	b = open_redis("b", &spb, LEASE_MS, RENEW_MS, 1000);
+	/* The old server's counter far above this server's clock (a
+	 * replica promoted on a host whose clock is behind): the TIME floor
+	 * alone would then issue smaller tokens after the loss. */
+	snprintf(k, sizeof(k), "SET %sfence 8000000000000000", prefix);
+	ck_assert_int_eq(raw(k, ""), -1);
+	ck_assert_int_eq(claim(a, fa, "t6", 1), COORD_OK);
+	f1 = coord_lease_fence(a, fa);
+	ck_assert_int_eq(f1, 8000000000000001LL);
+	coord_on_reestablished(a, on_reestablished, NULL);
+	re_old = re_new = 0;
+	raw_get("lease:t6", tok, sizeof(tok));
+	ck_assert_str_ne(tok, "");
+	snprintf(k, sizeof(k), "%slease:t6", prefix);
+	ck_assert_int_eq(raw("DEL %s", k), 1);
+	snprintf(k, sizeof(k), "%sfence", prefix);
+	ck_assert_int_eq(raw("DEL %s", k), 1);	/* the counter too */
+	/* b, the reaper of another node, looks at once: not yet. */
+	fb = openat(sp.self, "t6.json", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fb, 0);
+	ck_assert_int_eq(coord_orphan_take(b, fb, sp.self, "t6.json", "t6",
+	    tstime_mono_ms(), k, sizeof(k)), COORD_BUSY);
+	if (_i == 1)
+		ck_assert_int_eq(renameat(sp.self, "t6.json",
+		    sp.dir[SPOOL_INCOMING], "t6.json"), 0);
+	nlost = 0;
+	coord_tick(a, tstime_mono_ms() + RENEW_MS, on_lost, NULL);
+	raw_get("lease:t6", tok2, sizeof(tok2));
+	if (_i == 1) {
+		ck_assert_int_eq(nlost, 1);
+		ck_assert_int_eq(re_new, 0);	/* fenced, not re-established */
+		ck_assert_str_eq(tok2, "");
+		goto out;
+	}
+	ck_assert_int_eq(nlost, 0);
+	ck_assert_str_eq(tok2, tok);		/* a's token again */
+	f2 = coord_lease_fence(a, fa);
+	ck_assert_int_gt(f2, f1);	/* from the lease's own old token */
+	ck_assert_int_eq(re_old, f1);	/* the notice, for the log */
+	ck_assert_int_eq(re_new, f2);
+	ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
+	    RENEW_MS), COORD_OK);
+	ck_assert_int_eq(coord_orphan_take(b, fb, sp.self, "t6.json", "t6",
+	    tstime_mono_ms(), k, sizeof(k)), COORD_BUSY);
+	/* A lease granted now has a greater token still: the counter was
+	 * re-seeded from the token a set again. */
+	{
+		int fc = task_fd("t6b");
+
+		ck_assert_int_eq(claim(b, fc, "t6b", 1), COORD_OK);
+		ck_assert_int_gt(coord_lease_fence(b, fc), f2);
+		coord_lease_close(b, fc);
+	}
+out:
+	close(fb);
+	coord_lease_close(a, fa);
+	coord_close(a);
+	coord_close(b);
+	spool_close(&spb);
+}
+END_TEST
+
+/*
+ * Issue 11 item 8: a holder that dies with lease_ms far longer than the
+ * takeover time.  With heartbeat 200 ms, renewals every 200 ms and a
+ * lease of 10 s: self-fence D = min(10000 - 200, 3 x 200 + 200) = 800
+ * ms after the last renewal was sent, takeover A = D + 200 = 1000 ms
+ * (coord.c).  The holder sees its lease invalid from D on; another
+ * node takes the key (still present, TTL about 9 s) once it was not
+ * renewed for A, never before, and long before lease_ms.  _i = 1: the
+ * key vanished (DEL, as FLUSHALL) after the death: taken once seen
+ * absent for A.
+ */
+START_TEST(lease_takeover_after_death)
+{
+	struct coord *b;
+	int fb, status;
+	int64_t t0, took;
+	pid_t pid;
+	char k[160];
+
+	open_spool_b();
+	b = open_redis("b", &spb, 10000, 200, 200);
+	fb = task_fd("t7");
+	{
+		/* The holder's own view: valid until D, then fenced. */
+		struct coord *a = open_redis("a", &sp, 10000, 200, 200);
+		int fa = task_fd("t7v");
+		int64_t at = tstime_mono_ms();
+
+		ck_assert_int_eq(claim(a, fa, "t7v", 1), COORD_OK);
+		ck_assert_int_eq(coord_lease_valid(a, fa, at + 700), COORD_OK);
+		ck_assert_int_eq(coord_lease_valid(a, fa, tstime_mono_ms() +
+		    800), COORD_LOST);
+		coord_lease_close(a, fa);
+		coord_close(a);
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct coord *a = open_redis("a", &sp, 10000, 200, 200);
+		int fa = task_fd("t7");
+
+		_exit(claim(a, fa, "t7", 1) == COORD_OK ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	t0 = tstime_mono_ms();
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (_i == 1) {
+		snprintf(k, sizeof(k), "%slease:t7", prefix);
+		ck_assert_int_eq(raw("DEL %s", k), 1);
+	}
+	while (coord_orphan_take(b, fb, sp.self, "t7.json", "t7",
+	    tstime_mono_ms(), k, sizeof(k)) != COORD_OK) {
+		ck_assert_int_lt(tstime_mono_ms() - t0, 5000);
+		sleep_ms(50);
+	}
+	took = tstime_mono_ms() - t0;
+	ck_assert_msg(took >= 950 && took < 5000, "taken after %lld ms",
+	    (long long)took);
+	ck_assert_int_gt(coord_lease_fence(b, fb), 0);
+	coord_lease_close(b, fb);
+	coord_close(b);
+	spool_close(&spb);
+}
+END_TEST
+
+/*
+ * Issue 11 item 10: the connection dies in the middle of the registry
+ * listing.  Redis closes a normal client whose pending output passes
+ * the hard client-output-buffer-limit (Redis docs, "Client handling",
+ * output buffer limits; the first 16 KB of a reply sit in the client's
+ * static buffer and do not count), so an HGETALL of a 64 KB hash kills
+ * the connection with the listing half done.  Before the fix the next
+ * HGETALL went to hiredis with the freed, NULL context (SIGSEGV), or,
+ * when the big key came last, a partial list was returned as success.
+ * The listing must fail as a whole, and work again once the server
+ * answers normally.  _i = 0: the big key among 30 others; _i = 1: the
+ * big key alone (the last key of its batch).
+ */
+START_TEST(nodes_connection_lost)
+{
+	struct coord *a = open_node(1, "a");
+	struct coord_node *v = (struct coord_node *)&v;
+	size_t n = 99;
+	char why[256], cmd[300], *big;
+	int nsmall = _i == 0 ? 30 : 0;
+
+	for (int i = 0; i < nsmall; i++) {
+		snprintf(cmd, sizeof(cmd), "HSET %snode:n%02d pid %d", prefix,
+		    i, 100 + i);
+		ck_assert_int_eq(raw(cmd, ""), 1);
+	}
+	big = malloc(65537);
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'x', 65536);
+	big[65536] = '\0';
+	snprintf(cmd, sizeof(cmd), "HSET %snode:zbig pad %%s", prefix);
+	ck_assert_int_eq(raw(cmd, big), 1);
+	free(big);
+	ck_assert_int_eq(raw("CONFIG SET client-output-buffer-limit %s",
+	    "normal 8192 0 0"), -1);
+	ck_assert_int_eq(coord_nodes(a, &v, &n, why, sizeof(why)), -1);
+	ck_assert_ptr_null(v);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_msg(strstr(why, "connection") != NULL, "why: %s", why);
+	/* Again while the connection is down: refused, no crash. */
+	ck_assert_int_eq(coord_nodes(a, &v, &n, why, sizeof(why)), -1);
+	ck_assert_int_eq(raw("CONFIG SET client-output-buffer-limit %s",
+	    "normal 0 0 0"), -1);
+	sleep_ms(600);		/* past the reconnection back-off */
+	ck_assert_msg(coord_nodes(a, &v, &n, why, sizeof(why)) == 0, "%s",
+	    why);
+	ck_assert_uint_eq(n, (size_t)nsmall + 1);
+	ck_assert_str_eq(v[n - 1].id, "zbig");
+	if (nsmall > 0)
+		ck_assert_int_eq(v[7].pid, 107);
+	free(v);
+	coord_close(a);
+}
+END_TEST
+
+/*
+ * A server that accepts the connection and never answers (a listening
+ * socket nobody reads): the failure is reported as a timeout, not as a
+ * refusal of AUTH, SELECT or SCRIPT LOAD (issue 11 item 8).
+ */
+START_TEST(redis_timeout_named)
+{
+	struct sockaddr_in sa;
+	socklen_t salen = sizeof(sa);
+	struct config cfg;
+	struct coord *c;
+	struct coord_node *v;
+	size_t n;
+	char why[256];
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(ls, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(ls, 8), 0);
+	ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&sa, &salen), 0);
+	config_defaults(&cfg);
+	cfg.lease_ms = LEASE_MS;
+	cfg.lease_renew_ms = RENEW_MS;
+	snprintf(cfg.redis, sizeof(cfg.redis), "127.0.0.1:%d",
+	    ntohs(sa.sin_port));
+	if (_i == 1)
+		snprintf(cfg.redis_password, sizeof(cfg.redis_password), "pw");
+	c = coord_open(&cfg, "a", &sp, why, sizeof(why));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(coord_nodes(c, &v, &n, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "timed out") != NULL, "why: %s", why);
+	ck_assert_msg(strstr(why, "refused") == NULL, "why: %s", why);
+	ck_assert_ptr_nonnull(strstr(why, _i == 1 ? "AUTH" : "SCRIPT LOAD"));
+	coord_close(c);
+	close(ls);
+}
+END_TEST
+
 static Suite *
 coord_suite(void)
 {
@@ -631,6 +939,10 @@ coord_suite(void)
 	tcase_add_loop_test(tc, limit_semaphore, 0, 2);
 	tcase_add_test(tc, limit_config);
 	tcase_add_test(tc, limit_requeue);
+	tcase_add_loop_test(tc, nodes_connection_lost, 0, 2);
+	tcase_add_loop_test(tc, lease_reestablished, 0, 2);
+	tcase_add_loop_test(tc, lease_takeover_after_death, 0, 2);
+	tcase_add_loop_test(tc, redis_timeout_named, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
