@@ -3240,6 +3240,7 @@ node_run(struct config *cfg, const char *config_path,
 			n->next_wait = tstime_mono_ms() + 100;
 		}
 		bp_check(n);
+		log_tick();
 		if (n->recover_self && !n->draining && !claims_held(n))
 			recover_dir(n, n->sp.self, n->sp.node);
 		cancel_more(n);
@@ -3380,6 +3381,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->leader = 0;		/* released at exit */
 	write_metrics(n, 1);
 	metrics_fini();
+	log_flush();		/* the "(repeated ...)" lines still due */
 	log_info("node %s stopped: %llu claimed, %llu attempts concluded",
 	    n->sp.node, n->claimed, n->finished);
 	/* Leases still held (commits not written) end; the leader lock and
