@@ -223,6 +223,7 @@ spool_full(struct node *n, int e, const char *what)
 		log_warnx("spool cannot take writes (%s: %s): back-pressure, "
 		    "no new claims until a probe write succeeds", what,
 		    strerror(e));
+		n->next_metrics = n->bp_since;	/* the gauge at once */
 	}
 	n->bp_probe = tstime_mono_ms() + 1000;
 	return 1;
@@ -260,6 +261,7 @@ bp_check(struct node *n)
 	    "(%s); claims resume", (long long)(now - n->bp_since) / 1000,
 	    strerror(n->bp_err));
 	n->bp_err = 0;
+	n->next_metrics = now;
 }
 
 /*
@@ -2777,7 +2779,7 @@ static void
 write_metrics(struct node *n, int stopped)
 {
 	struct metrics_node self = { n->nslots, n->nrunning, n->leader,
-		stopped };
+		stopped, n->bp_err };
 
 	if (n->cfg->metrics_interval_ms > 0 && metrics_write(&n->sp,
 	    tstime_now_ms(), &self) != 0)
