@@ -63,6 +63,10 @@ struct top_data {
 	double success, failed, cancelled, retries, corrupt, lost;
 	struct top_fail fails[TOP_FAIL_MAX];
 	size_t nfails;
+	struct {
+		char node[65], reason[16];
+	} bp[TOP_NODES_MAX];		/* taskspool_backpressure == 1 */
+	size_t nbp;
 };
 
 static volatile sig_atomic_t top_stop;
@@ -220,6 +224,14 @@ read_prom(char *txt, struct top_data *d)
 			d->corrupt += v;
 		else if (strncmp(line, "taskspool_lease_lost_total{", 27) == 0)
 			d->lost += v;
+		else if (strncmp(line, "taskspool_backpressure{", 23) == 0 &&
+		    v == 1 && d->nbp < TOP_NODES_MAX) {
+			label_of(line, "node", d->bp[d->nbp].node,
+			    sizeof(d->bp[d->nbp].node));
+			label_of(line, "reason", d->bp[d->nbp].reason,
+			    sizeof(d->bp[d->nbp].reason));
+			d->nbp++;
+		}
 	}
 }
 
@@ -417,6 +429,9 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 	}
 	if (d->nnodes > shown)
 		put_line(b, &rows, "  ... and %zu more", d->nnodes - shown);
+	for (size_t i = 0; i < d->nbp; i++)
+		put_line(b, &rows, "BACK-PRESSURE %.20s (%s): no claims until "
+		    "the spool takes writes", d->bp[i].node, d->bp[i].reason);
 	if (d->q_ok)
 		put_line(b, &rows, "QUEUE pending %ld  waiting %ld  delayed %ld  "
 		    "dispatched %ld  running %ld%s", d->q.pending, d->q.waiting,
@@ -553,6 +568,15 @@ render_json(struct buf *b, const struct config *cfg, const struct spool *sp,
 		json_array_append_new(fails, f);
 	}
 	json_object_set_new(o, "recentFailures", fails);
+	fails = json_array();
+	for (size_t i = 0; i < d->nbp; i++) {
+		json_t *f = json_object();
+
+		json_object_set_new(f, "node", json_string(d->bp[i].node));
+		json_object_set_new(f, "reason", json_string(d->bp[i].reason));
+		json_array_append_new(fails, f);
+	}
+	json_object_set_new(o, "backpressure", fails);
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (text != NULL)

@@ -113,6 +113,10 @@ static const struct key_def keys[] = {
 	    "names none"),
 	S(mariadb_database, "taskspool", "MariaDB database when the mariadb "
 	    "value names none"),
+	L(records_reconcile_sec, 0, 86400, "300", "s between reconcile passes "
+	    "of the record writer (MariaDB): a result file whose row is "
+	    "missing or not terminal is written from results/ (also at "
+	    "start); 0 = only at start"),
 	S(redis, "", "host:port of the Redis server: cluster mode (leases, "
 	    "heartbeats, leader lock in Redis); empty = embedded mode"),
 	S(redis_password, "", "Redis AUTH password; empty = none"),

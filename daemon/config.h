@@ -61,6 +61,7 @@ struct config {
 	char mariadb_user[128];
 	char mariadb_password[256];
 	char mariadb_database[65];
+	long records_reconcile_sec;	/* results/ vs rows, every N s */
 	char redis[256];	/* "host:port" of Redis: cluster mode; "" = embedded */
 	char redis_password[256]; /* AUTH password, "" = none */
 	long redis_db;		/* SELECT index */

@@ -1,10 +1,20 @@
 /*
  * log — stderr or syslog diagnostics; see log.h.
+ *
+ * Repeated warnings: a table of the LOG_REPEAT_SLOTS warnings seen last,
+ * each keyed by a 64-bit FNV-1a hash of its level, event, request id and
+ * text.  A warning whose key is in the table and whose window (started by
+ * its first line) is younger than LOG_REPEAT_MS is only counted; when the
+ * window is over (seen by the next log call or log_tick), one line "<the
+ * warning> (repeated N times in S s)" reports the count.  Under a mutex:
+ * the daemon's threads log too.
  */
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +29,39 @@ static char log_node[65];
 
 static const char *const level_names[] = { "error", "warning", "info",
 	"debug" };
+
+#define LOG_REPEAT_MS		10000	/* window of one warning */
+#define LOG_REPEAT_SLOTS	32	/* distinct warnings tracked */
+#define LOG_REPEAT_TEXT		1024	/* bytes of text kept per warning */
+
+struct log_repeat {
+	uint64_t key;			/* 0 = free */
+	int64_t first_ms, last_ms;	/* the window's first, last line */
+	unsigned long count;		/* lines suppressed in the window */
+	int attempt;
+	char event[32], rid[129], code[65];
+	char msg[LOG_REPEAT_TEXT];
+};
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct log_repeat log_rep[LOG_REPEAT_SLOTS];
+
+static int64_t
+log_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t (*log_clock)(void) = log_mono_ms;
+
+void
+log_set_clock(int64_t (*now_ms)(void))
+{
+	log_clock = now_ms != NULL ? now_ms : log_mono_ms;
+}
 
 void
 log_init(const char *progname, int use_syslog, enum log_level level)
@@ -161,6 +204,113 @@ log_write(enum log_level lv, const char *event, const char *rid,
 		fprintf(stderr, "%s\n", line);
 }
 
+/* FNV-1a (64-bit; Fowler, Noll, Vo) over s and a 0 byte, into h. */
+static uint64_t
+fnv1a(uint64_t h, const char *s)
+{
+	for (; s != NULL && *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h * 0x100000001b3ULL;
+}
+
+/* Under log_mu: the summary line of r, then free it. */
+static void
+repeat_close(struct log_repeat *r)
+{
+	char line[LOG_REPEAT_TEXT + 64];
+	int64_t ms = r->last_ms - r->first_ms;
+
+	if (r->count > 0) {
+		snprintf(line, sizeof(line), "%s (repeated %lu times in %lld s)",
+		    r->msg, r->count, (long long)(ms <= 0 ? 1 : (ms + 999) /
+		    1000));
+		log_write(LOG_LEVEL_WARN, r->event, r->rid, r->code,
+		    r->attempt, line);
+	}
+	r->key = 0;
+}
+
+/* Under log_mu: close every window that is over at now. */
+static void
+repeat_expire(int64_t now)
+{
+	for (size_t i = 0; i < LOG_REPEAT_SLOTS; i++)
+		if (log_rep[i].key != 0 && now - log_rep[i].first_ms >=
+		    LOG_REPEAT_MS)
+			repeat_close(&log_rep[i]);
+}
+
+/*
+ * Write one line, or count it when it repeats a warning of the open
+ * window (only warnings are limited: errors end a program, and info
+ * lines are the record of each state change).
+ */
+static void
+log_emit(enum log_level lv, const char *event, const char *rid,
+    const char *code, int attempt, const char *msg)
+{
+	struct log_repeat *r = NULL, *old = NULL;
+	uint64_t key;
+	int64_t now;
+
+	if (lv != LOG_LEVEL_WARN) {
+		log_write(lv, event, rid, code, attempt, msg);
+		return;
+	}
+	key = fnv1a(fnv1a(fnv1a(fnv1a(0xcbf29ce484222325ULL, event), rid),
+	    code), msg);
+	key = key == 0 ? 1 : key;
+	pthread_mutex_lock(&log_mu);
+	now = log_clock();
+	repeat_expire(now);
+	for (size_t i = 0; i < LOG_REPEAT_SLOTS; i++) {
+		if (log_rep[i].key == key) {
+			log_rep[i].count++;
+			log_rep[i].last_ms = now;
+			pthread_mutex_unlock(&log_mu);
+			return;
+		}
+		if (log_rep[i].key == 0 && r == NULL)
+			r = &log_rep[i];
+		if (old == NULL || log_rep[i].first_ms < old->first_ms)
+			old = &log_rep[i];
+	}
+	if (r == NULL) {
+		repeat_close(old);	/* the oldest window ends early */
+		r = old;
+	}
+	r->key = key;
+	r->first_ms = r->last_ms = now;
+	r->count = 0;
+	r->attempt = attempt;
+	snprintf(r->event, sizeof(r->event), "%s", event);
+	snprintf(r->rid, sizeof(r->rid), "%s", rid != NULL ? rid : "");
+	snprintf(r->code, sizeof(r->code), "%s", code != NULL ? code : "");
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+	log_write(lv, event, rid, code, attempt, msg);
+	pthread_mutex_unlock(&log_mu);
+}
+
+void
+log_tick(void)
+{
+	pthread_mutex_lock(&log_mu);
+	repeat_expire(log_clock());
+	pthread_mutex_unlock(&log_mu);
+}
+
+void
+log_flush(void)
+{
+	pthread_mutex_lock(&log_mu);
+	for (size_t i = 0; i < LOG_REPEAT_SLOTS; i++)
+		if (log_rep[i].key != 0)
+			repeat_close(&log_rep[i]);
+	pthread_mutex_unlock(&log_mu);
+}
+
 static void
 log_vemit(enum log_level lv, int with_errno, int saved, const char *fmt,
     va_list ap)
@@ -176,7 +326,7 @@ log_vemit(enum log_level lv, int with_errno, int saved, const char *fmt,
 	if (with_errno && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s",
 		    strerror(saved));
-	log_write(lv, "log", NULL, NULL, 0, msg);
+	log_emit(lv, "log", NULL, NULL, 0, msg);
 }
 
 void
@@ -190,7 +340,7 @@ log_task(enum log_level lv, const char *event, const char *request_id,
 	if (lv <= log_max) {
 		va_start(ap, fmt);
 		if (vsnprintf(msg, sizeof(msg), fmt, ap) >= 0)
-			log_write(lv, event, request_id, task_code, attempt,
+			log_emit(lv, event, request_id, task_code, attempt,
 			    msg);
 		va_end(ap);
 	}

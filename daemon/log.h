@@ -20,11 +20,19 @@
  *   requestId=r1 taskCode=report attempt=1 msg="r1: attempt 1 started"
  * A plain log_info() is event=log with no requestId; log_task() names the
  * event and the task, so `grep requestId=r1` follows a task across nodes.
+ *
+ * Repeated warnings are rate-limited: the same warning (level, event,
+ * requestId and text after formatting, strerror included) within 10 s of
+ * its first line is counted, not written; when those 10 s are over, one
+ * line "<the warning> (repeated N times in S s)" follows (written by the
+ * next log call or by log_tick(), which a daemon calls from its loop).
+ * Errors and info lines are never suppressed.  Thread-safe.
  */
 #ifndef TASKSPOOL_LOG_H
 #define TASKSPOOL_LOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum log_level { LOG_LEVEL_ERR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
@@ -63,6 +71,21 @@ void log_set_node(const char *node);
 void log_task(enum log_level lv, const char *event, const char *request_id,
     const char *task_code, int attempt, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
+
+/*
+ * Write the "(repeated N times in S s)" lines of the warnings whose
+ * 10 s window is over.  Cheap; a daemon calls it once per loop pass.
+ */
+void log_tick(void);
+
+/* Write the pending "(repeated ...)" lines now (at exit). */
+void log_flush(void);
+
+/*
+ * Tests: the monotonic clock of the repeat windows, in ms (NULL restores
+ * CLOCK_MONOTONIC).
+ */
+void log_set_clock(int64_t (*now_ms)(void));
 
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

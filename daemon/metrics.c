@@ -404,6 +404,13 @@ heartbeats_render(struct buf *b, const struct spool *sp, int64_t now_ms)
 	return rc;
 }
 
+const char *
+metrics_backpressure_reason(int e)
+{
+	return e == ENOSPC ? "enospc" : e == EDQUOT ? "edquot" : e == EROFS ?
+	    "erofs" : NULL;
+}
+
 int
 metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
     const struct metrics_node *self, const struct metrics_spool *q)
@@ -510,6 +517,17 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 		    "holds the leader lock.");
 		rc |= buf_printf(b, "taskspool_leader{node=\"%s\"} %d\n", nd,
 		    self->leader ? 1 : 0);
+		rc |= family(b, "taskspool_backpressure", "gauge", "1 while "
+		    "this node claims nothing because a write into the spool "
+		    "failed for that reason (until a probe write succeeds).");
+		for (int e = 0; e < 3; e++) {
+			int v[] = { ENOSPC, EDQUOT, EROFS };
+
+			rc |= buf_printf(b, "taskspool_backpressure{node=\"%s\","
+			    "reason=\"%s\"} %d\n", nd,
+			    metrics_backpressure_reason(v[e]),
+			    self->backpressure == v[e] ? 1 : 0);
+		}
 	}
 	rc |= family(b, "taskspool_node_heartbeat_age_seconds", "gauge",
 	    "Seconds since each node (peer) last wrote its heartbeat, as seen "
@@ -517,6 +535,64 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 	rc |= heartbeats_render(b, sp, now_ms);
 	pthread_mutex_unlock(&M.mu);
 	return rc != 0 ? -1 : 0;
+}
+
+#define METRICS_SPARE	65536	/* bytes kept allocated past the file */
+
+/*
+ * The file system is full: no new file can be staged, but the blocks of
+ * the existing dirfd/name (METRICS_SPARE of them kept allocated past its
+ * end by metrics_write) can take the new text, written in place; a
+ * shorter text is padded to the old length with a comment line, so no
+ * block is given back.  XXX a reader may see a torn file meanwhile; it
+ * is the only way a full spool can still say it is full.  0 or -1.
+ */
+static int
+overwrite(int dirfd, const char *name, const struct buf *b)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC), rc = -1, e;
+	struct stat st;
+	char *pad = NULL;
+	size_t npad = 0;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && st.st_size > (off_t)b->len) {
+		npad = (size_t)st.st_size - b->len;
+		if ((pad = malloc(npad)) != NULL) {
+			memset(pad, ' ', npad);
+			pad[0] = npad > 1 ? '#' : '\n';
+			pad[npad - 1] = '\n';
+		}
+	}
+	errno = 0;
+	if (pwrite(fd, b->data, b->len, 0) == (ssize_t)b->len && (npad == 0 ||
+	    (pad != NULL && pwrite(fd, pad, npad, (off_t)b->len) ==
+	    (ssize_t)npad)))
+		rc = 0;
+	else if (errno == 0)
+		errno = ENOSPC;
+	e = errno;
+	free(pad);
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+/* Keep METRICS_SPARE bytes allocated past the end of dirfd/name (for
+ * overwrite).  Best effort. */
+static void
+keep_spare(int dirfd, const char *name, size_t len)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	(void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, (off_t)(len +
+	    METRICS_SPARE));
+	close(fd);
 }
 
 int
@@ -539,6 +615,10 @@ metrics_write(const struct spool *sp, int64_t now_ms,
 		quiet.do_fsync = 0;	/* rewritten every few seconds */
 		rc = spool_publish(&quiet, sp->dir[SPOOL_METRICS], name,
 		    b.data, b.len, -1, 0);
+		if (rc == 0)
+			keep_spare(sp->dir[SPOOL_METRICS], name, b.len);
+		else if (errno == ENOSPC || errno == EDQUOT)
+			rc = overwrite(sp->dir[SPOOL_METRICS], name, &b);
 	}
 	e = errno;
 	buf_fini(&b);

@@ -50,7 +50,16 @@ struct metrics_node {
 	int stopped;		/* final write at a clean stop: no spool-wide
 				 * gauges (queue depth, oldest pending,
 				 * heartbeat ages), which would go stale */
+	int backpressure;	/* 0, or the errno (ENOSPC, EDQUOT, EROFS)
+				 * of the spool write that stopped claims:
+				 * taskspool_backpressure{reason} */
 };
+
+/*
+ * The reason label of taskspool_backpressure for errno e: "enospc",
+ * "edquot", "erofs", or NULL for 0 and other values.  Static string.
+ */
+const char *metrics_backpressure_reason(int e);
 
 /*
  * Start collecting for node (borrowed string copied; at most 64 bytes,

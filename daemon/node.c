@@ -81,12 +81,23 @@
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
 #define ENV_MAX		24
 #define ENV_BUF		8192
+/*
+ * Claimed-but-unfinished tasks whose results wait for the writer (struct
+ * commit): each holds its lease, the claimed file's descriptor.  At this
+ * many, nothing new is claimed (tasks, cancels of pending tasks, orphans)
+ * until the writer catches up; hooks that end meanwhile still conclude,
+ * so at most COMMITS_MAX + slots commits exist.  This bounds the
+ * daemon's descriptors (README.md, "Descriptors").
+ */
+#define COMMITS_MAX	32
+#define PROBE_BYTES	65536	/* back-pressure probe write (a result) */
 
 struct stream {
 	int fd;			/* pipe read end, -1 when closed */
 	int logfd;		/* logs/<id>/<attempt>.<ext>, opened lazily */
 	long long written;	/* bytes written to logfd */
 	long long dropped;	/* bytes over log_cap_bytes */
+	int lost_err;		/* errno of the first failed log write */
 	char *tail;		/* ring buffer of tail_cap bytes */
 	size_t tail_cap;	/* fixed at start: SIGHUP may change config */
 	size_t tail_len, tail_pos;
@@ -167,6 +178,13 @@ struct node {
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
+	long ncommits;			/* in commits (COMMITS_MAX) */
+	struct nameset cancel_wait;	/* cancels deferred: claims held */
+	int recover_self;		/* active/<self>/ not all recovered */
+	int bp_err;			/* back-pressure: errno of a failed
+					 * spool write (ENOSPC...), 0 none */
+	int64_t bp_since, bp_probe;	/* mono ms: began; next probe */
+	int64_t fd_warn;		/* mono ms: last out-of-fds warning */
 	struct groupsync *gs;		/* group commit of results (thread) */
 	struct groupsync_item **gitems;	/* the batch being built */
 	size_t gcap;
@@ -185,6 +203,101 @@ struct node {
 	unsigned long long claimed, finished, scans;
 };
 
+/* --- resources: descriptors and back-pressure --- */
+
+/*
+ * A write into the spool failed with e (what: the file or directory, for
+ * the log).  ENOSPC, EDQUOT and EROFS mean the spool cannot take writes:
+ * back-pressure starts — no claims (which would run hooks whose results
+ * cannot be written) until a probe write succeeds (bp_check).  Returns 1
+ * when e was one of those, else 0 (the caller's own handling applies).
+ */
+static int
+spool_full(struct node *n, int e, const char *what)
+{
+	if (e != ENOSPC && e != EDQUOT && e != EROFS)
+		return 0;
+	if (n->bp_err == 0) {
+		n->bp_err = e;
+		n->bp_since = tstime_mono_ms();
+		log_warnx("spool cannot take writes (%s: %s): back-pressure, "
+		    "no new claims until a probe write succeeds", what,
+		    strerror(e));
+		n->next_metrics = n->bp_since;	/* the gauge at once */
+	}
+	n->bp_probe = tstime_mono_ms() + 1000;
+	return 1;
+}
+
+/*
+ * While in back-pressure, once a second: publish PROBE_BYTES into state/
+ * by the writer protocol (tmp + fsync + rename) and remove it.  When that
+ * works, claims resume.
+ */
+static void
+bp_check(struct node *n)
+{
+	char name[SPOOL_NAME_MAX], *zero;
+	int64_t now = tstime_mono_ms();
+	int rc, e;
+
+	if (n->bp_err == 0 || now < n->bp_probe)
+		return;
+	n->bp_probe = now + 1000;
+	if ((zero = calloc(1, PROBE_BYTES)) == NULL)
+		return;
+	snprintf(name, sizeof(name), "probe.%s", n->sp.node);
+	rc = spool_publish(&n->sp, n->sp.dir[SPOOL_STATE], name, zero,
+	    PROBE_BYTES, -1, 0);
+	e = errno;
+	free(zero);
+	(void)unlinkat(n->sp.dir[SPOOL_STATE], name, 0);
+	if (rc != 0) {
+		if (e != ENOSPC && e != EDQUOT && e != EROFS)
+			log_warnx("back-pressure probe: %s", strerror(e));
+		return;
+	}
+	log_info("spool takes writes again after %lld s of back-pressure "
+	    "(%s); claims resume", (long long)(now - n->bp_since) / 1000,
+	    strerror(n->bp_err));
+	n->bp_err = 0;
+	n->next_metrics = now;
+}
+
+/*
+ * e is EMFILE or ENFILE (what: the failed call): no claims for a second
+ * while what is held finishes and gives its descriptors back; one
+ * warning per 10 s.  Returns 1 for those errors, else 0.
+ */
+static int
+fd_short(struct node *n, int e, const char *what)
+{
+	int64_t now = tstime_mono_ms();
+
+	if (e != EMFILE && e != ENFILE)
+		return 0;
+	n->claim_pause = now + 1000;
+	if (n->fd_warn == 0 || now - n->fd_warn >= 10000) {
+		n->fd_warn = now;
+		log_warnx("out of descriptors (%s: %s); claims paused while "
+		    "%ld running and %ld finished tasks complete", what,
+		    strerror(e), n->nrunning, n->ncommits);
+	}
+	return 1;
+}
+
+/*
+ * Whether new claims wait: of pending tasks, of pending tasks to cancel,
+ * of orphans to recover.  Each would hold a descriptor until its result
+ * is written.
+ */
+static int
+claims_held(const struct node *n)
+{
+	return n->ncommits >= COMMITS_MAX || n->bp_err != 0 ||
+	    tstime_mono_ms() < n->claim_pause;
+}
+
 /* Append a history record (records.h); a failure is logged, never fatal. */
 static void
 record(struct node *n, enum records_kind k, const char *id,
@@ -192,8 +305,12 @@ record(struct node *n, enum records_kind k, const char *id,
     size_t len)
 {
 	if (n->rec != NULL &&
-	    records_append(n->rec, k, id, t, a, env, len) != 0)
-		log_warn("%s: cannot write its record to outbox/records/", id);
+	    records_append(n->rec, k, id, t, a, env, len) != 0) {
+		log_warn("%s: cannot write its record to outbox/records/%s",
+		    id, k == RECORDS_RESULT ? " (the reconcile pass writes "
+		    "the row from results/)" : "");
+		(void)spool_full(n, errno, "outbox/records/");
+	}
 }
 
 static void node_conclude(struct node *, struct task *, int srcfd,
@@ -638,6 +755,7 @@ stream_init(struct stream *s, size_t tail)
 {
 	s->fd = s->logfd = -1;
 	s->written = s->dropped = 0;
+	s->lost_err = 0;
 	s->tail = tail > 0 ? malloc(tail) : NULL;
 	s->tail_cap = s->tail != NULL ? tail : 0;
 	s->tail_len = s->tail_pos = 0;
@@ -679,6 +797,33 @@ stream_tail(const struct stream *s, size_t cap, size_t *len)
 	return p;
 }
 
+/* Output of s could not be written to logs/ (error e): the attempt's
+ * reason names it (stream_lost_reason); the spool may be full. */
+static void
+stream_lost(struct node *n, struct stream *s, int e)
+{
+	if (s->lost_err == 0)
+		s->lost_err = e != 0 ? e : EIO;
+	(void)spool_full(n, s->lost_err, "logs/");
+}
+
+/* Append "; stdout lost: logs/ write failed: <error>" (and stderr) to
+ * reason (of size len) for the streams of sl that lost output. */
+static void
+stream_lost_reason(const struct slot *sl, char *reason, size_t len)
+{
+	const struct stream *s[] = { &sl->out, &sl->err };
+	static const char *const nm[] = { "stdout", "stderr" };
+
+	for (size_t i = 0; i < 2; i++) {
+		size_t l = strlen(reason);
+
+		if (s[i]->lost_err != 0 && l < len)
+			snprintf(reason + l, len - l, "; %s lost: logs/ write "
+			    "failed: %s", nm[i], strerror(s[i]->lost_err));
+	}
+}
+
 static void
 stream_keep(struct node *n, struct slot *sl, struct stream *s,
     const char *ext, const char *p, size_t len)
@@ -700,8 +845,9 @@ stream_keep(struct node *n, struct slot *sl, struct stream *s,
 		}
 		s->tail_len = s->tail_len + m > cap ? cap : s->tail_len + m;
 	}
-	/* The log file, capped; created on first output. */
-	if (s->written >= n->cfg->log_cap_bytes) {
+	/* The log file, capped; created on first output.  After a failed
+	 * write nothing more is written (no log with a hole in it). */
+	if (s->written >= n->cfg->log_cap_bytes || s->lost_err != 0) {
 		s->dropped += (long long)len;
 		return;
 	}
@@ -711,15 +857,21 @@ stream_keep(struct node *n, struct slot *sl, struct stream *s,
 
 		name_to_id(sl->name, id);
 		if (mkdirat(n->sp.dir[SPOOL_LOGS], id, 0750) != 0 &&
-		    errno != EEXIST)
+		    errno != EEXIST) {
+			stream_lost(n, s, errno);
 			return;
+		}
 		dfd = openat(n->sp.dir[SPOOL_LOGS], id, O_RDONLY |
 		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dfd < 0)
+		if (dfd < 0) {
+			stream_lost(n, s, errno);
 			return;
+		}
 		snprintf(lname, sizeof(lname), "%d.%s", sl->attempt, ext);
 		s->logfd = openat(dfd, lname, O_WRONLY | O_CREAT | O_TRUNC |
 		    O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (s->logfd < 0)
+			stream_lost(n, s, errno);
 		close(dfd);
 		if (s->logfd < 0)
 			return;
@@ -729,8 +881,17 @@ stream_keep(struct node *n, struct slot *sl, struct stream *s,
 		    s->written);
 		len = (size_t)(n->cfg->log_cap_bytes - s->written);
 	}
-	if (write(s->logfd, p, len) == (ssize_t)len)
-		s->written += (long long)len;
+	{
+		ssize_t w = write(s->logfd, p, len);
+
+		if (w > 0)
+			s->written += (long long)w;
+		if (w != (ssize_t)len) {
+			/* ENOSPC on a short write is the usual cause. */
+			stream_lost(n, s, w < 0 ? errno : ENOSPC);
+			s->dropped += (long long)len - (w > 0 ? w : 0);
+		}
+	}
 }
 
 /* Read what is available on a hook pipe; close it at EOF. */
@@ -1159,13 +1320,10 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		if (errno == EFBIG || errno == ELOOP || errno == EINVAL ||
 		    errno == EACCES || errno == EPERM)
 			quarantine(n, dfd, name, why);
-		else {
+		else if (fd_short(n, errno, "open incoming/"))
+			cand_again(n, dfd, name, announced);
+		else
 			log_warn("open incoming/%s", name);
-			if (errno == EMFILE || errno == ENFILE) {
-				cand_again(n, dfd, name, announced);
-				n->claim_pause = tstime_mono_ms() + 1000;
-			}
-		}
 		return;
 	}
 	if (coord_flock_verify(fd, dfd, name) != 0) {
@@ -1264,8 +1422,12 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		if (task_encode(&t, &enc) != 0 ||
 		    spool_publish(&n->sp, n->sp.dir[SPOOL_DELAYED], final,
 		    enc.data, enc.len, due, 0) != 0) {
+			int e = errno;
+
 			log_warn("%s: cannot move to delayed/", id);
 			buf_fini(&enc);
+			if (spool_full(n, e, "delayed/"))
+				cand_again(n, dfd, name, announced);
 			goto out;
 		}
 		buf_fini(&enc);
@@ -1314,8 +1476,14 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
 			    "already running on this node", id);
 			quarantine(n, dfd, name, why);
-		} else if (errno != ENOENT && errno != ESTALE)
+		} else if (errno != ENOENT && errno != ESTALE) {
+			int e = errno;
+
 			log_warn("%s: claim rename", id);
+			if (spool_full(n, e, "active/") || fd_short(n, e,
+			    "claim rename"))
+				cand_again(n, dfd, name, announced);
+		}
 		goto out;		/* ENOENT/ESTALE: another node won */
 	}
 	/* The rename moved a name, not our locked inode: if the file was
@@ -1397,8 +1565,11 @@ commit_move(struct node *n, struct commit *c)
 	/* The delivery is durable before the task is terminal (DESIGN §7). */
 	if (c->cb.len > 0) {
 		if (callback_publish(&n->sp, c->id, &c->cb) != 0) {
+			int e = errno;
+
 			log_warn("%s: cannot write its callback delivery "
 			    "(retried every second)", c->id);
+			(void)spool_full(n, e, "outbox/callbacks/");
 			c->next_try_mono = tstime_mono_ms() + 1000;
 			return -1;
 		}
@@ -1408,9 +1579,12 @@ commit_move(struct node *n, struct commit *c)
 	if (renameat(c->from_self ? n->sp.self : c->srcfd, c->name,
 	    n->sp.dir[c->dest], c->name) != 0 &&
 	    errno != ENOENT) {
+		int e = errno;
+
 		if (!c->warned_move)
 			log_warn("%s: move to %s/ (retried every second)",
 			    c->id, spool_dir_name(c->dest));
+		(void)spool_full(n, e, spool_dir_name(c->dest));
 		c->warned_move = 1;
 		c->next_try_mono = tstime_mono_ms() + 1000;
 		return -1;
@@ -1436,6 +1610,7 @@ commit_move(struct node *n, struct commit *c)
 static void
 commit_free(struct node *n, struct commit *c)
 {
+	n->ncommits--;
 	if (c->lockfd >= 0)
 		coord_lease_close(n->coord, c->lockfd);
 	if (c->srcfd >= 0)
@@ -1458,6 +1633,7 @@ commits_synced(struct node *n)
 			continue;
 		errno = derr[i];
 		log_warn("fsync %s/", spool_dir_name(n->gdir[i]));
+		(void)spool_full(n, derr[i], spool_dir_name(n->gdir[i]));
 		if (n->gdir[i] == SPOOL_RESULTS)
 			results_ok = 0;	/* moves wait for durable names */
 		else
@@ -1474,6 +1650,9 @@ commits_synced(struct node *n)
 					    " the task stays in active/ and is "
 					    "retried", c->id, c->gi.to);
 				c->warned = 1;
+				if (!spool_full(n, c->gi.err, "results/"))
+					(void)fd_short(n, c->gi.err,
+					    "results/");
 				c->next_try_mono = tstime_mono_ms() + 1000;
 				continue;
 			}
@@ -1666,7 +1845,10 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		    a->retry_at_ms, 0) != 0) {
 			/* Leave it in active/ unlocked: the reaper (or our
 			 * restart) retries the conclusion as a lost attempt. */
+			int e = errno;
+
 			log_warn("%s: cannot queue retry", t->request_id);
+			(void)spool_full(n, e, "delayed/");
 			buf_fini(&enc);
 			if (lockfd >= 0)
 				coord_lease_close(n->coord, lockfd);
@@ -1784,6 +1966,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 		while (*pp != NULL)
 			pp = &(*pp)->next;
 		*pp = c;
+		n->ncommits++;
 	}
 	return;
 nomem:
@@ -1986,9 +2169,12 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 	if (sl->out.dropped > 0 || sl->err.dropped > 0) {
 		size_t l = strlen(a.reason);
 
-		snprintf(a.reason + l, sizeof(a.reason) - l, "; log capped, "
-		    "%lld bytes dropped", sl->out.dropped + sl->err.dropped);
+		if (sl->out.lost_err == 0 && sl->err.lost_err == 0)
+			snprintf(a.reason + l, sizeof(a.reason) - l, "; log "
+			    "capped, %lld bytes dropped", sl->out.dropped +
+			    sl->err.dropped);
 	}
+	stream_lost_reason(sl, a.reason, sizeof(a.reason));
 	/* The hook's own result, if it wrote valid JSON.  The result file
 	 * is always looked for (a hook may restore the directory's mtime);
 	 * the directory is emptied when its mtime moved or a result was
@@ -2153,6 +2339,10 @@ cancel_pending(struct node *n, const char *id)
 
 		fd = spool_open_safe(dfd, file, TASK_FILE_MAX, &st, why,
 		    sizeof(why));
+		if (fd < 0 && fd_short(n, errno, "cancel")) {
+			(void)nameset_add(&n->cancel_wait, id, NULL);
+			return 1;	/* again when descriptors are back */
+		}
 		if (fd < 0)
 			continue;
 		if (coord_flock_verify(fd, dfd, file) != 0) {
@@ -2202,7 +2392,14 @@ handle_cancel(struct node *n, const char *id)
 	struct stat st;
 
 	(void)nameset_add(&n->cancels, id, NULL);
-	if (cancel_running(n, id) || cancel_pending(n, id))
+	if (cancel_running(n, id))
+		return;
+	if (claims_held(n)) {
+		/* Cancelling a pending task claims it: later (cancel_more). */
+		(void)nameset_add(&n->cancel_wait, id, NULL);
+		return;
+	}
+	if (cancel_pending(n, id))
 		return;
 	if (spool_locate(&n->sp, id, &where, NULL) == 0) {
 		if (where != SPOOL_DONE && where != SPOOL_FAILED &&
@@ -2213,6 +2410,19 @@ handle_cancel(struct node *n, const char *id)
 		return;			/* may not be published yet */
 	(void)unlinkat(n->sp.cancel, id, 0);
 	nameset_remove(&n->cancels, id);
+}
+
+/* The cancels deferred while claims were held, as far as they may go. */
+static void
+cancel_more(struct node *n)
+{
+	struct nameset_node *c;
+
+	while (n->cancel_wait.head != NULL && !claims_held(n) &&
+	    (c = nameset_pop(&n->cancel_wait)) != NULL) {
+		handle_cancel(n, c->name);
+		free(c);
+	}
 }
 
 static void
@@ -2388,13 +2598,26 @@ recover_dir(struct node *n, int dirfd, const char *owner)
 	DIR *dp;
 	struct dirent *de;
 
-	if ((dp = spool_opendir(dirfd)) == NULL)
+	if ((dp = spool_opendir(dirfd)) == NULL) {
+		if (dirfd == n->sp.self && fd_short(n, errno, "recovery"))
+			n->recover_self = 1;
 		return;
+	}
+	if (dirfd == n->sp.self)
+		n->recover_self = 0;
 	while ((de = readdir(dp)) != NULL) {
 		int tf;
 
 		if (de->d_name[0] == '.')
 			continue;
+		if (n->ncommits >= COMMITS_MAX || n->bp_err != 0) {
+			/* Each recovered orphan holds a descriptor until its
+			 * result is written: the rest waits (the reaper's next
+			 * pass; our own, from the loop). */
+			if (dirfd == n->sp.self)
+				n->recover_self = 1;
+			break;
+		}
 		if (dirfd == n->sp.self) {
 			int busy = 0;
 
@@ -2411,6 +2634,11 @@ recover_dir(struct node *n, int dirfd, const char *owner)
 		}
 		tf = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW |
 		    O_NONBLOCK | O_CLOEXEC);
+		if (tf < 0 && fd_short(n, errno, "recovery")) {
+			if (dirfd == n->sp.self)
+				n->recover_self = 1;
+			break;
+		}
 		if (tf < 0) {
 			if (errno == ELOOP)
 				quarantine(n, dirfd, de->d_name,
@@ -2566,7 +2794,7 @@ static void
 write_metrics(struct node *n, int stopped)
 {
 	struct metrics_node self = { n->nslots, n->nrunning, n->leader,
-		stopped };
+		stopped, n->bp_err };
 
 	if (n->cfg->metrics_interval_ms > 0 && metrics_write(&n->sp,
 	    tstime_now_ms(), &self) != 0)
@@ -2791,8 +3019,11 @@ next_wakeup(struct node *n)
 	if (n->waiting.head != NULL && n->next_wait < t)
 		t = n->next_wait;
 	if (n->claim_pause > now && (n->cand.head != NULL ||
-	    n->qcand.head != NULL) && n->claim_pause < t)
+	    n->qcand.head != NULL || n->cancel_wait.head != NULL ||
+	    n->recover_self) && n->claim_pause < t)
 		t = n->claim_pause;
+	if (n->bp_err != 0 && n->bp_probe < t)
+		t = n->bp_probe;
 	t -= now;
 	return t < 0 ? 0 : t > 60000 ? 60000 : t;
 }
@@ -2904,7 +3135,8 @@ setup(struct node *n)
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
 	    nameset_init(&n->waiting) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
-	    nameset_init(&n->cancels) != 0)
+	    nameset_init(&n->cancels) != 0 ||
+	    nameset_init(&n->cancel_wait) != 0)
 		return EX_OSERR;
 
 	sigemptyset(&mask);
@@ -3041,9 +3273,14 @@ node_run(struct config *cfg, const char *config_path,
 			    &n->cand, &n->qcand);
 			n->next_wait = tstime_mono_ms() + 100;
 		}
+		bp_check(n);
+		log_tick();
+		if (n->recover_self && !n->draining && !claims_held(n))
+			recover_dir(n, n->sp.self, n->sp.node);
+		cancel_more(n);
 		while (!n->draining && n->nrunning < n->nslots &&
 		    (n->cand.head != NULL || n->qcand.head != NULL) &&
-		    tstime_mono_ms() >= n->claim_pause) {
+		    !claims_held(n)) {
 			int q = n->qcand.head != NULL;	/* routed to us first */
 			struct nameset_node *c = nameset_pop(q ? &n->qcand :
 			    &n->cand);
@@ -3178,6 +3415,7 @@ node_run(struct config *cfg, const char *config_path,
 	n->leader = 0;		/* released at exit */
 	write_metrics(n, 1);
 	metrics_fini();
+	log_flush();		/* the "(repeated ...)" lines still due */
 	log_info("node %s stopped: %llu claimed, %llu attempts concluded",
 	    n->sp.node, n->claimed, n->finished);
 	/* Leases still held (commits not written) end; the leader lock and
@@ -3194,6 +3432,7 @@ node_run(struct config *cfg, const char *config_path,
 	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);
 	nameset_fini(&n->cancels);
+	nameset_fini(&n->cancel_wait);
 	for (long i = 0; i < n->nslots; i++) {
 		if (n->work[i].fd > 0) {
 			work_reset(&n->work[i]);

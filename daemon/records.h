@@ -273,6 +273,14 @@ enum records_apply records_db_apply(struct records_db *db,
     const struct records_row *row, char *why, size_t whylen);
 
 /*
+ * Whether task_execution has a terminal row (SUCCESS, FAILED, CANCELLED)
+ * for request id.  Returns 1, 0 (no row, or not terminal), or -1 with the
+ * server's message in why (the link failed: the caller reconnects).
+ */
+int records_db_terminal(struct records_db *db, const char *id, char *why,
+    size_t whylen);
+
+/*
  * Upsert this node into node_registry (started_at kept from the first
  * call of this process).  Returns a records_apply value.
  */

@@ -30,7 +30,7 @@
 enum stmt_id {
 	ST_EXEC, ST_ATTEMPT, ST_NODE, ST_LIST, ST_LIST_CODE, ST_LIST_STATUS,
 	ST_LIST_BOTH, ST_STATS, ST_STATS_CB, ST_PURGE_ATT, ST_PURGE_CB,
-	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_CALLBACK, ST_DEF, ST_DEF_DEL, ST_N
+	ST_PURGE_EXEC, ST_MIGRATED, ST_VERSION, ST_LIST_APP, ST_CALLBACK, ST_DEF, ST_DEF_DEL, ST_TERMINAL, ST_N
 };
 
 struct records_db {
@@ -121,6 +121,8 @@ static const char *const sql[ST_N] = {
 [ST_MIGRATED] = "INSERT INTO schema_migrations (version, name, applied_at) "
 "VALUES (?,?,?)",
 [ST_VERSION] = "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+[ST_TERMINAL] = "SELECT COUNT(*) FROM task_execution WHERE request_id = ? "
+"AND status IN ('SUCCESS','FAILED','CANCELLED')",
 /* GET /api/tasks: one app's tasks newest first, before the cursor; an
  * empty code or status list matches any (FIND_IN_SET: the statuses are a
  * bound comma-separated value, never SQL text). */
@@ -581,6 +583,33 @@ records_db_version(struct records_db *db, unsigned *version, char *why,
 		*version = (unsigned)v;
 	mysql_stmt_free_result(st);
 	return 0;
+}
+
+int
+records_db_terminal(struct records_db *db, const char *id, char *why,
+    size_t whylen)
+{
+	MYSQL_BIND p, r;
+	long long v = 0;
+	MYSQL_STMT *st;
+	enum records_apply rc;
+
+	if ((st = stmt(db, ST_TERMINAL, &rc, why, whylen)) == NULL)
+		return -1;
+	p_str(&p, id);
+	memset(&r, 0, sizeof(r));
+	r.buffer_type = MYSQL_TYPE_LONGLONG;
+	r.buffer = &v;
+	if (mysql_stmt_bind_param(st, &p) != 0 || mysql_stmt_execute(st) != 0
+	    || mysql_stmt_bind_result(st, &r) != 0 ||
+	    mysql_stmt_store_result(st) != 0) {
+		st_fail(st, why, whylen);
+		return -1;
+	}
+	if (mysql_stmt_fetch(st) != 0)
+		v = 0;
+	mysql_stmt_free_result(st);
+	return v > 0 ? 1 : 0;
 }
 
 /* Run one migration file's statements. */

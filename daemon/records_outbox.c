@@ -976,6 +976,166 @@ backoff_wait(struct records *r, int64_t ms)
 	return 0;
 }
 
+/*
+ * The row of request id from its result file (results/<id>.json) and its
+ * task file in done|failed|cancelled/ (appId, jobCode): decoded into row,
+ * as a RESULT record of it would be.  Returns 0, or -1 (unreadable or
+ * malformed: a torn result is not a row; the reader's business).
+ */
+static int
+row_from_result(struct records *r, const char *id, struct records_row *row)
+{
+	struct buf rec;
+	struct task t;
+	struct task_error te;
+	enum spool_dir where;
+	char name[SPOOL_NAME_MAX], why[256], *env, *tf = NULL;
+	size_t len, tlen = 0;
+	int rc = -1, have_t = 0;
+
+	snprintf(name, sizeof(name), "%s.json", id);
+	env = spool_read_file(r->sp->dir[SPOOL_RESULTS], name,
+	    RECORDS_FILE_MAX, &len);
+	if (env == NULL)
+		return -1;
+	task_init(&t);
+	if (spool_locate(r->sp, id, &where, NULL) == 0 && (where ==
+	    SPOOL_DONE || where == SPOOL_FAILED || where == SPOOL_CANCELLED) &&
+	    (tf = spool_read_file(r->sp->dir[where], name, TASK_FILE_MAX,
+	    &tlen)) != NULL && task_decode(tf, tlen, &t, &te) == 0)
+		have_t = 1;
+	buf_init(&rec, RECORDS_FILE_MAX);
+	if (encode_result(&rec, id, have_t ? &t : NULL, env, len) == 0 &&
+	    records_decode(rec.data, rec.len, row, why, sizeof(why)) == 0)
+		rc = 0;
+	buf_fini(&rec);
+	task_fini(&t);
+	free(tf);
+	free(env);
+	return rc;
+}
+
+/*
+ * The reconcile pass: every result file (modified at or after since_ms,
+ * epoch ms; 0 = all) whose task_execution row is missing or not terminal
+ * gets its row from the file, in transactions of RECORDS_BATCH rows.  So
+ * a RESULT record lost to a full disk (records_append failed) or to a
+ * hand-removed outbox file is repaired, and the rows end equal to the
+ * result files (DESIGN §1: the spool is the source of truth).  Applying
+ * what a RESULT record would apply is idempotent (fences).  Returns OK,
+ * or RETRY with why when the link failed.
+ */
+static enum records_apply
+reconcile(struct records *r, struct records_db *db, int64_t since_ms,
+    char *why, size_t whylen)
+{
+	struct records_row *rows;
+	enum records_apply rc = RECORDS_APPLY_OK;
+	struct dirent *de;
+	long checked = 0, repaired = 0, bad = 0;
+	size_t n = 0;
+	DIR *dp;
+
+	if ((dp = spool_opendir(r->sp->dir[SPOOL_RESULTS])) == NULL)
+		return RECORDS_APPLY_OK;	/* tried again next pass */
+	if ((rows = calloc(RECORDS_BATCH, sizeof(*rows))) == NULL) {
+		closedir(dp);
+		return RECORDS_APPLY_OK;
+	}
+	for (;;) {
+		char id[TASK_ID_MAX + 1];
+		size_t l;
+		struct stat st;
+		int term;
+
+		de = readdir(dp);
+		if (de != NULL) {
+			l = strlen(de->d_name);
+			if (l <= 5 || l - 5 > TASK_ID_MAX ||
+			    strcmp(de->d_name + l - 5, ".json") != 0)
+				continue;
+			memcpy(id, de->d_name, l - 5);
+			id[l - 5] = '\0';
+			if (!spool_id_ok(id))
+				continue;
+			if (since_ms > 0 && (fstatat(r->sp->dir[SPOOL_RESULTS],
+			    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+			    (int64_t)st.st_mtim.tv_sec * 1000 < since_ms))
+				continue;
+			checked++;
+			if ((term = records_db_terminal(db, id, why,
+			    whylen)) < 0) {
+				rc = RECORDS_APPLY_RETRY;
+				break;
+			}
+			if (term == 1)
+				continue;
+			if (row_from_result(r, id, &rows[n]) != 0) {
+				records_row_fini(&rows[n]);
+				bad++;
+				continue;
+			}
+			if (++n < RECORDS_BATCH)
+				continue;
+		}
+		if (n > 0) {
+			char rwhy[1024];
+
+			if ((rc = records_db_begin(db, why, whylen)) !=
+			    RECORDS_APPLY_OK)
+				break;
+			for (size_t i = 0; i < n; i++) {
+				enum records_apply a = records_db_apply(db,
+				    &rows[i], rwhy, sizeof(rwhy));
+
+				if (a == RECORDS_APPLY_RETRY) {
+					snprintf(why, whylen, "%s", rwhy);
+					records_db_rollback(db);
+					rc = RECORDS_APPLY_RETRY;
+					break;
+				}
+				if (a == RECORDS_APPLY_REJECT) {
+					/* Rolled back with the rest: this
+					 * batch is redone row by row. */
+					log_warnx("records: reconcile: %s: "
+					    "MariaDB rejected the row: %s",
+					    rows[i].request_id, rwhy);
+					records_row_fini(&rows[i]);
+					memmove(&rows[i], &rows[i + 1],
+					    (n - i - 1) * sizeof(*rows));
+					memset(&rows[n - 1], 0,
+					    sizeof(*rows));
+					n--;
+					records_db_rollback(db);
+					i = (size_t)-1;
+					if ((rc = records_db_begin(db, why,
+					    whylen)) != RECORDS_APPLY_OK)
+						break;
+				}
+			}
+			if (rc == RECORDS_APPLY_OK && (rc = records_db_commit(
+			    db, why, whylen)) == RECORDS_APPLY_OK)
+				repaired += (long)n;
+			for (size_t i = 0; i < n; i++)
+				records_row_fini(&rows[i]);
+			n = 0;
+			if (rc != RECORDS_APPLY_OK)
+				break;
+		}
+		if (de == NULL)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		records_row_fini(&rows[i]);
+	free(rows);
+	closedir(dp);
+	if (repaired > 0 || bad > 0)
+		log_info("records: reconcile: %ld row(s) written from results/ "
+		    "(missing or not terminal) of %ld checked%s", repaired,
+		    checked, bad > 0 ? "; some result files unreadable" : "");
+	return rc;
+}
+
 static void *
 writer_main(void *arg)
 {
@@ -983,6 +1143,7 @@ writer_main(void *arg)
 	struct records_db *db = NULL;
 	int64_t backoff = BACKOFF_MIN_MS, started = tstime_now_ms();
 	int64_t next_seen = 0, next_orphans = 0, next_depth = 0;
+	int64_t next_reconcile = 0, reconciled_ms = 0;
 	char why[1024];
 	int down = 0;
 
@@ -1047,6 +1208,24 @@ writer_main(void *arg)
 		if (tstime_mono_ms() >= next_orphans) {
 			reclaim_orphans(r);
 			next_orphans = tstime_mono_ms() + NODE_SEEN_MS;
+		}
+		if (next_reconcile >= 0 && tstime_mono_ms() >= next_reconcile) {
+			/* At start every result file; then those written since
+			 * the last pass began, less a minute (clock steps). */
+			int64_t began = tstime_now_ms();
+
+			if (reconcile(r, db, reconciled_ms > 0 ? reconciled_ms -
+			    60000 : 0, why, sizeof(why)) != RECORDS_APPLY_OK) {
+				log_warnx("records: reconcile: MariaDB failed "
+				    "(%s); reconnecting", why);
+				records_db_close(db);
+				db = NULL;
+				continue;
+			}
+			reconciled_ms = began;
+			next_reconcile = r->cfg.records_reconcile_sec > 0 ?
+			    tstime_mono_ms() + r->cfg.records_reconcile_sec *
+			    1000 : -1;
 		}
 		names = claim_batch(r, &n);
 		if (n == 0) {

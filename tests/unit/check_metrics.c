@@ -189,7 +189,7 @@ START_TEST(test_scan_and_write)
 	char dir[200], path[300], why[512], *txt;
 	const int64_t now = 1700000000000LL;	/* a fixed "now", epoch ms */
 	struct metrics_spool q;
-	struct metrics_node self = { 4, 1, 1, 0 };
+	struct metrics_node self = { 4, 1, 1, 0, ENOSPC };
 	struct spool sp;
 	int d;
 
@@ -254,6 +254,13 @@ START_TEST(test_scan_and_write)
 	ASSERT_LINE(txt, "taskspool_slots{node=\"n1\",kind=\"total\"} 4");
 	ASSERT_LINE(txt, "taskspool_slots{node=\"n1\",kind=\"busy\"} 1");
 	ASSERT_LINE(txt, "taskspool_leader{node=\"n1\"} 1");
+	/* back-pressure after ENOSPC: that reason 1, the others 0 */
+	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"enospc\"} "
+	    "1");
+	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"edquot\"} "
+	    "0");
+	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"erofs\"} "
+	    "0");
 	free(txt);
 	/* A stopped node's last file has no spool-wide gauges. */
 	self.stopped = 1;
