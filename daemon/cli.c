@@ -510,7 +510,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 	struct status st;
 	struct index_entry ie;
 	const char *state, *source = "spool";
-	char when[TSTIME_BUF];
+	char when[TSTIME_BUF], reason[LIMITS_REASON_MAX] = "";
 	int rc;
 
 	if (argc == 1) {
@@ -546,6 +546,9 @@ cmd_status(struct cli *c, int argc, char **argv)
 		return EX_NOINPUT;
 	} else
 		state = limits_state_name(&c->sp, st.where, argv[1]);
+	if (strcmp(state, "WAITING") == 0)
+		(void)limits_waiting_reason(&c->sp, argv[1], reason,
+		    sizeof(reason));
 	if (c->json) {
 		json_t *o = json_object();
 		char *s;
@@ -563,6 +566,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 		json_object_set_new(o, "notBefore", st.not_before >= 0 &&
 		    st.where == SPOOL_DELAYED ? json_string(tstime_format_ms(
 		    when, sizeof(when), st.not_before)) : json_null());
+		if (reason[0] != '\0')
+			json_object_set_new(o, "reason", json_string(reason));
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 		printf("%s\n", s);
@@ -576,6 +581,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 		printf(" (waiting until %s, %d attempt(s) so far)",
 		    tstime_format_ms(when, sizeof(when), st.not_before),
 		    st.attempts);
+	else if (reason[0] != '\0')
+		printf(" (%s)", reason);
 	printf("\n");
 	return 0;
 }
@@ -792,6 +799,13 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 		if ((code == NULL || strcmp(code, t.task_code) == 0) &&
 		    (state == NULL || strcmp(state, limits_state_name(&c->sp,
 		    where, id)) == 0)) {
+			char reason[LIMITS_REASON_MAX] = "";
+
+			/* Why a WAITING task waits (maxconc.h, router.h). */
+			if (strcmp(limits_state_name(&c->sp, where, id),
+			    "WAITING") == 0)
+				(void)limits_waiting_reason(&c->sp, id, reason,
+				    sizeof(reason));
 			if (arr != NULL) {
 				json_t *o = json_object();
 
@@ -806,11 +820,15 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				    json_string(shown) : json_null());
 				json_object_set_new(o, "attempts",
 				    json_integer((json_int_t)t.nattempts));
+				if (reason[0] != '\0')
+					json_object_set_new(o, "reason",
+					    json_string(reason));
 				json_array_append_new(arr, o);
 			} else
-				printf("%-10s %-40s %-20s %s\n",
+				printf("%-10s %-40s %-20s %s%s%s\n",
 				    limits_state_name(&c->sp, where, id),
-				    id, t.task_code, shown ? shown : "-");
+				    id, t.task_code, shown ? shown : "-",
+				    reason[0] ? "  " : "", reason);
 		}
 		task_fini(&t);
 	}

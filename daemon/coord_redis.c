@@ -579,7 +579,8 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
     size_t whylen)
 {
 	char k[KEY_MAX], v[9][32], px[32];
-	const char *argv[20];
+	const char *argv[22];
+	size_t argvlen[22];
 	int argc = 0;
 	redisReply *r;
 
@@ -612,7 +613,13 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 			argv[argc++] = v[i];
 		}
 	}
-	r = checked(c, redisCommandArgv(c->redis, argc, argv, NULL),
+	/* The task codes it can run (hookset.h), for the dispatcher and
+	 * the claimers of other hosts. */
+	argv[argc++] = "hooks";
+	argv[argc++] = info->hooks;
+	for (int i = 0; i < argc; i++)
+		argvlen[i] = strnlen(argv[i], HOOKSET_MAX - 1);
+	r = checked(c, redisCommandArgv(c->redis, argc, argv, argvlen),
 	    REDIS_REPLY_INTEGER);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: HSET %s failed", k);

@@ -60,6 +60,7 @@
 #include "groupsync.h"
 #include "hook.h"
 #include "hooklimit.h"
+#include "hookset.h"
 #include "index.h"
 #include "log.h"
 #include "maxconc.h"
@@ -165,6 +166,8 @@ struct node {
 	int64_t next_wait;		/* mono ms: retry waiting/ names */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
+	char hooks[HOOKSET_MAX];	/* advertised in the heartbeat */
+	struct nameset nohook;		/* incoming/ names without our hook */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
 	struct groupsync *gs;		/* group commit of results (thread) */
@@ -183,6 +186,7 @@ struct node {
 	int64_t next_lease;		/* mono ms: next lease renewal */
 	int coord_down;			/* backend unreachable was logged */
 	unsigned long long claimed, finished, scans;
+	unsigned long hbs;		/* heartbeats sent */
 };
 
 /* Append a history record (records.h); a failure is logged, never fatal. */
@@ -196,6 +200,9 @@ record(struct node *n, enum records_kind k, const char *id,
 		log_warn("%s: cannot write its record to outbox/records/", id);
 }
 
+static void heartbeat(struct node *);
+static int hook_ok(struct node *, const char *);
+static int hooks_rescan(struct node *, int);
 static void node_conclude(struct node *, struct task *, int srcfd,
     const char *name, int lockfd, struct task_attempt *, int permanent,
     const char *hook_result, size_t hrlen, const struct slot *);
@@ -407,6 +414,8 @@ cand_add(struct node *n, const char *name, int announced)
 
 	if (name[0] == '.' || name[0] == '\0')
 		return;		/* editor/NFS temporaries, never tasks */
+	if (nameset_find(&n->nohook, name) != NULL)
+		return;		/* for another node: hooks_rescan() */
 	c = nameset_add(&n->cand, name, NULL);
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
@@ -999,10 +1008,18 @@ fail:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
+	/* A hook removed since hook_ok() said yes is the node's trouble
+	 * too: the task goes back for a node that has it. */
+	if (e == ENOENT || e == EACCES) {
+		nameset_remove(&n->hookcache, sl->t.task_code);
+		if (!hook_ok(n, sl->t.task_code) && hooks_rescan(n, 0))
+			heartbeat(n);
+	}
 	/* An execve ENOMEM under hook_limit_as_bytes is the limit's doing:
 	 * the hook's error (below), not a requeue. */
-	if ((e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN) &&
-	    !(e == ENOMEM && failed_child > 0 &&
+	if ((e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN ||
+	    ((e == ENOENT || e == EACCES) && !hookset_has(n->hooks,
+	    sl->t.task_code))) && !(e == ENOMEM && failed_child > 0 &&
 	    n->cfg->hook_limit_as_bytes > 0)) {
 		/* The node's trouble, not the task's: no attempt is used.
 		 * Hand the task back to incoming/ and claim nothing more for
@@ -1076,6 +1093,43 @@ hook_ok(struct node *n, const char *code)
 	if (h != NULL)
 		h->key = now;
 	return 1;
+}
+
+/*
+ * Read hooks_dir again (hookset.h) for the list the heartbeat
+ * advertises.  When it changed, the incoming/ names parked for lack of
+ * a hook (n->nohook) become candidates again, so a hook that appears
+ * gets its tasks; all: do that anyway (the periodic pass that forgets
+ * names claimed elsewhere meanwhile).  Returns 1 when the list changed.
+ */
+static int
+hooks_rescan(struct node *n, int all)
+{
+	char list[HOOKSET_MAX];
+	size_t count;
+	int rc = hookset_scan(n->hooksfd, list, sizeof(list), &count), changed;
+
+	if (rc < 0) {
+		log_warn("hooks_dir %s: cannot list its hooks (advertising "
+		    "the previous list)", n->cfg->hooks_dir);
+		return 0;
+	}
+	changed = strcmp(list, n->hooks) != 0;
+	if (changed) {
+		memcpy(n->hooks, list, strlen(list) + 1);
+		log_info("hooks: %zu in %s%s", count, n->cfg->hooks_dir, rc == 1 ?
+		    " (more than the heartbeat holds: advertised as \"*\")" :
+		    "");
+	}
+	if (changed || all) {
+		struct nameset_node *c;
+
+		while ((c = nameset_pop(&n->nohook)) != NULL) {
+			cand_add(n, c->name, c->flags & CAND_ANNOUNCED);
+			free(c);
+		}
+	}
+	return changed;
 }
 
 /* --- claim --- */
@@ -1194,13 +1248,6 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	}
 	snprintf(id, sizeof(id), "%s", t.request_id);
 	snprintf(final, sizeof(final), "%s.json", id);
-	/* The hook must exist and be executable. */
-	if (!hook_ok(n, t.task_code)) {
-		snprintf(why, sizeof(why), "taskCode: no executable hook "
-		    "\"%s\" in %.300s", t.task_code, n->cfg->hooks_dir);
-		quarantine(n, dfd, name, why);
-		goto out;
-	}
 	/* A requestId is used once: every finished task has a result file
 	 * (one look-up instead of one per terminal directory), and no other
 	 * copy may wait in delayed/ or run on a node.  Such a second copy is
@@ -1285,6 +1332,34 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			goto out;
 		}
 	}
+	/* Placement: a missing hook is this node's, not the task's.  A
+	 * task of incoming/ is left to the nodes that have the hook (parked
+	 * here until our hooks change); one routed to us goes back to be
+	 * routed again (the dispatcher offers it to nodes that advertise
+	 * the hook, or marks it WAITING). */
+	if (!hook_ok(n, t.task_code)) {
+		if (hookset_has(n->hooks, t.task_code) && hooks_rescan(n, 0))
+			heartbeat(n);	/* we advertised it: correct that */
+		if (dfd != n->qself) {
+			struct nameset_node *p = nameset_add(&n->nohook, name,
+			    NULL);
+
+			if (p != NULL && announced)
+				p->flags |= CAND_ANNOUNCED;
+			log_debug("%s: no hook \"%s\" in %s; left to the "
+			    "nodes that have it", id, t.task_code,
+			    n->cfg->hooks_dir);
+		} else if (spool_move_excl(dfd, name, n->sp.dir[
+		    SPOOL_INCOMING], name) != 0)
+			log_warn("%s: move back to incoming/", id);
+		else {
+			log_info("%s: in queue/%s/ but no hook \"%s\" in %s; "
+			    "back to incoming/", id, n->sp.node, t.task_code,
+			    n->cfg->hooks_dir);
+			index_note(n, id, SPOOL_INCOMING, NULL, NULL, &t, -1);
+		}
+		goto out;
+	}
 	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
 		if (n->coord_down) {
 			cand_again(n, dfd, name, announced);
@@ -1326,6 +1401,16 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	/* No fsync: a claim lost in a crash leaves the task in incoming/,
 	 * to be claimed again (delivery is at-least-once anyway). */
 	n->claimed++;
+	/* A WAITING marker (the dispatcher's, router.h) ends with the wait. */
+	{
+		char stem[TASK_ID_MAX + 1];
+
+		if (limits_is_waiting(&n->sp, id))
+			(void)limits_mark_waiting(&n->sp, id, 0);
+		if (name_to_id(name, stem) == 0 && strcmp(stem, id) != 0 &&
+		    limits_is_waiting(&n->sp, stem))
+			(void)limits_mark_waiting(&n->sp, stem, 0);
+	}
 	{
 		struct stat cs;
 
@@ -2542,6 +2627,8 @@ heartbeat(struct node *n)
 	info.at_ms = tstime_now_ms();
 	info.started_ms = started;
 	info.load1 = getloadavg(load, 1) == 1 ? load[0] : 0;
+	info.hooks_known = 1;
+	memcpy(info.hooks, n->hooks, sizeof(info.hooks));
 	if (coord_heartbeat(n->coord, &info, why, sizeof(why)) != 0)
 		log_warnx("heartbeat: %s", why);
 }
@@ -2872,8 +2959,10 @@ setup(struct node *n)
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
 	    nameset_init(&n->waiting) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
+	    nameset_init(&n->nohook) != 0 ||
 	    nameset_init(&n->cancels) != 0)
 		return EX_OSERR;
+	(void)hooks_rescan(n, 0);	/* before the first heartbeat */
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -3070,8 +3159,11 @@ node_run(struct config *cfg, const char *config_path,
 		}
 		if (sigchld)
 			reap_children(n);
-		if (n->reload)
+		if (n->reload) {
 			reload_config(n);
+			(void)hooks_rescan(n, 1);	/* and advertise it now */
+			heartbeat(n);
+		}
 		check_timeouts(n);
 		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
 		    lease_lost, n);
@@ -3125,6 +3217,7 @@ node_run(struct config *cfg, const char *config_path,
 			n->next_reap = now + cfg->reap_interval_ms;
 		}
 		if (now >= n->next_hb) {
+			(void)hooks_rescan(n, ++n->hbs % 12 == 0);
 			heartbeat(n);
 			n->next_hb = now + cfg->heartbeat_ms;
 		}
@@ -3161,6 +3254,7 @@ node_run(struct config *cfg, const char *config_path,
 	due_index_free(n->delayed);
 	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);
+	nameset_fini(&n->nohook);
 	nameset_fini(&n->cancels);
 	for (long i = 0; i < n->nslots; i++) {
 		if (n->work[i].fd > 0) {
