@@ -61,6 +61,7 @@
 #include "hook.h"
 #include "hooklimit.h"
 #include "hookset.h"
+#include "resrepair.h"
 #include "index.h"
 #include "log.h"
 #include "maxconc.h"
@@ -168,6 +169,8 @@ struct node {
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	char hooks[HOOKSET_MAX];	/* advertised in the heartbeat */
 	struct nameset nohook;		/* incoming/ names without our hook */
+	struct resrepair *repair;	/* leader: results/ repair pass */
+	int64_t next_repair;		/* mono ms: its next step */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
 	struct groupsync *gs;		/* group commit of results (thread) */
@@ -1132,6 +1135,41 @@ hooks_rescan(struct node *n, int all)
 	return changed;
 }
 
+/*
+ * The result of unfinished task id is damaged (a crash before its
+ * conclusion, resrepair.h): keep it in corrupt/ and remove it, so that
+ * the task runs again or is concluded.  Returns 1 when a damaged result
+ * was moved away (or is gone), 0 when results/<id>.json is a valid
+ * result (or cannot be read now).
+ */
+static int
+torn_result(struct node *n, const char *id)
+{
+	char file[TASK_ID_MAX + 8], why[256], kept[TASK_ID_MAX + 40] = "";
+	size_t len;
+	char *data;
+	int rc = 0;
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	if ((data = spool_read_file(n->sp.dir[SPOOL_RESULTS], file, 64 << 20,
+	    &len)) == NULL)
+		return errno == ENOENT;
+	if (!result_valid(data, len, why, sizeof(why))) {
+		if (resrepair_drop(&n->sp, id, data, len, why, kept,
+		    sizeof(kept)) != 0)
+			log_warn("%s: results/%s is damaged (%s) and cannot "
+			    "be moved to corrupt/", id, file, why);
+		else {
+			log_warnx("%s: results/%s is damaged (%s); kept as "
+			    "corrupt/%s, the task goes on without it", id,
+			    file, why, kept);
+			rc = 1;
+		}
+	}
+	free(data);
+	return rc;
+}
+
 /* --- claim --- */
 
 /* maxConcurrent (maxconc.h): 0 when t may start (its code's slot taken
@@ -1259,7 +1297,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		char other[65];
 
 		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
+		    AT_SYMLINK_NOFOLLOW) == 0 && !torn_result(n, id)) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" already "
 			    "used (results/%s exists)", id, final);
 			quarantine(n, dfd, name, why);
@@ -2405,6 +2443,9 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			goto out;
 		}
 		free(res);
+		/* A damaged result is a missing one: the attempt is
+		 * concluded as lost (run again, or FAILED) below. */
+		(void)torn_result(n, id);
 	}
 	memset(&a, 0, sizeof(a));
 	a.attempt = (int)t.nattempts + 1;
@@ -2561,6 +2602,46 @@ clean_tmp(struct node *n)
 
 /* --- leader, heartbeat --- */
 
+/* resrepair_step: a finished task's result was rebuilt. */
+static void
+repaired(void *arg, const struct resrepair_fix *f)
+{
+	struct node *n = arg;
+	const char *id = f->task->request_id;
+
+	log_task(LOG_LEVEL_WARN, "task.result_rebuilt", id,
+	    f->task->task_code, (int)f->task->nattempts + 1, "%s: results/%s."
+	    "json was %s; rebuilt from %s/%s.json%s%s", id, id, f->damage,
+	    spool_dir_name(f->dir), id, f->kept[0] ? ", damaged copy kept "
+	    "as corrupt/" : "", f->kept);
+	/* The delivery, if none was made before the damage, and the
+	 * record (MariaDB's row is corrected by the new envelope). */
+	if (callback_enqueue_missing(&n->sp, f->task, f->result, f->len) != 0)
+		log_warn("%s: callback delivery", id);
+	else
+		callback_sender_wake(n->cbs);
+	record(n, RECORDS_RESULT, id, f->task, NULL, f->result, f->len);
+}
+
+static void
+repair_failed(void *arg, const char *id, int e)
+{
+	errno = e;
+	log_warn("%s: cannot repair its result", id);
+}
+
+/* Leader: one step of the results/ repair pass (resrepair.h), 256
+ * task files at a time; a new pass every 12 scan intervals. */
+static void
+repair_step(struct node *n, int64_t now)
+{
+	if (resrepair_step(n->repair, 256, (int)n->cfg->max_retries,
+	    tstime_now_ms(), repaired, repair_failed, n))
+		n->next_repair = now;
+	else
+		n->next_repair = now + 12 * n->cfg->scan_interval_ms;
+}
+
 static void
 leader_tick(struct node *n)
 {
@@ -2586,6 +2667,7 @@ leader_tick(struct node *n)
 	}
 	if (!n->leader) {
 		n->leader = 1;
+		n->next_repair = 0;	/* a repair pass at once */
 		log_info("node %s is now the leader (%s lock, epoch %llu)",
 		    n->sp.node, coord_kind(n->coord), epoch);
 		due_index_free(n->delayed);
@@ -2816,6 +2898,9 @@ next_wakeup(struct node *n)
 		t = n->next_lease;
 	if (n->leader && !n->draining && n->route_dirty && n->next_route < t)
 		t = n->next_route;
+	if (n->leader && !n->draining && n->repair != NULL &&
+	    n->next_repair < t)
+		t = n->next_repair;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
@@ -2940,7 +3025,8 @@ setup(struct node *n)
 	}
 	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
 	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
-	if (n->qself < 0 || n->router == NULL) {
+	n->repair = resrepair_new(&n->sp);
+	if (n->qself < 0 || n->router == NULL || n->repair == NULL) {
 		log_warn("queue/%s/", n->sp.node);
 		return EX_CANTCREAT;
 	}
@@ -3190,6 +3276,9 @@ node_run(struct config *cfg, const char *config_path,
 			if (scheduler_published(n->sched) != fired)
 				wake_others(n, "incoming", NULL);
 		}
+		if (n->leader && !n->draining && n->repair != NULL &&
+		    now >= n->next_repair)
+			repair_step(n, now);
 		if (now >= n->next_scan) {
 			scan_incoming(n);
 			scan_cancels(n);
@@ -3249,6 +3338,7 @@ node_run(struct config *cfg, const char *config_path,
 	nameset_fini(&n->qcand);
 	nameset_fini(&n->waiting);
 	router_free(n->router);
+	resrepair_free(n->repair);
 	if (n->qself >= 0)
 		close(n->qself);
 	due_index_free(n->delayed);
