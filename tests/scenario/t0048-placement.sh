@@ -11,7 +11,9 @@
 #  - a task of code "nohook" that no node has stays WAITING with "no live
 #    node has hook 'nohook'" (status and list --state WAITING) for several
 #    seconds, in incoming/; the hook installed on b → it runs there; the
-#    hook "a" installed on b → the node:b task runs there.
+#    hook "a" installed on b → the node:b task runs there;
+#  - SIGHUP makes a daemon list its hooks_dir again and advertise it at
+#    once (embedded mode, a 60 s heartbeat).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
@@ -100,6 +102,21 @@ test_expect_success "$M: daemons stop" 'stop_daemon a && stop_daemon b'
 }
 
 phase e
+
+# The hooks are read again on SIGHUP at once, not only every heartbeat:
+# a daemon with a 60 s heartbeat advertises a new hook right after it.
+test_expect_success 'e: SIGHUP lists hooks_dir again and advertises it at once' '
+	mkdir -p "$TRASH/hooks-s" &&
+	start_daemon s -o hooks_dir="$TRASH/hooks-s" -o heartbeat_ms=60000 &&
+	grep -qx "hooks=" "$SPOOL/state/heartbeat.s" &&
+	hook "$TRASH/hooks-s" late &&
+	sleep 1.5 &&
+	grep -qx "hooks=" "$SPOOL/state/heartbeat.s" &&
+	kill -HUP "$(daemon_pid s)" &&
+	wait_for "grep -qx hooks=late $SPOOL/state/heartbeat.s" 10 &&
+	stop_daemon s
+'
+
 redis_setup
 phase c
 
