@@ -830,8 +830,10 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 
 			data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
 			    de->d_name, 64 << 20, &len);
-			if (data != NULL)
+			if (data != NULL && result_valid(data, len, NULL, 0))
 				r = json_loadb(data, len, 0, NULL);
+			else	/* torn or missing (issue 11 item 5) */
+				shown = "(result-damaged)";
 			if (json_is_array(a = json_object_get(r, "attempts")))
 				t.nattempts = json_array_size(a);
 			if (json_string_length(json_object_get(r, "node")) > 0

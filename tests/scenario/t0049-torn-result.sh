@@ -77,7 +77,8 @@ test_expect_success 'a torn result: result and status exit 65 naming the file, p
 	{ ts status t1 >"$TRASH/s.out" 2>"$TRASH/s.err"; rc=$?; } ;
 	cat "$TRASH/s.out" "$TRASH/s.err" && test "$rc" = 65 &&
 	test "$(cat "$TRASH/s.out")" = "t1 SUCCESS (result damaged)" &&
-	grep -F "damaged" "$TRASH/s.err"
+	grep -F "damaged" "$TRASH/s.err" &&
+	ts list --state SUCCESS | grep -E "^SUCCESS +t1 +res +\(result-damaged\)\$"
 '
 
 test_expect_success 'the delivery of t2 lost with the crash (removed by hand)' '
