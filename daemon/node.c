@@ -81,6 +81,8 @@
 #define EV_WAKEUP	((uint64_t)-3)
 #define EV_GROUPSYNC	((uint64_t)-4)
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
+#define REPAIR_SCANS	720	/* results/ repair pass: every 720 scan
+				 * intervals (an hour by default) */
 #define ENV_MAX		24
 #define ENV_BUF		8192
 
@@ -2631,7 +2633,10 @@ repair_failed(void *arg, const char *id, int e)
 }
 
 /* Leader: one step of the results/ repair pass (resrepair.h), 256
- * task files at a time; a new pass every 12 scan intervals. */
+ * task files at a time; a new pass every REPAIR_SCANS scan intervals:
+ * a crash's torn results are found by the pass made when a daemon
+ * becomes the leader, the periodic one is for hand edits and costs one
+ * read and parse per finished task. */
 static void
 repair_step(struct node *n, int64_t now)
 {
@@ -2639,7 +2644,7 @@ repair_step(struct node *n, int64_t now)
 	    tstime_now_ms(), repaired, repair_failed, n))
 		n->next_repair = now;
 	else
-		n->next_repair = now + 12 * n->cfg->scan_interval_ms;
+		n->next_repair = now + REPAIR_SCANS * n->cfg->scan_interval_ms;
 }
 
 static void
