@@ -38,6 +38,7 @@
 #include "maxconc.h"
 #include "promtext.h"
 #include "ratelimit.h"
+#include "result.h"
 #include "records.h"
 #include "sign.h"
 #include "spool.h"
@@ -693,6 +694,8 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 	json_t *o = NULL;
 
 	snprintf(file, sizeof(file), "%s.json", m->request_id);
+	int damaged = 0;		/* its result file does not parse */
+
 	/* A task can move while it is read: try again a few times. */
 	for (int tries = 0; tries < 5 && o == NULL; tries++) {
 		const char *st;
@@ -707,14 +710,15 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 			size_t len;
 			char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
 			    file, API_RESULT_MAX, &len);
-			json_t *r = data != NULL ? jsontext_loadb(data, len, 0,
-			    NULL) : NULL;
+			json_t *r = data != NULL && result_valid(data, len,
+			    NULL, 0) ? jsontext_loadb(data, len, 0, NULL) : NULL;
 			static const char *const keep[] = { "requestId",
 			    "taskCode", "taskName", "status", "createdAt",
 			    "startedAt", "finishedAt", "durationMs", "attempt",
 			    "maxRetries", "node", "triggerTime", "result",
 			    "failureReason" };
 
+			damaged = data != NULL && r == NULL;
 			free(data);
 			if (r == NULL)
 				continue;
@@ -791,7 +795,9 @@ task_view(struct ctx *c, const struct marker *m, int with_result)
 		}
 	}
 	if (o == NULL) {
-		errno = EAGAIN;
+		/* A torn result is a missing one (issue 11 item 5): the
+		 * daemons rebuild it; the caller says so. */
+		errno = damaged ? EBADMSG : EAGAIN;
 		return NULL;
 	}
 	{
@@ -1268,6 +1274,15 @@ do_get(struct ctx *c, struct buf *out, const char *id)
 			return problem(c, out, 404, "TASK_NOT_FOUND",
 			    one_member("requestId", json_string(id)),
 			    "no task %s for AppId %s", id, c->app_id);
+		if (errno == EBADMSG) {
+			fprintf(stderr, "taskspool.cgi: trace %s: results/"
+			    "%s.json is not a valid result (torn or edited); "
+			    "the daemons rebuild it\n", c->trace, id);
+			return problem(c, out, 503, "SERVICE_UNAVAILABLE",
+			    one_member("requestId", json_string(id)), "the "
+			    "result of task %s is damaged and is being "
+			    "rebuilt; retry shortly", id);
+		}
 		return unavailable(c, out, "read task");
 	}
 	return respond_json(c, out, 200, v);

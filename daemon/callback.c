@@ -561,6 +561,22 @@ callback_enqueue(const struct spool *s, const struct task *t,
 	return rc < 0 ? -1 : 0;
 }
 
+int
+callback_enqueue_missing(const struct spool *s, const struct task *t,
+    const char *result, size_t rlen)
+{
+	struct cbdirs d;
+	char file[SPOOL_NAME_MAX], where[80];
+	int exists;
+
+	if (cbdirs_open(s, NULL, &d) != 0)
+		return -1;
+	snprintf(file, sizeof(file), "%s.json", t->request_id);
+	exists = delivery_exists(&d, file, where, sizeof(where));
+	cbdirs_close(&d);
+	return exists ? 0 : callback_enqueue(s, t, result, rlen);
+}
+
 /* --- reading, listing, redelivery -------------------------------------- */
 
 static void

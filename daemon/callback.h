@@ -75,6 +75,16 @@ int callback_publish(const struct spool *s, const char *id,
 int callback_enqueue(const struct spool *s, const struct task *t,
     const char *result, size_t rlen);
 
+/*
+ * As callback_enqueue, but only when task t has no delivery at all
+ * (pending, in flight, delivered or failed): for a result rebuilt after
+ * it was torn (resrepair.h), whose bytes may differ from the result the
+ * delivery was made from, so that one event is never delivered twice.
+ * Returns 0 or -1 with errno.
+ */
+int callback_enqueue_missing(const struct spool *s, const struct task *t,
+    const char *result, size_t rlen);
+
 /* Where a delivery stands, for the CLI and the API's callback member. */
 struct callback_info {
 	char webhook_id[40];

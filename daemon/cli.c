@@ -452,6 +452,28 @@ struct status {
 	int64_t not_before;
 };
 
+/*
+ * Whether finished task id's result is damaged: missing, or not a result
+ * envelope (result_valid).  Returns 1 with the reason in why, or 0.
+ */
+static int
+result_damaged(struct cli *c, const char *id, char *why, size_t whylen)
+{
+	char file[SPOOL_NAME_MAX], *data;
+	size_t len;
+	int bad;
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	if ((data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20,
+	    &len)) == NULL) {
+		snprintf(why, whylen, "results/%s: %s", file, strerror(errno));
+		return 1;
+	}
+	bad = !result_valid(data, len, why, whylen);
+	free(data);
+	return bad;
+}
+
 static int
 get_status(struct cli *c, const char *id, struct status *st)
 {
@@ -511,7 +533,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 	struct status st;
 	struct index_entry ie;
 	const char *state, *source = "spool";
-	char when[TSTIME_BUF];
+	char when[TSTIME_BUF], reason[LIMITS_REASON_MAX] = "", why[256];
+	int damaged = 0;
 	int rc;
 
 	if (argc == 1) {
@@ -547,6 +570,17 @@ cmd_status(struct cli *c, int argc, char **argv)
 		return EX_NOINPUT;
 	} else
 		state = limits_state_name(&c->sp, st.where, argv[1]);
+	if (strcmp(state, "WAITING") == 0)
+		(void)limits_waiting_reason(&c->sp, argv[1], reason,
+		    sizeof(reason));
+	/* A finished task whose result is torn: said, and exit 65. */
+	if ((st.where == SPOOL_DONE || st.where == SPOOL_FAILED || st.where ==
+	    SPOOL_CANCELLED) && result_damaged(c, argv[1], why,
+	    sizeof(why))) {
+		damaged = 1;
+		fprintf(stderr, "taskspool status: %s: the result is damaged "
+		    "(%s); the leader daemon rebuilds it\n", argv[1], why);
+	}
 	if (c->json) {
 		json_t *o = json_object();
 		char *s;
@@ -564,21 +598,29 @@ cmd_status(struct cli *c, int argc, char **argv)
 		json_object_set_new(o, "notBefore", st.not_before >= 0 &&
 		    st.where == SPOOL_DELAYED ? json_string(tstime_format_ms(
 		    when, sizeof(when), st.not_before)) : json_null());
+		if (reason[0] != '\0')
+			json_object_set_new(o, "reason", json_string(reason));
+		if (damaged)
+			json_object_set_new(o, "resultDamaged", json_true());
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 		printf("%s\n", s);
 		free(s);
-		return 0;
+		return damaged ? EX_DATAERR : 0;
 	}
 	printf("%s %s", argv[1], state);
+	if (damaged)
+		printf(" (result damaged)");
 	if (st.where == SPOOL_ACTIVE)
 		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
 	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
 		printf(" (waiting until %s, %d attempt(s) so far)",
 		    tstime_format_ms(when, sizeof(when), st.not_before),
 		    st.attempts);
+	else if (reason[0] != '\0')
+		printf(" (%s)", reason);
 	printf("\n");
-	return 0;
+	return damaged ? EX_DATAERR : 0;
 }
 
 /* --- result --- */
@@ -615,6 +657,20 @@ cmd_result(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "taskspool result: no result for %s\n",
 		    argv[1]);
 		return EX_NOINPUT;
+	}
+	{
+		char why[256];
+
+		/* A torn result is a missing one (issue 11 item 5): never
+		 * printed as if it were the answer. */
+		if (!result_valid(data, len, why, sizeof(why))) {
+			fprintf(stderr, "taskspool result: %s/results/%s is "
+			    "damaged: %s; the leader daemon rebuilds it from "
+			    "the task file (the damaged copy is kept in "
+			    "corrupt/)\n", c->sp.path, file, why);
+			free(data);
+			return EX_DATAERR;
+		}
 	}
 	fwrite(data, 1, len, stdout);
 	free(data);
@@ -775,8 +831,10 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 
 			data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
 			    de->d_name, 64 << 20, &len);
-			if (data != NULL)
+			if (data != NULL && result_valid(data, len, NULL, 0))
 				r = jsontext_loadb(data, len, 0, NULL);
+			else	/* torn or missing (issue 11 item 5) */
+				shown = "(result-damaged)";
 			if (json_is_array(a = json_object_get(r, "attempts")))
 				t.nattempts = json_array_size(a);
 			if (json_string_length(json_object_get(r, "node")) > 0
@@ -793,6 +851,13 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 		if ((code == NULL || strcmp(code, t.task_code) == 0) &&
 		    (state == NULL || strcmp(state, limits_state_name(&c->sp,
 		    where, id)) == 0)) {
+			char reason[LIMITS_REASON_MAX] = "";
+
+			/* Why a WAITING task waits (maxconc.h, router.h). */
+			if (strcmp(limits_state_name(&c->sp, where, id),
+			    "WAITING") == 0)
+				(void)limits_waiting_reason(&c->sp, id, reason,
+				    sizeof(reason));
 			if (arr != NULL) {
 				json_t *o = json_object();
 
@@ -807,11 +872,15 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				    json_string(shown) : json_null());
 				json_object_set_new(o, "attempts",
 				    json_integer((json_int_t)t.nattempts));
+				if (reason[0] != '\0')
+					json_object_set_new(o, "reason",
+					    json_string(reason));
 				json_array_append_new(arr, o);
 			} else
-				printf("%-10s %-40s %-20s %s\n",
+				printf("%-10s %-40s %-20s %s%s%s\n",
 				    limits_state_name(&c->sp, where, id),
-				    id, t.task_code, shown ? shown : "-");
+				    id, t.task_code, shown ? shown : "-",
+				    reason[0] ? "  " : "", reason);
 		}
 		task_fini(&t);
 	}
@@ -1052,6 +1121,10 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	free(data);
 	/* Carry the attempt history over from the result. */
 	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
+	if (data != NULL && !result_valid(data, len, NULL, 0))
+		fprintf(stderr, "taskspool retry: warning: results/%s is "
+		    "damaged; the final attempt is not carried over\n",
+		    file);
 	if (data != NULL) {
 		json_t *r = jsontext_loadb(data, len, 0, NULL);
 		json_t *arr = json_object_get(r, "attempts");

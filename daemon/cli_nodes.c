@@ -68,6 +68,10 @@ cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,
 			json_object_set_new(o, "load1", json_real(v[i].load1));
 			json_object_set_new(o, "startedAtMs",
 			    json_integer(v[i].started_ms));
+			/* The task codes it runs (hookset.h); null: its
+			 * heartbeat has no list (an older version). */
+			json_object_set_new(o, "hooks", v[i].hooks_known ?
+			    json_string(v[i].hooks) : json_null());
 			json_array_append_new(arr, o);
 		} else
 			printf("%s %s %.1f %.2f %ld/%ld%s\n", v[i].id, state,

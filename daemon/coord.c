@@ -448,4 +448,28 @@ coord_node_field(struct coord_node *nd, const char *f, const char *v)
 		nd->started_ms = strtoll(v, NULL, 10);
 	else if (strcmp(f, "load1") == 0)
 		nd->load1 = strtod(v, NULL);
+	else if (strcmp(f, "hooks") == 0) {
+		/* Bounded like the writer's list: a longer one is cut at the
+		 * last whole code and marked "*" (may run anything). */
+		size_t l = strlen(v);
+
+		nd->hooks_known = 1;
+		if (l < sizeof(nd->hooks))
+			memcpy(nd->hooks, v, l + 1);
+		else {
+			const char *cut = v + sizeof(nd->hooks) - 3;
+
+			while (cut > v && *cut != ',')
+				cut--;
+			memcpy(nd->hooks, v, (size_t)(cut - v));
+			memcpy(nd->hooks + (cut - v), cut > v ? ",*" : "*",
+			    cut > v ? 3 : 2);
+		}
+	}
+}
+
+int
+coord_node_runs(const struct coord_node *nd, const char *code)
+{
+	return !nd->hooks_known || hookset_has(nd->hooks, code);
 }

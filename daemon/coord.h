@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "hookset.h"
 #include "spool.h"
 
 #define COORD_TOKEN_MAX	160	/* "<node>:<epoch>:<attempt>" + NUL */
@@ -66,6 +67,12 @@ struct coord_node {
 				 * coord_nodes in redis mode: the reader's
 				 * clock minus the age Redis measured */
 	double load1;		/* 1-minute load average of its host */
+	/* The task codes it has hooks for (hookset.h: sorted, ','-joined,
+	 * "*" last when truncated); hooks_known = 0 when the heartbeat
+	 * carries no list (a node of an older version: taken as able to
+	 * run every code). */
+	int hooks_known;
+	char hooks[HOOKSET_MAX];
 };
 
 struct coord;
@@ -203,7 +210,8 @@ int coord_leader(struct coord *c, int64_t now_mono, unsigned long long *epoch);
 /*
  * Publish this node's heartbeat (info borrowed): file state/heartbeat.
  * <node> (no fsync: liveness, not data); redis node:<id> expiring after
- * 3 x heartbeat_ms.  Returns 0 or -1 with why.
+ * 3 x heartbeat_ms.  Both carry info->hooks (field "hooks") whether or
+ * not hooks_known is set.  Returns 0 or -1 with why.
  */
 int coord_heartbeat(struct coord *c, const struct coord_node *info,
     char *why, size_t whylen);
@@ -214,5 +222,12 @@ int coord_heartbeat(struct coord *c, const struct coord_node *info,
  */
 int coord_nodes(struct coord *c, struct coord_node **out, size_t *n,
     char *why, size_t whylen);
+
+/*
+ * Whether node nd (from coord_nodes) can run task code: its heartbeat
+ * lists the code's hook, ends with "*", or carries no list at all.
+ * Returns 1 or 0.
+ */
+int coord_node_runs(const struct coord_node *nd, const char *code);
 
 #endif

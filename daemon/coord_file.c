@@ -20,7 +20,8 @@
 #include "tstime.h"
 
 #define HB_PREFIX	"heartbeat."
-#define HB_MAX		4096	/* a heartbeat file is a few lines */
+#define HB_MAX		(4096 + HOOKSET_MAX)	/* a few lines and the hook
+						 * list */
 
 static int
 file_open(struct coord *c, char *why, size_t whylen)
@@ -100,10 +101,11 @@ file_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	buf_init(&b, 0);
 	if (buf_printf(&b, "pid=%ld\nslots=%ld\nrunning=%ld\nclaimed=%llu\n"
 	    "finished=%llu\nleader=%d\nat_ms=%lld\nstarted_ms=%lld\n"
-	    "load1=%.2f\n", info->pid, info->slots, info->running,
-	    info->claimed, info->finished, info->leader,
+	    "load1=%.2f\nhooks=%.*s\n", info->pid, info->slots,
+	    info->running, info->claimed, info->finished, info->leader,
 	    (long long)info->at_ms, (long long)info->started_ms,
-	    info->load1) == 0) {
+	    info->load1, (int)strnlen(info->hooks, sizeof(info->hooks) - 1),
+	    info->hooks) == 0) {
 		struct spool quiet = *c->sp;
 
 		quiet.do_fsync = 0;	/* liveness, not data */

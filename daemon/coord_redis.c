@@ -854,7 +854,7 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
     size_t whylen)
 {
 	char k[KEY_MAX], v[9][32], px[32];
-	const char *argv[20];
+	const char *argv[22];
 	int argc = 0;
 	redisReply *r;
 
@@ -887,6 +887,10 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 			argv[argc++] = v[i];
 		}
 	}
+	/* The task codes it can run (hookset.h), for the dispatcher and
+	 * the claimers of other hosts. */
+	argv[argc++] = "hooks";
+	argv[argc++] = info->hooks;
 	r = command_argv(c, REDIS_REPLY_INTEGER, argc, argv);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: HSET %s failed", k);

@@ -296,6 +296,50 @@ limits_is_waiting(const struct spool *sp, const char *id)
 	    == 0;
 }
 
+int
+limits_mark_waiting_why(const struct spool *sp, const char *id,
+    const char *reason)
+{
+	struct spool quiet = *sp;
+	int dfd, rc;
+
+	if ((dfd = state_subdir(sp, "waiting")) < 0)
+		return -1;
+	quiet.do_fsync = 0;	/* what status shows, not data */
+	rc = spool_publish(&quiet, dfd, id, reason, strnlen(reason,
+	    LIMITS_REASON_MAX - 1), -1, 0);
+	close(dfd);
+	return rc;
+}
+
+int
+limits_waiting_reason(const struct spool *sp, const char *id, char *reason,
+    size_t len)
+{
+	char path[TASK_ID_MAX + 16], *data;
+	size_t dl;
+
+	reason[0] = '\0';
+	if (!limits_is_waiting(sp, id))
+		return 0;
+	snprintf(path, sizeof(path), "waiting/%s", id);
+	if ((data = spool_read_file(sp->dir[SPOOL_STATE], path,
+	    LIMITS_REASON_MAX, &dl)) == NULL)
+		return errno == ENOENT ? 0 : 1;	/* empty, or no reason */
+	/* Text only: a hand-made marker holding other bytes shows none. */
+	for (size_t i = 0; i < dl; i++)
+		if ((unsigned char)data[i] < 0x20 || data[i] == 0x7f) {
+			dl = 0;
+			break;
+		}
+	if (dl >= len)
+		dl = len - 1;
+	memcpy(reason, data, dl);
+	reason[dl] = '\0';
+	free(data);
+	return 1;
+}
+
 const char *
 limits_state_name(const struct spool *sp, enum spool_dir d, const char *id)
 {

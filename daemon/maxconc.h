@@ -69,6 +69,26 @@ int limits_mark_waiting(const struct spool *sp, const char *id, int on);
 /* 1 when request id has a WAITING marker in sp, else 0. */
 int limits_is_waiting(const struct spool *sp, const char *id);
 
+#define LIMITS_REASON_MAX	256	/* bytes of a marker's reason */
+
+/*
+ * Mark request id WAITING with a reason (NUL-terminated text, at most
+ * LIMITS_REASON_MAX - 1 bytes kept) as the marker's content, published
+ * whole (tmp/ + rename, no fsync: see above), so a reader sees the old
+ * or the new reason, never a mix.  The dispatcher uses it for tasks no
+ * live node can run (router.h).  Returns 0 or -1 with errno.
+ */
+int limits_mark_waiting_why(const struct spool *sp, const char *id,
+    const char *reason);
+
+/*
+ * The reason of request id's WAITING marker into reason (len bytes; ""
+ * for a marker without one, such as maxConcurrent's, or one that cannot
+ * be read).  Returns 1 (a marker) or 0 (none).
+ */
+int limits_waiting_reason(const struct spool *sp, const char *id,
+    char *reason, size_t len);
+
 /*
  * The state name to show for a task of id found in directory d: WAITING
  * for incoming/ or queue/ with a marker, else spool_state_name(d)

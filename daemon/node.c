@@ -60,6 +60,8 @@
 #include "groupsync.h"
 #include "hook.h"
 #include "hooklimit.h"
+#include "hookset.h"
+#include "resrepair.h"
 #include "index.h"
 #include "log.h"
 #include "maxconc.h"
@@ -79,6 +81,8 @@
 #define EV_WAKEUP	((uint64_t)-3)
 #define EV_GROUPSYNC	((uint64_t)-4)
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
+#define REPAIR_SCANS	720	/* results/ repair pass: every 720 scan
+				 * intervals (an hour by default) */
 #define ENV_MAX		24
 #define ENV_BUF		8192
 /*
@@ -176,6 +180,10 @@ struct node {
 	int64_t next_wait;		/* mono ms: retry waiting/ names */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
+	char hooks[HOOKSET_MAX];	/* advertised in the heartbeat */
+	struct nameset nohook;		/* incoming/ names without our hook */
+	struct resrepair *repair;	/* leader: results/ repair pass */
+	int64_t next_repair;		/* mono ms: its next step */
 	struct nameset cancels;		/* ids with a cancel marker seen */
 	struct commit *commits;
 	long ncommits;			/* in commits (COMMITS_MAX) */
@@ -201,6 +209,7 @@ struct node {
 	int64_t next_lease;		/* mono ms: next lease renewal */
 	int coord_down;			/* backend unreachable was logged */
 	unsigned long long claimed, finished, scans;
+	unsigned long hbs;		/* heartbeats sent */
 };
 
 /* --- resources: descriptors and back-pressure --- */
@@ -313,6 +322,9 @@ record(struct node *n, enum records_kind k, const char *id,
 	}
 }
 
+static void heartbeat(struct node *);
+static int hook_ok(struct node *, const char *);
+static int hooks_rescan(struct node *, int);
 static void node_conclude(struct node *, struct task *, int srcfd,
     const char *name, int lockfd, struct task_attempt *, int permanent,
     const char *hook_result, size_t hrlen, const struct slot *);
@@ -539,6 +551,8 @@ cand_add(struct node *n, const char *name, int announced)
 
 	if (name[0] == '.' || name[0] == '\0')
 		return;		/* editor/NFS temporaries, never tasks */
+	if (nameset_find(&n->nohook, name) != NULL)
+		return;		/* for another node: hooks_rescan() */
 	c = nameset_add(&n->cand, name, NULL);
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
@@ -1175,10 +1189,18 @@ fail:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
+	/* A hook removed since hook_ok() said yes is the node's trouble
+	 * too: the task goes back for a node that has it. */
+	if (e == ENOENT || e == EACCES) {
+		nameset_remove(&n->hookcache, sl->t.task_code);
+		if (!hook_ok(n, sl->t.task_code) && hooks_rescan(n, 0))
+			heartbeat(n);
+	}
 	/* An execve ENOMEM under hook_limit_as_bytes is the limit's doing:
 	 * the hook's error (below), not a requeue. */
-	if ((e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN) &&
-	    !(e == ENOMEM && failed_child > 0 &&
+	if ((e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN ||
+	    ((e == ENOENT || e == EACCES) && !hookset_has(n->hooks,
+	    sl->t.task_code))) && !(e == ENOMEM && failed_child > 0 &&
 	    n->cfg->hook_limit_as_bytes > 0)) {
 		/* The node's trouble, not the task's: no attempt is used.
 		 * Hand the task back to incoming/ and claim nothing more for
@@ -1252,6 +1274,78 @@ hook_ok(struct node *n, const char *code)
 	if (h != NULL)
 		h->key = now;
 	return 1;
+}
+
+/*
+ * Read hooks_dir again (hookset.h) for the list the heartbeat
+ * advertises.  When it changed, the incoming/ names parked for lack of
+ * a hook (n->nohook) become candidates again, so a hook that appears
+ * gets its tasks; all: do that anyway (the periodic pass that forgets
+ * names claimed elsewhere meanwhile).  Returns 1 when the list changed.
+ */
+static int
+hooks_rescan(struct node *n, int all)
+{
+	char list[HOOKSET_MAX];
+	size_t count;
+	int rc = hookset_scan(n->hooksfd, list, sizeof(list), &count), changed;
+
+	if (rc < 0) {
+		log_warn("hooks_dir %s: cannot list its hooks (advertising "
+		    "the previous list)", n->cfg->hooks_dir);
+		return 0;
+	}
+	changed = strcmp(list, n->hooks) != 0;
+	if (changed) {
+		memcpy(n->hooks, list, strlen(list) + 1);
+		log_info("hooks: %zu in %s%s", count, n->cfg->hooks_dir, rc == 1 ?
+		    " (more than the heartbeat holds: advertised as \"*\")" :
+		    "");
+	}
+	if (changed || all) {
+		struct nameset_node *c;
+
+		while ((c = nameset_pop(&n->nohook)) != NULL) {
+			cand_add(n, c->name, c->flags & CAND_ANNOUNCED);
+			free(c);
+		}
+	}
+	return changed;
+}
+
+/*
+ * The result of unfinished task id is damaged (a crash before its
+ * conclusion, resrepair.h): keep it in corrupt/ and remove it, so that
+ * the task runs again or is concluded.  Returns 1 when a damaged result
+ * was moved away (or is gone), 0 when results/<id>.json is a valid
+ * result (or cannot be read now).
+ */
+static int
+torn_result(struct node *n, const char *id)
+{
+	char file[TASK_ID_MAX + 8], why[256], kept[TASK_ID_MAX + 40] = "";
+	size_t len;
+	char *data;
+	int rc = 0;
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	if ((data = spool_read_file(n->sp.dir[SPOOL_RESULTS], file, 64 << 20,
+	    &len)) == NULL)
+		return errno == ENOENT;
+	if (!result_valid(data, len, why, sizeof(why))) {
+		if (resrepair_drop(&n->sp, id, data, len, why, kept,
+		    sizeof(kept)) != 0)
+			log_warn("%s: results/%s is damaged (%s) and cannot "
+			    "be moved to corrupt/", id, file, why);
+		else {
+			log_warnx("%s: results/%s is damaged (%s); kept as "
+			    "corrupt/%s, the task goes on without it", id,
+			    file, why, kept);
+			rc = 1;
+		}
+	}
+	free(data);
+	return rc;
 }
 
 /* --- claim --- */
@@ -1367,13 +1461,6 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	}
 	snprintf(id, sizeof(id), "%s", t.request_id);
 	snprintf(final, sizeof(final), "%s.json", id);
-	/* The hook must exist and be executable. */
-	if (!hook_ok(n, t.task_code)) {
-		snprintf(why, sizeof(why), "taskCode: no executable hook "
-		    "\"%s\" in %.300s", t.task_code, n->cfg->hooks_dir);
-		quarantine(n, dfd, name, why);
-		goto out;
-	}
 	/* A requestId is used once: every finished task has a result file
 	 * (one look-up instead of one per terminal directory), and no other
 	 * copy may wait in delayed/ or run on a node.  Such a second copy is
@@ -1385,7 +1472,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		char other[65];
 
 		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
+		    AT_SYMLINK_NOFOLLOW) == 0 && !torn_result(n, id)) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" already "
 			    "used (results/%s exists)", id, final);
 			quarantine(n, dfd, name, why);
@@ -1462,6 +1549,34 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			goto out;
 		}
 	}
+	/* Placement: a missing hook is this node's, not the task's.  A
+	 * task of incoming/ is left to the nodes that have the hook (parked
+	 * here until our hooks change); one routed to us goes back to be
+	 * routed again (the dispatcher offers it to nodes that advertise
+	 * the hook, or marks it WAITING). */
+	if (!hook_ok(n, t.task_code)) {
+		if (hookset_has(n->hooks, t.task_code) && hooks_rescan(n, 0))
+			heartbeat(n);	/* we advertised it: correct that */
+		if (dfd != n->qself) {
+			struct nameset_node *p = nameset_add(&n->nohook, name,
+			    NULL);
+
+			if (p != NULL && announced)
+				p->flags |= CAND_ANNOUNCED;
+			log_debug("%s: no hook \"%s\" in %s; left to the "
+			    "nodes that have it", id, t.task_code,
+			    n->cfg->hooks_dir);
+		} else if (spool_move_excl(dfd, name, n->sp.dir[
+		    SPOOL_INCOMING], name) != 0)
+			log_warn("%s: move back to incoming/", id);
+		else {
+			log_info("%s: in queue/%s/ but no hook \"%s\" in %s; "
+			    "back to incoming/", id, n->sp.node, t.task_code,
+			    n->cfg->hooks_dir);
+			index_note(n, id, SPOOL_INCOMING, NULL, NULL, &t, -1);
+		}
+		goto out;
+	}
 	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
 		if (n->coord_down) {
 			cand_again(n, dfd, name, announced);
@@ -1509,6 +1624,16 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	/* No fsync: a claim lost in a crash leaves the task in incoming/,
 	 * to be claimed again (delivery is at-least-once anyway). */
 	n->claimed++;
+	/* A WAITING marker (the dispatcher's, router.h) ends with the wait. */
+	{
+		char stem[TASK_ID_MAX + 1];
+
+		if (limits_is_waiting(&n->sp, id))
+			(void)limits_mark_waiting(&n->sp, id, 0);
+		if (name_to_id(name, stem) == 0 && strcmp(stem, id) != 0 &&
+		    limits_is_waiting(&n->sp, stem))
+			(void)limits_mark_waiting(&n->sp, stem, 0);
+	}
 	{
 		struct stat cs;
 
@@ -2545,6 +2670,9 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 			goto out;
 		}
 		free(res);
+		/* A damaged result is a missing one: the attempt is
+		 * concluded as lost (run again, or FAILED) below. */
+		(void)torn_result(n, id);
 	}
 	memset(&a, 0, sizeof(a));
 	a.attempt = (int)t.nattempts + 1;
@@ -2719,6 +2847,49 @@ clean_tmp(struct node *n)
 
 /* --- leader, heartbeat --- */
 
+/* resrepair_step: a finished task's result was rebuilt. */
+static void
+repaired(void *arg, const struct resrepair_fix *f)
+{
+	struct node *n = arg;
+	const char *id = f->task->request_id;
+
+	log_task(LOG_LEVEL_WARN, "task.result_rebuilt", id,
+	    f->task->task_code, (int)f->task->nattempts + 1, "%s: results/%s."
+	    "json was %s; rebuilt from %s/%s.json%s%s", id, id, f->damage,
+	    spool_dir_name(f->dir), id, f->kept[0] ? ", damaged copy kept "
+	    "as corrupt/" : "", f->kept);
+	/* The delivery, if none was made before the damage, and the
+	 * record (MariaDB's row is corrected by the new envelope). */
+	if (callback_enqueue_missing(&n->sp, f->task, f->result, f->len) != 0)
+		log_warn("%s: callback delivery", id);
+	else
+		callback_sender_wake(n->cbs);
+	record(n, RECORDS_RESULT, id, f->task, NULL, f->result, f->len);
+}
+
+static void
+repair_failed(void *arg, const char *id, int e)
+{
+	errno = e;
+	log_warn("%s: cannot repair its result", id);
+}
+
+/* Leader: one step of the results/ repair pass (resrepair.h), 256
+ * task files at a time; a new pass every REPAIR_SCANS scan intervals:
+ * a crash's torn results are found by the pass made when a daemon
+ * becomes the leader, the periodic one is for hand edits and costs one
+ * read and parse per finished task. */
+static void
+repair_step(struct node *n, int64_t now)
+{
+	if (resrepair_step(n->repair, 256, (int)n->cfg->max_retries,
+	    tstime_now_ms(), repaired, repair_failed, n))
+		n->next_repair = now;
+	else
+		n->next_repair = now + REPAIR_SCANS * n->cfg->scan_interval_ms;
+}
+
 static void
 leader_tick(struct node *n)
 {
@@ -2744,6 +2915,7 @@ leader_tick(struct node *n)
 	}
 	if (!n->leader) {
 		n->leader = 1;
+		n->next_repair = 0;	/* a repair pass at once */
 		log_info("node %s is now the leader (%s lock, epoch %llu)",
 		    n->sp.node, coord_kind(n->coord), epoch);
 		due_index_free(n->delayed);
@@ -2785,6 +2957,8 @@ heartbeat(struct node *n)
 	info.at_ms = tstime_now_ms();
 	info.started_ms = started;
 	info.load1 = getloadavg(load, 1) == 1 ? load[0] : 0;
+	info.hooks_known = 1;
+	memcpy(info.hooks, n->hooks, sizeof(info.hooks));
 	if (coord_heartbeat(n->coord, &info, why, sizeof(why)) != 0)
 		log_warnx("heartbeat: %s", why);
 }
@@ -2988,6 +3162,9 @@ next_wakeup(struct node *n)
 		t = n->next_lease;
 	if (n->leader && !n->draining && n->route_dirty && n->next_route < t)
 		t = n->next_route;
+	if (n->leader && !n->draining && n->repair != NULL &&
+	    n->next_repair < t)
+		t = n->next_repair;
 	for (long i = 0; i < n->nslots; i++) {
 		struct slot *sl = &n->slots[i];
 
@@ -3116,7 +3293,8 @@ setup(struct node *n)
 	coord_on_reestablished(n->coord, lease_reestablished, n);
 	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
 	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
-	if (n->qself < 0 || n->router == NULL) {
+	n->repair = resrepair_new(&n->sp);
+	if (n->qself < 0 || n->router == NULL || n->repair == NULL) {
 		log_warn("queue/%s/", n->sp.node);
 		return EX_CANTCREAT;
 	}
@@ -3135,9 +3313,11 @@ setup(struct node *n)
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
 	    nameset_init(&n->waiting) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
+	    nameset_init(&n->nohook) != 0 ||
 	    nameset_init(&n->cancels) != 0 ||
 	    nameset_init(&n->cancel_wait) != 0)
 		return EX_OSERR;
+	(void)hooks_rescan(n, 0);	/* before the first heartbeat */
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -3339,8 +3519,11 @@ node_run(struct config *cfg, const char *config_path,
 		}
 		if (sigchld)
 			reap_children(n);
-		if (n->reload)
+		if (n->reload) {
 			reload_config(n);
+			(void)hooks_rescan(n, 1);	/* and advertise it now */
+			heartbeat(n);
+		}
 		check_timeouts(n);
 		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
 		    lease_lost, n);
@@ -3367,6 +3550,9 @@ node_run(struct config *cfg, const char *config_path,
 			if (scheduler_published(n->sched) != fired)
 				wake_others(n, "incoming", NULL);
 		}
+		if (n->leader && !n->draining && n->repair != NULL &&
+		    now >= n->next_repair)
+			repair_step(n, now);
 		if (now >= n->next_scan) {
 			scan_incoming(n);
 			scan_cancels(n);
@@ -3394,6 +3580,7 @@ node_run(struct config *cfg, const char *config_path,
 			n->next_reap = now + cfg->reap_interval_ms;
 		}
 		if (now >= n->next_hb) {
+			(void)hooks_rescan(n, ++n->hbs % 12 == 0);
 			heartbeat(n);
 			n->next_hb = now + cfg->heartbeat_ms;
 		}
@@ -3426,11 +3613,13 @@ node_run(struct config *cfg, const char *config_path,
 	nameset_fini(&n->qcand);
 	nameset_fini(&n->waiting);
 	router_free(n->router);
+	resrepair_free(n->repair);
 	if (n->qself >= 0)
 		close(n->qself);
 	due_index_free(n->delayed);
 	scheduler_free(n->sched);
 	nameset_fini(&n->hookcache);
+	nameset_fini(&n->nohook);
 	nameset_fini(&n->cancels);
 	nameset_fini(&n->cancel_wait);
 	for (long i = 0; i < n->nslots; i++) {

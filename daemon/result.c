@@ -4,6 +4,7 @@
 #include "result.h"
 
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,4 +172,246 @@ result_json_ok(const char *data, size_t len)
 		return 0;
 	json_decref(v);
 	return 1;
+}
+
+int
+result_valid(const char *data, size_t len, char *why, size_t whylen)
+{
+	json_error_t je;
+	json_t *o = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	const json_t *st;
+
+	if (o == NULL) {
+		if (why != NULL)
+			snprintf(why, whylen, "not valid JSON (line %d, column "
+			    "%d: %s)", je.line, je.column, je.text);
+		return 0;
+	}
+	st = json_object_get(o, "status");
+	if (!json_is_string(st) || strlen(json_string_value(st)) > 15 ||
+	    !json_is_array(json_object_get(o, "attempts"))) {
+		if (why != NULL)
+			snprintf(why, whylen, "not a result envelope (no "
+			    "status or attempts member)");
+		json_decref(o);
+		return 0;
+	}
+	json_decref(o);
+	return 1;
+}
+
+#define SALVAGE_DEPTH	32	/* deeper nesting: nothing salvaged */
+#define SALVAGE_TRIES	16	/* cut points tried, the last ones first */
+
+/*
+ * Scan data[0..len) outside strings: the open brackets at its end,
+ * innermost last, into stack (the depth is returned, -1 when deeper than
+ * SALVAGE_DEPTH); with cut != NULL, the offsets of its last
+ * SALVAGE_TRIES commas into the ring cut, *ncut counting them all.
+ */
+static int
+scan_json(const char *data, size_t len, char *stack, size_t *cut,
+    size_t *ncut)
+{
+	int depth = 0, instr = 0, esc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = data[i];
+
+		if (instr) {
+			if (esc)
+				esc = 0;
+			else if (c == '\\')
+				esc = 1;
+			else if (c == '"')
+				instr = 0;
+		} else if (c == '"')
+			instr = 1;
+		else if (c == ',' && cut != NULL)
+			cut[(*ncut)++ % SALVAGE_TRIES] = i;
+		else if (c == '{' || c == '[') {
+			if (depth == SALVAGE_DEPTH)
+				return -1;
+			stack[depth++] = c;
+		} else if ((c == '}' || c == ']') && depth > 0)
+			depth--;
+	}
+	return depth;
+}
+
+/*
+ * What of a torn JSON object still parses: cut the text after the last
+ * complete value (just before one of its last SALVAGE_TRIES commas
+ * outside strings), close the brackets still open and parse that.
+ * Returns a new object, or NULL when no cut gives one.
+ */
+static json_t *
+salvage(const char *data, size_t len)
+{
+	size_t cut[SALVAGE_TRIES], ncut = 0;
+	char stack[SALVAGE_DEPTH];
+
+	(void)scan_json(data, len, stack, cut, &ncut);
+	for (size_t k = 0; k < ncut && k < SALVAGE_TRIES; k++) {
+		size_t at = cut[(ncut - 1 - k) % SALVAGE_TRIES];
+		int depth = scan_json(data, at, stack, NULL, NULL);
+		struct buf b;
+		json_t *o;
+
+		if (depth < 1 || stack[0] != '{')
+			continue;
+		buf_init(&b, 0);
+		if (buf_append(&b, data, at) != 0) {
+			buf_fini(&b);
+			return NULL;
+		}
+		while (depth > 0)
+			(void)buf_append(&b, stack[--depth] == '{' ? "}" : "]",
+			    1);
+		o = jsontext_loadb(b.data, b.len, 0, NULL);
+		buf_fini(&b);
+		if (json_is_object(o))
+			return o;
+		json_decref(o);
+	}
+	return NULL;
+}
+
+/* The attempts of the JSON array arr (salvaged) through the task codec,
+ * into tmp (initialised); 0 or -1. */
+static int
+salvage_attempts(const char *code, json_t *arr, struct task *tmp)
+{
+	json_t *w = json_pack("{s:s, s:O}", "taskCode", code, "attempts",
+	    arr);
+	struct task_error te;
+	char *text;
+	int rc;
+
+	if (w == NULL)
+		return -1;
+	text = json_dumps(w, JSON_COMPACT);
+	json_decref(w);
+	if (text == NULL)
+		return -1;
+	rc = task_decode(text, strlen(text), tmp, &te);
+	free(text);
+	return rc;
+}
+
+static int64_t
+salvaged_time(json_t *o, const char *k)
+{
+	int64_t ms;
+
+	if (!json_is_string(json_object_get(o, k)) || tstime_parse_rfc3339(
+	    json_string_value(json_object_get(o, k)), &ms) != 0 || ms < 0)
+		return -1;
+	return ms;
+}
+
+/* The final attempt when the salvage did not reach it. */
+static void
+rebuilt_attempt(const struct task *t, json_t *sv, const char *status,
+    struct task_attempt *a)
+{
+	const char *node = json_string_value(json_object_get(sv, "node"));
+	const char *fc = json_string_value(json_object_get(json_object_get(
+	    sv, "failureReason"), "code"));
+
+	memset(a, 0, sizeof(*a));
+	a->attempt = (int)t->nattempts + 1;
+	snprintf(a->node, sizeof(a->node), "%s", node != NULL &&
+	    task_name_ok(node, TASK_CODE_MAX) ? node : "unknown");
+	a->start_ms = t->nattempts == 0 ? salvaged_time(sv, "startedAt") : -1;
+	a->end_ms = salvaged_time(sv, "finishedAt");
+	a->exit_code = strcmp(status, "SUCCESS") == 0 ? 0 : -1;
+	a->retry_at_ms = -1;
+	a->outcome = strcmp(status, "SUCCESS") == 0 ? TASK_OUTCOME_SUCCESS :
+	    strcmp(status, "CANCELLED") == 0 ? TASK_OUTCOME_CANCELLED :
+	    fc == NULL ? TASK_OUTCOME_FAILED :
+	    strcmp(fc, "TIMEOUT") == 0 ? TASK_OUTCOME_TIMEOUT :
+	    strcmp(fc, "LOST") == 0 ? TASK_OUTCOME_LOST :
+	    strcmp(fc, "HOOK_ERROR") == 0 ? TASK_OUTCOME_ERROR :
+	    TASK_OUTCOME_FAILED;
+	snprintf(a->reason, sizeof(a->reason), "details lost: the result "
+	    "file was torn; rebuilt from the task file%s", sv != NULL ?
+	    " and what of the torn file still parsed" : "");
+}
+
+int
+result_rebuild(const struct task *t, const char *status, const char *torn,
+    size_t tornlen, int max_retries, struct buf *out)
+{
+	json_t *sv = torn != NULL ? salvage(torn, tornlen) : NULL;
+	json_t *arr = json_object_get(sv, "attempts"), *fr, *hr;
+	struct task tt, tmp;
+	struct task_attempt fin;
+	struct result_info ri;
+	char *hrtext = NULL;
+	int rc = -1, have = 0;
+
+	/* tt: t's scalars (borrowed) with a history of its own. */
+	tt = *t;
+	tt.attempts = NULL;
+	tt.nattempts = 0;
+	for (size_t i = 0; i < t->nattempts; i++)
+		if (task_add_attempt(&tt, &t->attempts[i]) != 0)
+			goto out;
+	task_init(&tmp);
+	if (json_is_array(arr) && json_array_size(arr) > t->nattempts &&
+	    salvage_attempts(t->task_code, arr, &tmp) == 0 &&
+	    tmp.nattempts > t->nattempts) {
+		fin = tmp.attempts[t->nattempts];
+		have = 1;
+	}
+	task_fini(&tmp);
+	if (!have)
+		rebuilt_attempt(t, sv, status, &fin);
+	if (task_add_attempt(&tt, &fin) != 0)
+		goto out;
+	memset(&ri, 0, sizeof(ri));
+	ri.status = status;
+	fr = json_object_get(sv, "failureReason");
+	if (strcmp(status, "FAILED") == 0) {
+		ri.failure_code = json_is_string(json_object_get(fr, "code")) ?
+		    json_string_value(json_object_get(fr, "code")) :
+		    fin.outcome == TASK_OUTCOME_TIMEOUT ? "TIMEOUT" :
+		    fin.outcome == TASK_OUTCOME_LOST ? "LOST" :
+		    fin.outcome == TASK_OUTCOME_ERROR ? "HOOK_ERROR" :
+		    "WORKER_EXIT";
+		ri.failure_message = json_is_string(json_object_get(fr,
+		    "message")) ? json_string_value(json_object_get(fr,
+		    "message")) : fin.reason;
+	}
+	hr = json_object_get(sv, "result");
+	if (hr != NULL && !json_is_null(hr) && (hrtext = json_dumps(hr,
+	    JSON_COMPACT | JSON_ENCODE_ANY)) != NULL) {
+		ri.hook_result = hrtext;
+		ri.hook_result_len = strlen(hrtext);
+	}
+	if (json_is_string(json_object_get(sv, "stdoutTail"))) {
+		ri.stdout_tail = json_string_value(json_object_get(sv,
+		    "stdoutTail"));
+		ri.stdout_len = json_string_length(json_object_get(sv,
+		    "stdoutTail"));
+	}
+	if (json_is_string(json_object_get(sv, "stderrTail"))) {
+		ri.stderr_tail = json_string_value(json_object_get(sv,
+		    "stderrTail"));
+		ri.stderr_len = json_string_length(json_object_get(sv,
+		    "stderrTail"));
+	}
+	ri.max_retries = json_is_integer(json_object_get(sv, "maxRetries")) ?
+	    (int)json_integer_value(json_object_get(sv, "maxRetries")) :
+	    max_retries;
+	ri.fence = json_is_integer(json_object_get(sv, "fencingToken")) ?
+	    (long long)json_integer_value(json_object_get(sv,
+	    "fencingToken")) : 0;
+	rc = result_encode(&tt, &ri, out);
+out:
+	free(tt.attempts);
+	free(hrtext);
+	json_decref(sv);
+	return rc;
 }

@@ -50,6 +50,36 @@ int result_encode(const struct task *t, const struct result_info *ri,
 int result_peek(const char *data, size_t len, char *status,
     size_t *nattempts);
 
+/*
+ * Whether len bytes at data are a result envelope (as result_peek: a
+ * JSON object with a string status and an attempts array).  A result
+ * file that is not one (cut short by a crash on a file system that does
+ * not order writes, or edited by hand) is a missing result (issue 11
+ * item 5): readers report it, recovery rebuilds it (result_rebuild).
+ * Returns 1 or 0; on 0 why (may be NULL) gets jansson's message with
+ * the line and column, or the member that is wrong.
+ */
+int result_valid(const char *data, size_t len, char *why, size_t whylen);
+
+/*
+ * Rebuild the envelope of a task that finished with status ("SUCCESS",
+ * "FAILED" or "CANCELLED": the terminal directory it is in decides)
+ * whose result file is torn or missing.  t is the task file of that
+ * directory; its attempts[] holds the attempts before the final one.
+ * torn (may be NULL) is the damaged file's bytes: what of it still
+ * parses — the complete members of its top-level object, and of its
+ * attempts[] the complete entries — is kept (the final attempt, the
+ * hook's result, the tails, the fencing token).  A final attempt that
+ * cannot be salvaged is rebuilt from the salvaged header (attempt,
+ * node, startedAt, finishedAt, failureReason) with the reason saying
+ * its details were lost; node "unknown" when not even that survives.
+ * max_retries: the effective value when the torn file does not say it.
+ * Appends the new envelope to out.  Returns 0 or -1 (ENOMEM/EFBIG).
+ * Pure: no I/O, no clock.
+ */
+int result_rebuild(const struct task *t, const char *status,
+    const char *torn, size_t tornlen, int max_retries, struct buf *out);
+
 /* Whether len bytes at data are one valid JSON value (any type). */
 int result_json_ok(const char *data, size_t len);
 

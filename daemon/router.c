@@ -15,6 +15,7 @@
 #include "dispatch.h"
 #include "index.h"
 #include "log.h"
+#include "maxconc.h"
 #include "nameset.h"
 #include "ring.h"
 #include "tstime.h"
@@ -34,6 +35,12 @@ struct router {
 	int live_ok;			/* the last read succeeded */
 	unsigned long rr;		/* round-robin position */
 	struct nameset plain;		/* incoming/ names not to route */
+	/* The live nodes that run one task code (placement): */
+	struct dispatch_node *cdn;	/* ... as dispatch nodes */
+	size_t *cmap;			/* ... their indexes in dn */
+	size_t ncap;
+	char ccode[TASK_CODE_MAX + 1];	/* ... for this code ("" none) */
+	struct ring *cring;		/* ... their ring, NULL until used */
 };
 
 struct router *
@@ -59,10 +66,17 @@ live_clear(struct router *r)
 	free(r->live);
 	free(r->dn);
 	ring_free(r->ring);
+	free(r->cdn);
+	free(r->cmap);
+	ring_free(r->cring);
 	r->live = NULL;
 	r->dn = NULL;
 	r->ring = NULL;
-	r->nlive = 0;
+	r->cdn = NULL;
+	r->cmap = NULL;
+	r->cring = NULL;
+	r->ccode[0] = '\0';
+	r->nlive = r->ncap = 0;
 }
 
 void
@@ -99,8 +113,11 @@ live_refresh(struct router *r, int64_t now_ms)
 	r->live = v;
 	r->nlive = k;
 	r->dn = calloc(k > 0 ? k : 1, sizeof(*r->dn));
+	r->cdn = calloc(k > 0 ? k : 1, sizeof(*r->cdn));
+	r->cmap = calloc(k > 0 ? k : 1, sizeof(*r->cmap));
 	ids = calloc(k > 0 ? k : 1, sizeof(*ids));
-	if (r->dn == NULL || ids == NULL) {
+	if (r->dn == NULL || r->cdn == NULL || r->cmap == NULL || ids ==
+	    NULL) {
 		free(ids);
 		live_clear(r);
 		r->live_ok = 0;
@@ -126,6 +143,97 @@ is_live(const struct router *r, const char *id)
 		if (strcmp(r->live[i].id, id) == 0)
 			return 1;
 	return 0;
+}
+
+/*
+ * Placement: the live nodes whose heartbeat says they run code, into
+ * r->cdn (with their current counts) and r->cmap (indexes in r->dn), in
+ * id order.  Returns how many.  The ring of that subset is built on
+ * demand (capable_ring) and kept while the code and the registry stay.
+ */
+static size_t
+capable(struct router *r, const char *code)
+{
+	if (strcmp(r->ccode, code) != 0) {
+		ring_free(r->cring);
+		r->cring = NULL;
+		snprintf(r->ccode, sizeof(r->ccode), "%s", code);
+	}
+	r->ncap = 0;
+	for (size_t i = 0; i < r->nlive; i++)
+		if (coord_node_runs(&r->live[i], code)) {
+			r->cdn[r->ncap] = r->dn[i];
+			r->cmap[r->ncap++] = i;
+		}
+	return r->ncap;
+}
+
+/* The ring for consistent_hash over r->cdn: the full ring when every
+ * live node is capable (affinity unchanged), else the subset's. */
+static struct ring *
+capable_ring(struct router *r)
+{
+	const char **ids;
+
+	if (r->ncap == r->nlive)
+		return r->ring;
+	if (r->cring != NULL)
+		return r->cring;
+	if ((ids = calloc(r->ncap > 0 ? r->ncap : 1, sizeof(*ids))) == NULL)
+		return NULL;
+	for (size_t i = 0; i < r->ncap; i++)
+		ids[i] = r->cdn[i].id;
+	r->cring = ring_new(ids, r->ncap, RING_VNODES);
+	free(ids);
+	return r->cring;
+}
+
+/* Whether a WAITING marker's reason is the dispatcher's (below), not
+ * maxConcurrent's (maxconc.h), so that only ours are cleared here. */
+static int
+placement_reason(const char *reason)
+{
+	return strncmp(reason, "no live node ", 13) == 0 ||
+	    strncmp(reason, "node '", 6) == 0;
+}
+
+/*
+ * Task t of incoming/ waits: no live node can run it now.  Marked
+ * WAITING with reason (kept while it stays the same), logged once.
+ */
+static void
+placement_wait(struct router *r, const struct task *t, const char *reason)
+{
+	char old[LIMITS_REASON_MAX];
+
+	if (limits_waiting_reason(r->sp, t->request_id, old, sizeof(old)) ==
+	    1 && (strcmp(old, reason) == 0 || !placement_reason(old)))
+		return;		/* already said, or maxConcurrent's */
+	if (limits_mark_waiting_why(r->sp, t->request_id, reason) != 0) {
+		log_warn("%s: state/waiting/", t->request_id);
+		return;
+	}
+	log_info("%s: WAITING: %s", t->request_id, reason);
+	if (coord_leases_expire(r->co))
+		(void)index_put(r->co, t->request_id, SPOOL_INCOMING,
+		    "WAITING", NULL, t->task_code, (long)t->nattempts, -1, 0);
+}
+
+/* Some live node can run id now: clear the dispatcher's WAITING marker,
+ * if any (d: where the task is now, for the index). */
+static void
+placement_clear(struct router *r, const char *id, enum spool_dir d,
+    const char *node)
+{
+	char old[LIMITS_REASON_MAX];
+
+	if (limits_waiting_reason(r->sp, id, old, sizeof(old)) != 1 ||
+	    !placement_reason(old))
+		return;
+	(void)limits_mark_waiting(r->sp, id, 0);
+	if (coord_leases_expire(r->co))
+		(void)index_put(r->co, id, d, spool_state_name(d), node, NULL,
+		    -1, -1, 0);
 }
 
 /* Wake node up (wakeup.h) for queue/<node>/file; best effort. */
@@ -195,27 +303,28 @@ broadcast(struct router *r, struct task *t, const char *name)
 		    "broadcast not done", id);
 		return 0;
 	}
-	for (size_t i = 0; i < r->nlive; i++) {
+	/* One shard per live node that runs the code (capable()). */
+	for (size_t i = 0; i < r->ncap; i++) {
+		const char *nid = r->cdn[i].id;
 		struct buf enc;
 		int qfd;
 
 		snprintf(sid, sizeof(sid), "%s.%zu", id, i);
 		snprintf(fname, sizeof(fname), "%s.json", sid);
-		snprintf(route, sizeof(route), "node:%s", r->live[i].id);
+		snprintf(route, sizeof(route), "node:%s", nid);
 		if (strlen(sid) > TASK_ID_MAX)
 			return done;	/* checked above: cannot happen */
 		memcpy(t->request_id, sid, strlen(sid) + 1);
 		free(t->route);
 		t->route = strdup(route);
 		t->shard_index = (int)i;
-		t->shard_total = (int)r->nlive;
+		t->shard_total = (int)r->ncap;
 		buf_init(&enc, 0);
-		qfd = spool_node_dir(r->sp, SPOOL_QUEUE, r->live[i].id);
+		qfd = spool_node_dir(r->sp, SPOOL_QUEUE, nid);
 		if (t->route == NULL || qfd < 0 || task_encode(t, &enc) != 0 ||
 		    (spool_publish(r->sp, qfd, fname, enc.data, enc.len, -1,
 		    SPOOL_PUBLISH_EXCL) != 0 && errno != EEXIST)) {
-			log_warn("%s: broadcast shard %zu to %s", id, i,
-			    r->live[i].id);
+			log_warn("%s: broadcast shard %zu to %s", id, i, nid);
 			buf_fini(&enc);
 			if (qfd >= 0)
 				close(qfd);
@@ -223,11 +332,12 @@ broadcast(struct router *r, struct task *t, const char *name)
 		}
 		buf_fini(&enc);
 		close(qfd);
-		wake_node(r, r->live[i].id, fname);
+		wake_node(r, nid, fname);
 		done++;
 	}
 	if (unlinkat(r->sp->dir[SPOOL_INCOMING], name, 0) != 0)
 		log_warn("%s: remove broadcast original", id);
+	placement_clear(r, id, SPOOL_NDIRS, NULL);
 	index_move(r, name, SPOOL_NDIRS, NULL);
 	(void)spool_sync_dir(r->sp, r->sp->dir[SPOOL_INCOMING]);
 	log_info("%s: broadcast as %d shard(s) %s.0 .. %s.%d", id, done, id,
@@ -241,7 +351,8 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 {
 	int fd, dfd = r->sp->dir[SPOOL_INCOMING], route, k, moved = 0;
 	const char *target;
-	char why[512], final[SPOOL_NAME_MAX];
+	char why[512], final[SPOOL_NAME_MAX], reason[LIMITS_REASON_MAX];
+	size_t ncap;
 	struct stat st;
 	struct task t;
 	struct task_error te;
@@ -258,33 +369,71 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 	task_init(&t);
 	buf_init(&b, TASK_FILE_MAX);
 	if (buf_read_fd(&b, fd) != 0 || task_decode(b.data != NULL ? b.data :
-	    "", b.len, &t, &te) != 0 || t.request_id[0] == '\0')
+	    "", b.len, &t, &te) != 0)
 		goto out;		/* the claim path deals with it */
 	route = dispatch_parse(t.route, &target);
+	if (t.request_id[0] == '\0') {
+		size_t nl = strlen(name);
+
+		/* Its id is given when it is claimed; until then it is known
+		 * (status, the WAITING marker) by its file name. */
+		if (route > DISPATCH_ANY || nl <= 5 || nl - 5 > TASK_ID_MAX ||
+		    strcmp(name + nl - 5, ".json") != 0)
+			goto out;	/* the claim path deals with it */
+		memcpy(t.request_id, name, nl - 5);
+		t.request_id[nl - 5] = '\0';
+		if (!spool_id_ok(t.request_id))
+			goto out;
+	}
 	due = t.not_before_ms;
 	if (due < 0 && t.trigger == TASK_TRIGGER_DELAY)
 		due = (t.created_ms >= 0 ? t.created_ms : (int64_t)st.st_mtim.
 		    tv_sec * 1000) + t.delay_ms;
 	if (due < 0 && t.trigger == TASK_TRIGGER_AT)
 		due = t.run_at_ms;
-	if (route <= DISPATCH_ANY || due > now_ms + 1) {
+	if (due > now_ms + 1) {
 		(void)nameset_add(&r->plain, name, NULL);
-		goto out;		/* the claim path (or delayed/) */
+		goto out;		/* delayed/ */
 	}
 	snprintf(final, sizeof(final), "%s.json", t.request_id);
 	if (strcmp(final, name) != 0)
 		goto out;	/* a name mismatch is quarantined there */
+	/* Placement: only nodes that advertise the code's hook are offered
+	 * the task; while none is live it waits (WAITING, with why). */
+	ncap = capable(r, t.task_code);
+	snprintf(reason, sizeof(reason), "no live node has hook '%s'",
+	    t.task_code);
+	if (route <= DISPATCH_ANY) {
+		if (ncap == 0)
+			placement_wait(r, &t, reason);
+		else
+			placement_clear(r, t.request_id, SPOOL_INCOMING, NULL);
+		(void)nameset_add(&r->plain, name, NULL);
+		goto out;		/* the claim path */
+	}
 	if (route == DISPATCH_BROADCAST) {
-		moved = broadcast(r, &t, name);
+		if (ncap == 0)
+			placement_wait(r, &t, reason);
+		else
+			moved = broadcast(r, &t, name);
 		goto out;
 	}
-	k = dispatch_pick((enum dispatch_route)route, r->dn, r->nlive, &r->rr,
-	    r->ring, t.shard_key, target);
+	k = dispatch_pick((enum dispatch_route)route, r->cdn, ncap, &r->rr,
+	    route == DISPATCH_CONSISTENT_HASH ? capable_ring(r) : NULL,
+	    t.shard_key, target);
 	if (k < 0) {
-		log_debug("%s: route %s: no live node for it yet; waiting",
-		    t.request_id, t.route);
+		if (route == DISPATCH_NODE && is_live(r, target)) {
+			snprintf(reason, sizeof(reason), "node '%s' has no "
+			    "hook '%s'", target, t.task_code);
+			placement_wait(r, &t, reason);
+		} else if (route != DISPATCH_NODE && ncap == 0)
+			placement_wait(r, &t, reason);
+		else
+			log_debug("%s: route %s: no live node for it yet; "
+			    "waiting", t.request_id, t.route);
 		goto out;
 	}
+	k = (int)r->cmap[k];	/* its index among all the live nodes */
 	if (to_queue(r, name, r->dn[k].id, final) != 0) {
 		if (errno != ENOENT)
 			log_warn("%s: move to queue/%s/", t.request_id,
@@ -292,6 +441,7 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 		goto out;
 	}
 	r->dn[k].running++;	/* least_active: count what was assigned */
+	placement_clear(r, t.request_id, SPOOL_QUEUE, r->dn[k].id);
 	log_debug("%s: route %s → queue/%s/", t.request_id, t.route,
 	    r->dn[k].id);
 	moved = 1;

@@ -173,14 +173,6 @@ test_expect_success 'drop malformed task files (cp and tmp+mv)' '
 	mkdir "$SPOOL/incoming/dir.json" &&
 	expect dir.json "file" "directory" &&
 
-	printf "{\"taskCode\":\"nosuchhook\"}" >"$SRC/nh" &&
-	put_mv nohook.json "$SRC/nh" &&
-	expect nohook.json "taskCode" "no executable hook|not found|no such" &&
-
-	printf "{\"taskCode\":\"noexec\"}" >"$SRC/ne" &&
-	put_mv noexec.json "$SRC/ne" &&
-	expect noexec.json "taskCode" "executable" &&
-
 	printf "{\"requestId\":\"../../outside-marker\",\"taskCode\":\"probe\"}" >"$SRC/ok1" &&
 	put_mv ok1.json "$SRC/ok1" &&
 	expect ok1.json "requestId" "must match|not allowed|invalid"
@@ -373,6 +365,27 @@ test_expect_success 'a bad file named *.reason is kept and listed, never overwri
 	ts list --state CORRUPT >"$TRASH/list2.txt" &&
 	{ test "$(grep -c "^CORRUPT .*victim" "$TRASH/list2.txt")" = 2 ||
 	  { echo "list shows:"; grep victim "$TRASH/list2.txt"; false; }; }
+'
+
+# Issue 11 item 4: a missing hook (absent, or not executable) is the
+# node's, not the task's: such a task is valid and waits, WAITING with
+# the reason, never in corrupt/; it runs once the hook is there.
+test_expect_success 'a task whose hook is missing or not executable waits (WAITING, reason), never corrupt/' '
+	printf "{\"requestId\":\"nohook\",\"taskCode\":\"nosuchhook\"}" >"$SRC/nh" &&
+	put_mv nohook.json "$SRC/nh" &&
+	printf "{\"requestId\":\"noexec\",\"taskCode\":\"noexec\"}" >"$SRC/ne" &&
+	put_mv noexec.json "$SRC/ne" &&
+	wait_for "ts status nohook | grep -q WAITING && ts status noexec | grep -q WAITING" 10 &&
+	ts status nohook >"$TRASH/nh.st" && cat "$TRASH/nh.st" &&
+	test "$(cat "$TRASH/nh.st")" = "nohook WAITING (no live node has hook '"'"'nosuchhook'"'"')" &&
+	ts status noexec | grep -F "no live node has hook '"'"'noexec'"'"'" &&
+	sleep 2 &&
+	test -f "$SPOOL/incoming/nohook.json" && test -f "$SPOOL/incoming/noexec.json" &&
+	test ! -e "$SPOOL/corrupt/nohook.json" && test ! -e "$SPOOL/corrupt/noexec.json" &&
+	chmod 755 "$HOOKS/noexec" &&
+	wait_terminal noexec 10 && test "$(state_of noexec)" = done &&
+	ts cancel nohook >/dev/null &&
+	wait_terminal nohook 10 && test "$(state_of nohook)" = cancelled
 '
 
 test_expect_success 'still the same daemon at the end' '

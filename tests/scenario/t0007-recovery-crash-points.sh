@@ -20,6 +20,12 @@
 #            promoted)                                  the incoming one runs once
 #   done     active/ + done/ (+ its result)             active copy removed;
 #   canc     active/ + cancelled/ (+ its result)        result untouched, not run
+#   rtorn    active/ + results/ cut short (a file       the result kept as
+#            system that does not order writes)        corrupt/<id>.result.torn;
+#                                                      LOST, retried (SUCCESS)
+#   dtorn    done/ + results/ cut short                the result rebuilt from
+#                                                      the task file and what
+#                                                      still parses; not run
 #   empty    a zero-length file in active/ (torn        → corrupt/ with a reason
 #   torn     write after power loss), or a cut one     (never run, never deleted)
 #   tmp      stray files in tmp/ (a writer died         never published, never
@@ -113,6 +119,11 @@ setup_rows() {
 	put "active/$o" "$p-canc.json" "$(tj "$p-canc" 1)"
 	put cancelled "$p-canc.json" "$(tj "$p-canc" 1 "$(att 1 CANCELLED "$o")")"
 	put results "$p-canc.json" "$(rj "$p-canc" CANCELLED "$(att 1 CANCELLED "$o")")"
+	put "active/$o" "$p-rtorn.json" "$(tj "$p-rtorn" 1)"
+	put results "$p-rtorn.json" "$(rj "$p-rtorn" SUCCESS "$(att 1 SUCCESS "$o")" | head -c 60)"
+	put done "$p-dtorn.json" "$(tj "$p-dtorn" 1)"
+	# cut after its attempts[] (before ,"result"): the attempt survives
+	put results "$p-dtorn.json" "$(rj "$p-dtorn" SUCCESS "$(att 1 SUCCESS "$o")" | sed "s/,\"result\".*/,\"resu/")"
 	put "active/$o" "$p-empty.json" ""
 	put "active/$o" "$p-torn.json" "{\"requestId\":\"$p-torn\",\"taskCo"
 	# results that must not change: keep a copy
@@ -148,6 +159,12 @@ check_rows() {
 	expect "$p-inc"   done   "SUCCESS 2 LOST/$o,SUCCESS/n1"  1 || bad=1
 	expect "$p-done"  done   "SUCCESS 1 SUCCESS/$o"          0 || bad=1
 	expect "$p-canc"  cancelled "CANCELLED 1 CANCELLED/$o"   0 || bad=1
+	expect "$p-rtorn" done   "SUCCESS 2 LOST/$o,SUCCESS/n1"  1 || bad=1
+	expect "$p-dtorn" done   "SUCCESS 1 SUCCESS/$o"          0 || bad=1
+	for r in rtorn dtorn; do
+		test -f "$SPOOL/corrupt/$p-$r.result.torn.reason" ||
+		    { echo "$p-$r: damaged result not kept"; bad=1; }
+	done
 	expect "$p-empty" corrupt "" 0 || bad=1
 	expect "$p-torn"  corrupt "" 0 || bad=1
 	for r in res resf done canc; do
@@ -176,14 +193,14 @@ test_expect_success 'lay the crash states (no daemon running)' '
 	put tmp old-writer.tmp "$(tj e-old 1)" &&
 	touch -d "2 hours ago" "$SPOOL/tmp/old-writer.tmp" &&
 	put tmp/work.n1.0 leftover "from a killed hook" &&
-	test "$(count_files "$SPOOL/active/deadnode")" = 11 &&
-	test "$(count_files "$SPOOL/active/n1")" = 11
+	test "$(count_files "$SPOOL/active/deadnode")" = 12 &&
+	test "$(count_files "$SPOOL/active/n1")" = 12
 '
 
 test_expect_success 'start n1: its own active/n1/ and the dead node are repaired' '
 	start_daemon n1 -j 2 &&
 	for p in d s; do
-		for r in lost retried del inc; do
+		for r in lost retried del inc rtorn; do
 			wait_terminal "$p-$r" 20 || echo "$p-$r did not finish"
 		done
 	done >"$TRASH/w" &&
@@ -224,7 +241,7 @@ test_expect_success 'tmp/: the work directory of n1 was emptied at its start; fr
 test_expect_success 'nothing else moved: no leftovers, corrupt/ holds only the torn files' '
 	test "$(count_files "$SPOOL/incoming")" = 0 &&
 	test "$(count_files "$SPOOL/delayed")" = 0 &&
-	test "$(ls "$SPOOL/corrupt" | sort | tr "\n" " ")" = "d-empty.json d-empty.json.reason d-torn.json d-torn.json.reason s-empty.json s-empty.json.reason s-torn.json s-torn.json.reason "
+	test "$(ls "$SPOOL/corrupt" | LC_ALL=C sort | tr "\n" " ")" = "d-dtorn.result.torn d-dtorn.result.torn.reason d-empty.json d-empty.json.reason d-rtorn.result.torn d-rtorn.result.torn.reason d-torn.json d-torn.json.reason s-dtorn.result.torn s-dtorn.result.torn.reason s-empty.json s-empty.json.reason s-rtorn.result.torn s-rtorn.result.torn.reason s-torn.json s-torn.json.reason "
 '
 
 # --- the same id in incoming/ and delayed/ -----------------------------

@@ -56,6 +56,10 @@ test_expect_success 'broadcast: one shard per live node, indices 0..2 of 3' '
 	printf "{\"i\":%s,\"n\":%s}" "\$TASKSPOOL_SHARD_INDEX" "\$TASKSPOOL_SHARD_TOTAL" >"\$TASKSPOOL_RESULT_FILE"
 	HOOK
 	chmod +x "$HOOKS/shard" &&
+	# broadcast goes to the live nodes that have the hook (issue 11
+	# item 4): wait until all three advertise it (a heartbeat or two)
+	wait_for "test \$(ts nodes --json | jq \"map(select(.hooks | split(\\\",\\\") | index(\\\"shard\\\"))) | length\") = 3" 20 &&
+	sleep 1 &&	# the dispatcher re-reads the registry every 0.5 s
 	drop bc.json "{\"requestId\":\"bc\",\"taskCode\":\"shard\",\"route\":\"broadcast\"}" &&
 	for i in 0 1 2; do echo bc.$i >>"$TRASH/ids"; done &&
 	all_done &&

@@ -459,6 +459,72 @@ START_TEST(test_orphan_record_completed)
 END_TEST
 
 /*
+ * Issue 11 item 5: a finished task whose result file is torn is not
+ * answered with broken JSON nor as 200: 503 (retry: the daemons rebuild
+ * it) with a detail saying so; once the result is whole again, 200.
+ */
+/* Forget the nonce of vector v (app-test-01), so it may be sent again. */
+static int
+unlink_nonce(json_t *v)
+{
+	char nm[512];
+
+	snprintf(nm, sizeof(nm), "%s/state/nonces/app-test-01.%s", spool_dir,
+	    json_string_value(json_object_get(v, "nonce")));
+	return unlink(nm);
+}
+
+START_TEST(test_torn_result_get)
+{
+	json_t *s01 = by_id("request_signing", "S01");
+	json_t *s03 = by_id("request_signing", "S03");
+	int64_t t1 = json_integer_value(json_object_get(s01, "timestamp"));
+	int64_t t3 = json_integer_value(json_object_get(s03, "timestamp"));
+	char from[512], to[512], res[512];
+	struct config cfg;
+	struct answer a;
+	FILE *fp;
+
+	make_spool(&cfg, 1);
+	run(&cfg, s01, NULL, t1, &a);
+	ck_assert_int_eq(a.status, 202);
+	answer_free(&a);
+	/* As if it had run: the task in done/, its result cut short. */
+	snprintf(from, sizeof(from), "%s/incoming/order-20240601-0001.json",
+	    spool_dir);
+	snprintf(to, sizeof(to), "%s/done/order-20240601-0001.json",
+	    spool_dir);
+	snprintf(res, sizeof(res), "%s/results/order-20240601-0001.json",
+	    spool_dir);
+	ck_assert_int_eq(rename(from, to), 0);
+	ck_assert_ptr_nonnull(fp = fopen(res, "w"));
+	fputs("{\n  \"requestId\": \"order-20240601-0001\",\n  \"sta", fp);
+	fclose(fp);
+	run(&cfg, s03, NULL, t3, &a);
+	ck_assert_int_eq(a.status, 503);
+	ck_assert_ptr_nonnull(strstr(a.raw, "\r\nRetry-After: 1\r\n"));
+	ck_assert_str_eq(json_string_value(json_object_get(a.body, "code")),
+	    "SERVICE_UNAVAILABLE");
+	ck_assert_str_eq(json_string_value(json_object_get(a.body,
+	    "requestId")), "order-20240601-0001");
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(a.body,
+	    "detail")), "damaged"));
+	answer_free(&a);
+	/* Rebuilt (by hand here): the GET answers it. */
+	ck_assert_ptr_nonnull(fp = fopen(res, "w"));
+	fputs("{\"requestId\":\"order-20240601-0001\",\"status\":\"SUCCESS\","
+	    "\"attempts\":[]}", fp);
+	fclose(fp);
+	ck_assert_int_eq(unlink_nonce(s03), 0);
+	run(&cfg, s03, NULL, t3, &a);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_str_eq(json_string_value(json_object_get(a.body, "status")),
+	    "SUCCESS");
+	answer_free(&a);
+}
+END_TEST
+
+/*
  * A configuration that does not load is permanent until an operator acts:
  * every request, signed or not, is 500 INTERNAL_ERROR (API.md §5) with
  * the traceId of its X-Trace-Id header, and no Retry-After.
@@ -681,6 +747,7 @@ api_suite(void)
 	tcase_add_test(tc, test_signing_vectors_accepted);
 	tcase_add_test(tc, test_body_rules);
 	tcase_add_test(tc, test_orphan_record_completed);
+	tcase_add_test(tc, test_torn_result_get);
 	tcase_add_test(tc, test_config_error_is_500);
 	tcase_add_test(tc, test_rate_limit);
 	tcase_add_test(tc, test_nul_body);

@@ -43,10 +43,9 @@ attempt(struct task *t, int n, const char *node, int64_t s, int64_t e,
 	ck_assert_int_eq(task_add_attempt(t, &a), 0);
 }
 
-/* A two-attempt task: 12:00:02.000-12:00:03.500 on n1 (exit 1, retry at
- * 12:00:05), 12:00:05.000-12:00:07.250 on n2 (exit code given). */
+/* The task file in failed/: its history holds attempt 1 only. */
 static void
-two_attempts(struct task *t, int second_exit, enum task_outcome second)
+failed_task_file(struct task *t)
 {
 	task_init(t);
 	snprintf(t->request_id, sizeof(t->request_id), "order-20240601-0001");
@@ -57,6 +56,14 @@ two_attempts(struct task *t, int second_exit, enum task_outcome second)
 	t->params_len = 2;
 	attempt(t, 1, "n1", T0 + 2000, T0 + 3500, 1, 0, TASK_OUTCOME_FAILED,
 	    "exit 1", T0 + 5000);
+}
+
+/* A two-attempt task: 12:00:02.000-12:00:03.500 on n1 (exit 1, retry at
+ * 12:00:05), 12:00:05.000-12:00:07.250 on n2 (exit code given). */
+static void
+two_attempts(struct task *t, int second_exit, enum task_outcome second)
+{
+	failed_task_file(t);
 	attempt(t, 2, "n2", T0 + 5000, T0 + 7250, second_exit, 0, second,
 	    "", -1);
 }
@@ -440,6 +447,164 @@ START_TEST(test_raw_bytes)
 }
 END_TEST
 
+/* Issue 11 item 5: what a torn result file is, and what is rebuilt. */
+START_TEST(test_valid)
+{
+	static const struct {
+		const char *s;
+		int ok;
+		const char *why;	/* a word of the reason */
+	} cases[] = {
+		{ "{\"status\":\"SUCCESS\",\"attempts\":[]}", 1, NULL },
+		{ "{\"status\":\"SUCCESS\",\"attempts\":[{\"attempt\":1}", 0,
+		    "line 1" },
+		{ "{\n  \"status\": \"FAI", 0, "line 2" },
+		{ "", 0, "not valid JSON" },
+		{ "[1]", 0, "not a result envelope" },
+		{ "{\"status\":\"SUCCESS\"}", 0, "not a result envelope" },
+		{ "{\"status\":7,\"attempts\":[]}", 0, "not a result" },
+	};
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		why[0] = '\0';
+		ck_assert_msg(result_valid(cases[i].s, strlen(cases[i].s), why,
+		    sizeof(why)) == cases[i].ok, "result_valid(%s)",
+		    cases[i].s);
+		if (cases[i].why != NULL)
+			ck_assert_msg(strstr(why, cases[i].why) != NULL,
+			    "%s: reason \"%s\" lacks \"%s\"", cases[i].s, why,
+			    cases[i].why);
+	}
+}
+END_TEST
+
+/* The envelope of a two-attempt FAILED task as the daemon writes it
+ * (JSON_INDENT(2)), written here by hand, up to and including the
+ * second attempt and the start of stdoutTail: the file was cut there. */
+static const char torn_failed[] =
+    "{\n"
+    "  \"requestId\": \"order-20240601-0001\",\n"
+    "  \"taskCode\": \"report.generate\",\n"
+    "  \"taskName\": null,\n"
+    "  \"status\": \"FAILED\",\n"
+    "  \"createdAt\": \"2024-06-01T12:00:00.120Z\",\n"
+    "  \"startedAt\": \"2024-06-01T12:00:02.000Z\",\n"
+    "  \"finishedAt\": \"2024-06-01T12:00:07.250Z\",\n"
+    "  \"durationMs\": 5250,\n"
+    "  \"attempt\": 2,\n"
+    "  \"maxRetries\": 1,\n"
+    "  \"node\": \"n2\",\n"
+    "  \"triggerTime\": \"2024-06-01T12:00:01.000Z\",\n"
+    "  \"fencingToken\": 17,\n"
+    "  \"result\": {\n    \"pages\": 3\n  },\n"
+    "  \"failureReason\": {\n"
+    "    \"code\": \"WORKER_EXIT\",\n"
+    "    \"message\": \"attempt 2 of 2: exit 2\"\n"
+    "  },\n"
+    "  \"attempts\": [\n"
+    "    {\n      \"attempt\": 1,\n      \"node\": \"n1\",\n"
+    "      \"startedAt\": \"2024-06-01T12:00:02.000Z\",\n"
+    "      \"finishedAt\": \"2024-06-01T12:00:03.500Z\",\n"
+    "      \"durationMs\": 1500,\n      \"exitCode\": 1,\n"
+    "      \"signal\": null,\n      \"outcome\": \"FAILED\",\n"
+    "      \"reason\": \"exit 1\",\n"
+    "      \"retryAt\": \"2024-06-01T12:00:05.000Z\"\n    },\n"
+    "    {\n      \"attempt\": 2,\n      \"node\": \"n2\",\n"
+    "      \"startedAt\": \"2024-06-01T12:00:05.000Z\",\n"
+    "      \"finishedAt\": \"2024-06-01T12:00:07.250Z\",\n"
+    "      \"durationMs\": 2250,\n      \"exitCode\": 2,\n"
+    "      \"signal\": null,\n      \"outcome\": \"FAILED\",\n"
+    "      \"reason\": \"exit 2\",\n      \"retryAt\": null\n    }\n"
+    "  ],\n"
+    "  \"stdoutTail\": \"progress 50%";
+
+START_TEST(test_rebuild_salvaged_attempts)
+{
+	struct task t;
+	struct buf b;
+	json_t *o, *a, *fr;
+
+	failed_task_file(&t);
+	ck_assert(!result_valid(torn_failed, strlen(torn_failed), NULL, 0));
+	buf_init(&b, 0);
+	ck_assert_int_eq(result_rebuild(&t, "FAILED", torn_failed,
+	    strlen(torn_failed), 5, &b), 0);
+	ck_assert(result_valid(b.data, b.len, NULL, 0));
+	o = json_loadb(b.data, b.len, 0, NULL);
+	ck_assert_str_eq(str(o, "status"), "FAILED");
+	ck_assert_int_eq(num(o, "attempt"), 2);
+	ck_assert_int_eq(num(o, "maxRetries"), 1);	/* the torn file's */
+	ck_assert_int_eq(num(o, "fencingToken"), 17);
+	ck_assert_str_eq(str(o, "node"), "n2");
+	ck_assert_str_eq(str(o, "startedAt"), "2024-06-01T12:00:02.000Z");
+	ck_assert_str_eq(str(o, "finishedAt"), "2024-06-01T12:00:07.250Z");
+	ck_assert_int_eq(num(json_object_get(o, "result"), "pages"), 3);
+	fr = json_object_get(o, "failureReason");
+	ck_assert_str_eq(str(fr, "code"), "WORKER_EXIT");
+	ck_assert_str_eq(str(fr, "message"), "attempt 2 of 2: exit 2");
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "attempts")), 2);
+	a = json_array_get(json_object_get(o, "attempts"), 1);
+	ck_assert_int_eq(num(a, "attempt"), 2);
+	ck_assert_str_eq(str(a, "node"), "n2");
+	ck_assert_int_eq(num(a, "exitCode"), 2);
+	ck_assert_str_eq(str(a, "reason"), "exit 2");
+	ck_assert_str_eq(str(o, "stdoutTail"), "");	/* cut: not kept */
+	json_decref(o);
+	buf_fini(&b);
+	task_fini(&t);
+}
+END_TEST
+
+START_TEST(test_rebuild_header_only)
+{
+	/* Cut inside the hook's result: the header survives, no attempt. */
+	size_t cut = (size_t)(strstr(torn_failed, "\"pages\"") - torn_failed);
+	struct task t;
+	struct buf b;
+	json_t *o, *a;
+
+	task_init(&t);
+	snprintf(t.request_id, sizeof(t.request_id), "order-20240601-0001");
+	snprintf(t.task_code, sizeof(t.task_code), "report.generate");
+	t.params = strdup("{}");
+	t.params_len = 2;
+	buf_init(&b, 0);
+	/* As if it had succeeded at its first attempt (done/). */
+	ck_assert_int_eq(result_rebuild(&t, "SUCCESS", torn_failed, cut, 0,
+	    &b), 0);
+	o = json_loadb(b.data, b.len, 0, NULL);
+	ck_assert_msg(o != NULL, "%s", b.data);
+	ck_assert_str_eq(str(o, "status"), "SUCCESS");
+	is_null(o, "failureReason");
+	is_null(o, "result");
+	ck_assert_uint_eq(json_array_size(json_object_get(o, "attempts")), 1);
+	a = json_array_get(json_object_get(o, "attempts"), 0);
+	ck_assert_int_eq(num(a, "attempt"), 1);
+	ck_assert_str_eq(str(a, "node"), "n2");
+	ck_assert_str_eq(str(a, "startedAt"), "2024-06-01T12:00:02.000Z");
+	ck_assert_str_eq(str(a, "finishedAt"), "2024-06-01T12:00:07.250Z");
+	ck_assert_int_eq(num(a, "exitCode"), 0);
+	ck_assert_str_eq(str(a, "outcome"), "SUCCESS");
+	ck_assert(strstr(str(a, "reason"), "details lost") != NULL);
+	json_decref(o);
+	buf_fini(&b);
+
+	/* Nothing of the file left (a missing result): node unknown. */
+	buf_init(&b, 0);
+	ck_assert_int_eq(result_rebuild(&t, "CANCELLED", NULL, 0, 0, &b), 0);
+	o = json_loadb(b.data, b.len, 0, NULL);
+	a = json_array_get(json_object_get(o, "attempts"), 0);
+	ck_assert_str_eq(str(o, "status"), "CANCELLED");
+	ck_assert_str_eq(str(a, "node"), "unknown");
+	ck_assert_str_eq(str(a, "outcome"), "CANCELLED");
+	is_null(a, "finishedAt");
+	json_decref(o);
+	buf_fini(&b);
+	task_fini(&t);
+}
+END_TEST
+
 static Suite *
 result_suite(void)
 {
@@ -454,6 +619,9 @@ result_suite(void)
 	tcase_add_test(tc, test_peek_rejects);
 	tcase_add_test(tc, test_json_ok);
 	tcase_add_test(tc, test_raw_bytes);
+	tcase_add_test(tc, test_valid);
+	tcase_add_test(tc, test_rebuild_salvaged_attempts);
+	tcase_add_test(tc, test_rebuild_header_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
