@@ -54,6 +54,7 @@
 #include "backoff.h"
 #include "callback.h"
 #include "buf.h"
+#include "claimmark.h"
 #include "coord.h"
 #include "dispatch.h"
 #include "dueindex.h"
@@ -603,6 +604,13 @@ promote_one(const char *name, uint64_t due, void *arg)
 			    (long long)(now - (int64_t)due));
 		else
 			log_debug("promoted delayed/%s", name);
+	} else if (errno == EEXIST) {
+		/* A second copy of the id waits in incoming/: its claimant
+		 * sends it to corrupt/ (this one is the task); until then
+		 * this one waits, looked at again each second. */
+		log_debug("delayed/%s: incoming/ holds a copy; promoted later",
+		    name);
+		(void)due_index_set(n->delayed, name, (uint64_t)now + 1000);
 	} else if (errno != ENOENT)
 		log_warn("promote delayed/%s", name);
 }
@@ -1130,6 +1138,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	struct task_error te;
 	struct buf b;
 	int64_t now, due;
+	int mfd = -1;			/* the claim marker, held */
 
 	memset(&st, 0, sizeof(st));
 	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, &st, why, sizeof(why));
@@ -1201,34 +1210,63 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		quarantine(n, dfd, name, why);
 		goto out;
 	}
-	/* A requestId is used once: every finished task has a result file
-	 * (one look-up instead of one per terminal directory), and no other
-	 * copy may wait in delayed/ or run on a node.  Such a second copy is
-	 * kept in corrupt/, never run: two runs could overlap.  (A crash in
-	 * the delay path below can leave the user's original here beside the
-	 * published delayed/ copy; that one is the task.) */
+	/* One copy of a requestId is claimed at a time (claimmark.h): the
+	 * marker is held from here until after the rename into active/ (or
+	 * the decision not to claim), so two copies of one id (in incoming/
+	 * and queue/<n>/, a re-drop, a crash in the delay path below) can
+	 * never both pass the checks that follow. */
+	{
+		char prev[CLAIMMARK_INFO_MAX];
+		int over;
+
+		mfd = claimmark_take(&n->sp, id, n->sp.node, now, &over, prev,
+		    sizeof(prev));
+		if (mfd < 0) {
+			if (errno == EWOULDBLOCK || errno == EAGAIN)
+				log_debug("%s: another copy is being claimed "
+				    "now; looked at again later", id);
+			else
+				log_warn("%s: state/claims/%s", id, id);
+			goto out;	/* the next rescan tries again */
+		}
+		if (over && prev[0] != '\0')
+			log_info("%s: claim marker left by a claimant that "
+			    "died mid-claim (%s) taken over", id, prev);
+	}
+	/* A requestId is used once.  With the marker held, any other copy
+	 * is either still in active/<node>/ (claimed, running or being
+	 * concluded), or — having left active/ — in delayed/ (a retry is
+	 * published there before the active/ copy is removed) or finished
+	 * (its result is written before the move out of active/), so the
+	 * three are looked at in that order.  Such a second copy is kept in
+	 * corrupt/ with a reason naming the duplicate, never run: two runs
+	 * could overlap.  (A crash in the delay path below can leave the
+	 * user's original here beside the published delayed/ copy; that one
+	 * is the task.) */
 	{
 		struct stat ts;
 		char other[65];
 
-		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
-			snprintf(why, sizeof(why), "requestId: \"%s\" already "
-			    "used (results/%s exists)", id, final);
+		if (spool_in_active(&n->sp, final, NULL, other)) {
+			snprintf(why, sizeof(why), "requestId: duplicate: "
+			    "\"%s\" is already running on node %s (a second "
+			    "copy)", id, other);
 			quarantine(n, dfd, name, why);
 			goto out;
 		}
 		if (fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
 		    AT_SYMLINK_NOFOLLOW) == 0) {
-			snprintf(why, sizeof(why), "requestId: \"%s\" already "
-			    "waits in delayed/ (a second copy)", id);
+			snprintf(why, sizeof(why), "requestId: duplicate: "
+			    "\"%s\" already waits in delayed/ (a second copy)",
+			    id);
 			quarantine(n, dfd, name, why);
 			goto out;
 		}
-		if (spool_in_active(&n->sp, final, NULL, other)) {
-			snprintf(why, sizeof(why), "requestId: \"%s\" is "
-			    "already running on node %s (a second copy)", id,
-			    other);
+		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(why, sizeof(why), "requestId: duplicate: "
+			    "\"%s\" already used (results/%s exists)", id,
+			    final);
 			quarantine(n, dfd, name, why);
 			goto out;
 		}
@@ -1354,6 +1392,8 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	start_hook(n, &t, final, fd);
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
+	/* After the rename: the copy in active/<self>/ is the mark now. */
+	claimmark_release(&n->sp, id, mfd);
 	if (fd >= 0)
 		coord_lease_close(n->coord, fd);
 	task_fini(&t);
@@ -2472,6 +2512,15 @@ clean_tmp(struct node *n)
 			    "publishing it)", de->d_name);
 	}
 	closedir(dp);
+	/* Claim markers nobody holds (claimants that died mid-claim): the
+	 * next claimant would take each over anyway; this is tidying. */
+	{
+		size_t k = claimmark_sweep(&n->sp, now, 60 * 1000);
+
+		if (k > 0)
+			log_info("removed %zu claim marker(s) of state/claims/ "
+			    "left by claimants that died mid-claim", k);
+	}
 }
 
 /* --- leader, heartbeat --- */

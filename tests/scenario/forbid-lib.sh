@@ -12,22 +12,7 @@
 # attempt killed with its daemon ends at that kill), and the job went on
 # firing after each failover.
 
-# fl_now_ns: wall clock, ns (the probe's clock).
-fl_now_ns() { date +%s%N; }
-
-# fl_kill NODE: kill -9 the daemon of NODE, wait until it is dead (its
-# hooks then got SIGKILL through PR_SET_PDEATHSIG) and append
-# "<ns after> <node>" to $TRASH/fl.kills.
-fl_kill() {
-	_fl_pid=$(daemon_pid "$1")
-	kill -9 "$_fl_pid" 2>/dev/null
-	while [ -r "/proc/$_fl_pid/stat" ] &&
-	    [ "$(cut -d" " -f3 "/proc/$_fl_pid/stat" 2>/dev/null)" != Z ]; do
-		sleep 0.01
-	done
-	sleep 0.05
-	echo "$(fl_now_ns) $1" >>"$TRASH/fl.kills"
-}
+. "$(dirname "$0")/runs-lib.sh"
 
 # fl_leads NODE: how many times NODE logged that it became the leader.
 fl_leads() { grep -c "node $1 is now the leader" "$TRASH/log.$1" 2>/dev/null; }
@@ -47,42 +32,6 @@ fl_running() {
 # it (yyyy-mm-ddThh:mm:ss).
 fl_instant() {
 	echo "$1" | sed -n 's/^.*\.\([0-9]\{4\}\)\([0-9][0-9]\)\([0-9][0-9]\)T\([0-9][0-9]\)\([0-9][0-9]\)\([0-9][0-9]\)Z$/\1-\2-\3T\4:\5:\6/p'
-}
-
-# fl_runs J: "start end id attempt" (epoch ns) of every attempt of every
-# task of J, sorted by start.  An attempt without END ends at the first
-# kill of its node (results/ names each attempt's node) after its START;
-# one with neither prints end "open".
-fl_runs() {
-	(cd "$SPOOL/results" && ls | grep "^$1\." | xargs -r jq -r \
-	    '.requestId as $i | .attempts[] | "NODE \($i) \(.attempt) \(.node)"') >"$TRASH/fl.nodes"
-	cat "$TRASH/fl.nodes" "$SPOOL/probe.log" | sed 's/^/X /' |
-	    cat "$TRASH/fl.kills" - | awk -v j="$1" '
-		$1 != "X" { nk++; kt[nk] = $1 + 0; kn[nk] = $2; next }
-		$2 == "NODE" { nd[$3 " " $4] = $5; next }
-		index($3, j ".") != 1 { next }
-		$2 == "START" { s[$3 " " $4] = $5 + 0; next }
-		$2 == "END" { e[$3 " " $4] = $5 + 0; next }
-		END {
-			for (k in s) {
-				if (k in e) end = e[k]
-				else {
-					end = "open"
-					for (i = 1; i <= nk; i++)
-						if (kn[i] == nd[k] && kt[i] > s[k] &&
-						    (end == "open" || kt[i] < end))
-							end = kt[i]
-				}
-				print s[k], end, k
-			}
-		}' | sort -n
-}
-
-# fl_disjoint FILE: the runs of FILE (fl_runs) never overlap, none open.
-fl_disjoint() {
-	awk '$2 == "open" { print "no end known: " $0; bad = 1; next }
-	    NR > 1 && $1 <= pe { print "overlap: " $3 " attempt " $4 " starts before " pid " ended"; bad = 1 }
-	    { if ($2 > pe) { pe = $2; pid = $3 " attempt " $4 } } END { exit bad }' "$1"
 }
 
 FL_ROUNDS=${FL_ROUNDS:-6}
@@ -139,7 +88,7 @@ test_expect_success 'the job fires on after the failovers; no two runs of it ove
 	wait_for "test -z \"\$(ls $SPOOL/incoming $SPOOL/delayed $SPOOL/queue/* $SPOOL/active/* 2>/dev/null | grep \"^fb\\.\")\"" 30 &&
 	wait_for "test -z \"\$(fl_running fb)\"" 10 &&
 	cat "$TRASH/fl.moments" &&
-	fl_runs fb >"$TRASH/fl.runs" && cat "$TRASH/fl.runs" &&
+	fl_runs fb. >"$TRASH/fl.runs" && cat "$TRASH/fl.runs" &&
 	test "$(wc -l <"$TRASH/fl.runs")" -ge $((FL_ROUNDS + 2)) &&
 	fl_disjoint "$TRASH/fl.runs"
 '
