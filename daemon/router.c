@@ -268,7 +268,12 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 	if (due < 0 && t.trigger == TASK_TRIGGER_AT)
 		due = t.run_at_ms;
 	if (route <= DISPATCH_ANY || due > now_ms + 1) {
-		(void)nameset_add(&r->plain, name, NULL);
+		struct nameset_node *p = nameset_add(&r->plain, name, NULL);
+
+		/* Keyed by inode: a file replaced under the same name (a
+		 * retry, another copy of the id) is read again. */
+		if (p != NULL)
+			p->key = (int64_t)st.st_ino;
 		goto out;		/* the claim path (or delayed/) */
 	}
 	snprintf(final, sizeof(final), "%s.json", t.request_id);
@@ -318,10 +323,15 @@ router_pass(struct router *r, int64_t now_ms, int full)
 		return 0;		/* no registry: route nothing now */
 	if ((dp = spool_opendir(r->sp->dir[SPOOL_INCOMING])) == NULL)
 		return 0;
-	while ((de = readdir(dp)) != NULL)
-		if (de->d_name[0] != '.' && nameset_find(&r->plain,
-		    de->d_name) == NULL)
+	while ((de = readdir(dp)) != NULL) {
+		struct nameset_node *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = nameset_find(&r->plain, de->d_name);
+		if (p == NULL || p->key != (int64_t)de->d_ino)
 			moved += route_one(r, de->d_name, now_ms);
+	}
 	closedir(dp);
 	return moved;
 }
