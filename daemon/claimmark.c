@@ -31,9 +31,10 @@ read_info(int fd, char *prev, size_t prevlen)
 	prev[strcspn(prev, "\n")] = '\0';
 }
 
-/* Write our line over fd's content. */
+/* Write our line over fd's content (fresh: the file is empty, nothing
+ * to cut off). */
 static int
-write_info(int fd, const char *node, int64_t now_ms)
+write_info(int fd, const char *node, int64_t now_ms, int fresh)
 {
 	char line[CLAIMMARK_INFO_MAX];
 	int l;
@@ -44,7 +45,11 @@ write_info(int fd, const char *node, int64_t now_ms)
 		errno = EOVERFLOW;
 		return -1;
 	}
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)l, 0) != l)
+	/* Written over, then cut to its length: never truncated to 0 first
+	 * (ext4's auto_da_alloc would then flush the file at close: a
+	 * millisecond per claim). */
+	if (pwrite(fd, line, (size_t)l, 0) != l || (!fresh &&
+	    ftruncate(fd, l) != 0))
 		return -1;
 	return 0;
 }
@@ -105,7 +110,7 @@ claimmark_take(const struct spool *sp, const char *id, const char *node,
 				*taken_over = 1;
 			read_info(fd, prev, prevlen);
 		}
-		if (write_info(fd, node, now_ms) != 0) {
+		if (write_info(fd, node, now_ms, created) != 0) {
 			int e = errno;
 
 			claimmark_release(sp, id, fd);
