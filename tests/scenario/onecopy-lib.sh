@@ -5,7 +5,7 @@
 #
 # Three daemons; copies of one requestId placed in several directories at
 # once — incoming/ (route any), queue/b/ (route node:b), queue/c/ (route
-# node:c), some in delayed/ (due in 1 s) —, and ids dropped into
+# node:c), some in delayed/ (due 8 s later) —, and ids dropped into
 # incoming/ twice at once: every id runs exactly once (one START line per
 # id), its result in results/ and its task in done/, every other copy in
 # corrupt/ with a reason naming the duplicate, nothing left in incoming/,
@@ -28,12 +28,13 @@ oc_body() {
 }
 
 # oc_stage PREFIX N: write copies of PREFIX-0001..N into tmp/oc.<dir>/
-# (incoming, qb, qc; every fourth id also dl, a delayed/ copy due in 4-5 s,
-# so that it is not promoted over a copy still being moved) and list
-# the ids in $TRASH/PREFIX.ids.
+# (incoming, qb, qc; every fourth id also dl, a delayed/ copy due 8 s
+# after staging, so that it is not promoted over a copy still being
+# moved) and list the ids in $TRASH/PREFIX.ids.
 oc_stage() {
 	for d in in qb qc dl dup; do mkdir -p "$SPOOL/tmp/oc.$d"; done
 	: >"$TRASH/$1.ids"
+	due=$(( $(date +%s) + 8 ))
 	i=1
 	while [ $i -le "$2" ]; do
 		id=$(printf '%s-%04d' "$1" $i)
@@ -41,9 +42,10 @@ oc_stage() {
 		oc_body "$id" any >"$SPOOL/tmp/oc.in/$id.json"
 		oc_body "$id" node:b >"$SPOOL/tmp/oc.qb/$id.json"
 		oc_body "$id" node:c >"$SPOOL/tmp/oc.qc/$id.json"
+		# (the mtime of a delayed/ file is its due time)
 		[ $((i % 4)) = 0 ] &&
-		    oc_body "$id" any ",\"notBefore\":\"$(date -u -d @$(( $(date +%s) + 5 )) +%Y-%m-%dT%H:%M:%SZ)\"" \
-		    >"$SPOOL/tmp/oc.dl/$id.json"
+		    oc_body "$id" any ",\"notBefore\":\"$(date -u -d @$due +%Y-%m-%dT%H:%M:%SZ)\"" \
+		    >"$SPOOL/tmp/oc.dl/$id.json" && touch -d @$due "$SPOOL/tmp/oc.dl/$id.json"
 		i=$((i + 1))
 	done
 }
@@ -98,7 +100,7 @@ test_expect_success 'three daemons' '
 	start_daemon a -j 4 && start_daemon b -j 4 && start_daemon c -j 4
 '
 
-test_expect_success "$OC_N ids x 3 copies (incoming/, queue/b/, queue/c/) and every fourth in delayed/ (due 5 s later), placed at once" '
+test_expect_success "$OC_N ids x 3 copies (incoming/, queue/b/, queue/c/) and every fourth in delayed/ (due 8 s after staging), placed at once" '
 	oc_stage oc1 $OC_N &&
 	oc_place &&
 	oc_settled oc1 &&
