@@ -54,6 +54,7 @@
 #include "backoff.h"
 #include "callback.h"
 #include "buf.h"
+#include "claimmark.h"
 #include "coord.h"
 #include "dispatch.h"
 #include "dueindex.h"
@@ -749,6 +750,13 @@ promote_one(const char *name, uint64_t due, void *arg)
 			    (long long)(now - (int64_t)due));
 		else
 			log_debug("promoted delayed/%s", name);
+	} else if (errno == EEXIST) {
+		/* A second copy of the id waits in incoming/: its claimant
+		 * sends it to corrupt/ (this one is the task); until then
+		 * this one waits, looked at again each second. */
+		log_debug("delayed/%s: incoming/ holds a copy; promoted later",
+		    name);
+		(void)due_index_set(n->delayed, name, (uint64_t)now + 1000);
 	} else if (errno != ENOENT)
 		log_warn("promote delayed/%s", name);
 }
@@ -1350,6 +1358,43 @@ torn_result(struct node *n, const char *id)
 
 /* --- claim --- */
 
+/*
+ * Whether another copy of request id (file name final) exists, the claim
+ * marker being held (claimmark.h): one in some node's active/ (claimed,
+ * running or being concluded), or — having left active/ — one waiting in
+ * delayed/ (a retry is published there before the active/ copy is
+ * removed; not looked at when the copy at hand is the delayed/ one) or
+ * finished (its result is written before the move out of active/).
+ * Looked at in that order, so a copy concluding meanwhile is always seen.
+ * Returns 1 with the reason for corrupt/ in why, else 0.
+ */
+static int
+other_copy(struct node *n, const char *id, const char *final,
+    int from_delayed, char *why, size_t whylen)
+{
+	struct stat ts;
+	char other[65];
+
+	if (spool_in_active(&n->sp, final, NULL, other)) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" is already "
+		    "running on node %s (a second copy)", id, other);
+		return 1;
+	}
+	if (!from_delayed && fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
+	    AT_SYMLINK_NOFOLLOW) == 0) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" already "
+		    "waits in delayed/ (a second copy)", id);
+		return 1;
+	}
+	if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
+	    AT_SYMLINK_NOFOLLOW) == 0 && !torn_result(n, id)) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" already "
+		    "used (results/%s exists)", id, final);
+		return 1;
+	}
+	return 0;
+}
+
 /* maxConcurrent (maxconc.h): 0 when t may start (its code's slot taken
  * with the lease on fd), 1 when it waits (kept in n->waiting). */
 static int
@@ -1400,6 +1445,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	struct task_error te;
 	struct buf b;
 	int64_t now, due;
+	int mfd = -1;			/* the claim marker, held */
 
 	memset(&st, 0, sizeof(st));
 	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, &st, why, sizeof(why));
@@ -1461,37 +1507,37 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	}
 	snprintf(id, sizeof(id), "%s", t.request_id);
 	snprintf(final, sizeof(final), "%s.json", id);
-	/* A requestId is used once: every finished task has a result file
-	 * (one look-up instead of one per terminal directory), and no other
-	 * copy may wait in delayed/ or run on a node.  Such a second copy is
-	 * kept in corrupt/, never run: two runs could overlap.  (A crash in
-	 * the delay path below can leave the user's original here beside the
-	 * published delayed/ copy; that one is the task.) */
+	/* One copy of a requestId is claimed at a time (claimmark.h): the
+	 * marker is held from here until after the rename into active/ (or
+	 * the decision not to claim), so two copies of one id (in incoming/
+	 * and queue/<n>/, a re-drop, a crash in the delay path below) can
+	 * never both pass the checks that follow. */
 	{
-		struct stat ts;
-		char other[65];
+		char prev[CLAIMMARK_INFO_MAX];
+		int over;
 
-		if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
-		    AT_SYMLINK_NOFOLLOW) == 0 && !torn_result(n, id)) {
-			snprintf(why, sizeof(why), "requestId: \"%s\" already "
-			    "used (results/%s exists)", id, final);
-			quarantine(n, dfd, name, why);
-			goto out;
+		mfd = claimmark_take(&n->sp, id, n->sp.node, now, &over, prev,
+		    sizeof(prev));
+		if (mfd < 0) {
+			if (errno == EWOULDBLOCK || errno == EAGAIN)
+				log_debug("%s: another copy is being claimed "
+				    "now; looked at again later", id);
+			else
+				log_warn("%s: state/claims/%s", id, id);
+			goto out;	/* the next rescan tries again */
 		}
-		if (fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
-			snprintf(why, sizeof(why), "requestId: \"%s\" already "
-			    "waits in delayed/ (a second copy)", id);
-			quarantine(n, dfd, name, why);
-			goto out;
-		}
-		if (spool_in_active(&n->sp, final, NULL, other)) {
-			snprintf(why, sizeof(why), "requestId: \"%s\" is "
-			    "already running on node %s (a second copy)", id,
-			    other);
-			quarantine(n, dfd, name, why);
-			goto out;
-		}
+		if (over && prev[0] != '\0')
+			log_info("%s: claim marker left by a claimant that "
+			    "died mid-claim (%s) taken over", id, prev);
+	}
+	/* A requestId is used once: another copy means this one is a
+	 * duplicate, kept in corrupt/ with a reason naming the other copy,
+	 * never run (two runs could overlap).  (A crash in the delay path
+	 * below can leave the user's original here beside the published
+	 * delayed/ copy; that one is the task.) */
+	if (other_copy(n, id, final, 0, why, sizeof(why))) {
+		quarantine(n, dfd, name, why);
+		goto out;
 	}
 	if (t.created_ms < 0)
 		t.created_ms = mtime_ms(&st);
@@ -1662,6 +1708,8 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	start_hook(n, &t, final, fd);
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
+	/* After the rename: the copy in active/<self>/ is the mark now. */
+	claimmark_release(&n->sp, id, mfd);
 	if (fd >= 0)
 		coord_lease_close(n->coord, fd);
 	task_fini(&t);
@@ -2455,7 +2503,7 @@ cancel_pending(struct node *n, const char *id)
 	(void)limits_mark_waiting(&n->sp, id, 0);
 	snprintf(file, sizeof(file), "%s.json", id);
 	for (size_t i = 0; i < 2; i++) {
-		int dfd = n->sp.dir[from[i]], fd;
+		int dfd = n->sp.dir[from[i]], fd, mfd;
 		struct task t;
 		struct task_error te;
 		struct task_attempt a;
@@ -2474,6 +2522,21 @@ cancel_pending(struct node *n, const char *id)
 			coord_lease_close(n->coord, fd);
 			continue;
 		}
+		/* A claim like any other: under the claim marker, and a
+		 * second copy of a task that runs or ran is a duplicate. */
+		mfd = claimmark_take(&n->sp, id, n->sp.node, tstime_now_ms(),
+		    NULL, NULL, 0);
+		if (mfd < 0) {
+			coord_lease_close(n->coord, fd);
+			return 0;		/* looked at again later */
+		}
+		if (other_copy(n, id, file, from[i] == SPOOL_DELAYED, why,
+		    sizeof(why))) {
+			quarantine(n, dfd, file, why);
+			claimmark_release(&n->sp, id, mfd);
+			coord_lease_close(n->coord, fd);
+			return 0;
+		}
 		task_init(&t);
 		buf_init(&b, TASK_FILE_MAX);
 		if (buf_read_fd(&b, fd) != 0 || task_decode(b.data != NULL ?
@@ -2481,11 +2544,13 @@ cancel_pending(struct node *n, const char *id)
 		    lease_take(n, fd, id, (int)t.nattempts + 1) != 0 ||
 		    spool_move_excl(dfd, file, n->sp.self, file) != 0) {
 			/* Malformed files are the claim path's business. */
+			claimmark_release(&n->sp, id, mfd);
 			coord_lease_close(n->coord, fd);
 			task_fini(&t);
 			buf_fini(&b);
 			return 0;
 		}
+		claimmark_release(&n->sp, id, mfd);
 		buf_fini(&b);
 		memset(&a, 0, sizeof(a));
 		a.attempt = (int)t.nattempts + 1;
@@ -2585,7 +2650,9 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
     const char *name, int fd)
 {
 	static const enum spool_dir newer[] = { SPOOL_DONE, SPOOL_FAILED,
-		SPOOL_CANCELLED, SPOOL_DELAYED, SPOOL_INCOMING };
+		SPOOL_CANCELLED };
+	static const enum spool_dir pending[] = { SPOOL_DELAYED,
+		SPOOL_INCOMING };
 	char id[TASK_ID_MAX + 1], why[512], rname[TASK_ID_MAX + 8];
 	struct task t;
 	struct task_error te;
@@ -2636,6 +2703,33 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 		goto out;
 	}
 	snprintf(t.request_id, sizeof(t.request_id), "%s", id);
+	/* A pending copy with more attempts than the orphan is its retry
+	 * (published before the active/ copy is removed): the orphan is
+	 * stale.  One with no more attempts is not newer: a second copy of
+	 * the requestId (claimmark.h), which its claimant will find to be a
+	 * duplicate; the orphan's attempt is recovered below. */
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++) {
+		size_t plen;
+		char *pdata = spool_read_file(n->sp.dir[pending[i]], name,
+		    TASK_FILE_MAX, &plen);
+		struct task pt;
+		int is_newer;
+
+		if (pdata == NULL)
+			continue;
+		task_init(&pt);
+		is_newer = task_decode(pdata, plen, &pt, &te) == 0 &&
+		    pt.nattempts > t.nattempts;
+		task_fini(&pt);
+		free(pdata);
+		if (!is_newer)
+			continue;
+		log_info("%s: stale copy in active/%s/ removed (%s/ has the "
+		    "newer one)", id, owner, spool_dir_name(pending[i]));
+		(void)unlinkat(dirfd, name, 0);
+		(void)spool_sync_dir(&n->sp, dirfd);
+		goto out;
+	}
 	/* Result already written: the terminal move was all that was left. */
 	snprintf(rname, sizeof(rname), "%s.json", id);
 	res = spool_read_file(n->sp.dir[SPOOL_RESULTS], rname, 64 << 20,
@@ -2843,6 +2937,15 @@ clean_tmp(struct node *n)
 			    "publishing it)", de->d_name);
 	}
 	closedir(dp);
+	/* Claim markers nobody holds (claimants that died mid-claim): the
+	 * next claimant would take each over anyway; this is tidying. */
+	{
+		size_t k = claimmark_sweep(&n->sp, now, 60 * 1000);
+
+		if (k > 0)
+			log_info("removed %zu claim marker(s) of state/claims/ "
+			    "left by claimants that died mid-claim", k);
+	}
 }
 
 /* --- leader, heartbeat --- */

@@ -345,6 +345,20 @@ broadcast(struct router *r, struct task *t, const char *name)
 	return done;
 }
 
+/*
+ * Remember incoming/name (st: its fstat) as not to route.  Keyed by
+ * inode: a file replaced under the same name (a retry, another copy of
+ * the id) is read again.
+ */
+static void
+plain_add(struct router *r, const char *name, const struct stat *st)
+{
+	struct nameset_node *p = nameset_add(&r->plain, name, NULL);
+
+	if (p != NULL)
+		p->key = (int64_t)st->st_ino;
+}
+
 /* Route incoming/name if it is a due routed task; returns files moved. */
 static int
 route_one(struct router *r, const char *name, int64_t now_ms)
@@ -392,7 +406,7 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 	if (due < 0 && t.trigger == TASK_TRIGGER_AT)
 		due = t.run_at_ms;
 	if (due > now_ms + 1) {
-		(void)nameset_add(&r->plain, name, NULL);
+		plain_add(r, name, &st);
 		goto out;		/* delayed/ */
 	}
 	snprintf(final, sizeof(final), "%s.json", t.request_id);
@@ -408,7 +422,7 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 			placement_wait(r, &t, reason);
 		else
 			placement_clear(r, t.request_id, SPOOL_INCOMING, NULL);
-		(void)nameset_add(&r->plain, name, NULL);
+		plain_add(r, name, &st);
 		goto out;		/* the claim path */
 	}
 	if (route == DISPATCH_BROADCAST) {
@@ -468,10 +482,15 @@ router_pass(struct router *r, int64_t now_ms, int full)
 		return 0;		/* no registry: route nothing now */
 	if ((dp = spool_opendir(r->sp->dir[SPOOL_INCOMING])) == NULL)
 		return 0;
-	while ((de = readdir(dp)) != NULL)
-		if (de->d_name[0] != '.' && nameset_find(&r->plain,
-		    de->d_name) == NULL)
+	while ((de = readdir(dp)) != NULL) {
+		struct nameset_node *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = nameset_find(&r->plain, de->d_name);
+		if (p == NULL || p->key != (int64_t)de->d_ino)
 			moved += route_one(r, de->d_name, now_ms);
+	}
 	closedir(dp);
 	return moved;
 }

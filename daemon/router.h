@@ -39,7 +39,8 @@ void router_free(struct router *r);	/* NULL allowed */
  * <requestId>.<i> per live node, shardIndex i, shardTotal n, route
  * node:<that node>, then the original is removed).  Files with route
  * "any", not due, or invalid are left to the claim path and not read
- * again until a pass with full set (the periodic rescan).  now_ms: wall
+ * again until a pass with full set (the periodic rescan), unless the
+ * name then holds another file (another inode: a retry, a second copy).  now_ms: wall
  * clock, Unix ms.  Returns the number of files moved or published.
  */
 int router_pass(struct router *r, int64_t now_ms, int full);

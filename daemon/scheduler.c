@@ -31,6 +31,8 @@
 #define SCHED_SYNCFS_MIN 64	/* from this many fires one syncfs beats
 				 * an fsync each */
 #define SCHED_SAVE_MS	10000	/* state written at most this often */
+#define SCHED_LIVE_SCAN_MS 30000 /* the spool looked over for live tasks
+				 * of jobs at least this often (mono ms) */
 
 struct sched_job {
 	struct wheel_entry we;		/* due = next fire (epoch ms) */
@@ -43,6 +45,11 @@ struct sched_job {
 	int64_t last_fire;		/* every instant <= this is settled */
 	int64_t last_end;		/* fixedDelay: end of the last run */
 	char last_id[JOB_TASK_ID_MAX + 1];	/* newest task fired */
+	char (*live)[JOB_TASK_ID_MAX + 1];	/* tasks of the job that may
+						 * be pending or running */
+	size_t nlive, live_cap;
+	int run_pending;		/* loaded: run_job after the scan */
+	int save_due;			/* state_save after the publish */
 	int waiting_end;		/* fixedDelay: polling for the end */
 	int was_disabled;		/* state: disabled when last seen */
 	int64_t replay_until;		/* fires <= this may exist already */
@@ -64,6 +71,7 @@ struct sched {
 	int64_t late_max;		/* this tick's latest fire, ms */
 	size_t late_n;
 	unsigned long long published;	/* tasks fired into the spool */
+	int64_t next_live_scan;		/* mono ms: live_scan() due */
 };
 
 /*
@@ -118,6 +126,7 @@ static void schedule(struct sched *s, struct sched_job *j, int64_t when);
 static void
 job_free(struct sched_job *j)
 {
+	free(j->live);
 	job_fini(&j->def);
 	tz_free(j->z);
 	free(j);
@@ -212,16 +221,184 @@ state_save(struct sched *s, struct sched_job *j)
 
 /* --- firing --- */
 
-/* Whether the task id is still pending or running (not terminal). */
+/*
+ * Whether the task id is pending or running: in delayed/, incoming/,
+ * queue/<node>/ or active/<node>/ (DESIGN §3).  The directories are looked
+ * at in the order a task moves through them, twice, so that a task moving
+ * on (a claim, a dispatch) or back (a retry into delayed/, a give-back
+ * from a queue) while we look is still seen.  Not a lookup of the state
+ * file: what runs is what the spool holds, whoever fired it.
+ */
 static int
 task_live(struct sched *s, const char *id)
 {
-	enum spool_dir where;
+	static const enum spool_dir order[] = { SPOOL_DELAYED,
+		SPOOL_INCOMING, SPOOL_QUEUE, SPOOL_ACTIVE };
+	char file[JOB_TASK_ID_MAX + 8];
+	struct stat st;
 
-	if (id[0] == '\0' || spool_locate(s->sp, id, &where, NULL) != 0)
+	if (!spool_id_ok(id))
 		return 0;
-	return where == SPOOL_INCOMING || where == SPOOL_DELAYED ||
-	    where == SPOOL_QUEUE || where == SPOOL_ACTIVE;
+	snprintf(file, sizeof(file), "%s.json", id);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			enum spool_dir d = order[i];
+
+			if (d == SPOOL_QUEUE || d == SPOOL_ACTIVE) {
+				if (spool_in_nodes(s->sp, d, file, NULL))
+					return 1;
+			} else if (fstatat(s->sp->dir[d], file, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0)
+				return 1;
+		}
+	return 0;
+}
+
+/* Remember id as a task of j that may be live (a fire, or a name found by
+ * live_scan).  Returns 0, or -1 (ENOMEM: the next scan finds it). */
+static int
+live_add(struct sched_job *j, const char *id)
+{
+	for (size_t i = 0; i < j->nlive; i++)
+		if (strcmp(j->live[i], id) == 0)
+			return 0;
+	if (j->nlive == j->live_cap) {
+		size_t cap = j->live_cap ? j->live_cap * 2 : 4;
+		void *p = reallocarray(j->live, cap, sizeof(*j->live));
+
+		if (p == NULL)
+			return -1;
+		j->live = p;
+		j->live_cap = cap;
+	}
+	snprintf(j->live[j->nlive++], sizeof(*j->live), "%s", id);
+	return 0;
+}
+
+/* Drop the remembered tasks of j that are no longer pending or running.
+ * Returns how many are live. */
+static size_t
+live_prune(struct sched *s, struct sched_job *j)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < j->nlive; i++)
+		if (task_live(s, j->live[i])) {
+			if (k != i)
+				memcpy(j->live[k], j->live[i],
+				    sizeof(*j->live));
+			k++;
+		}
+	j->nlive = k;
+	return k;
+}
+
+/* Whether j's overlap policy needs its live tasks (forbid, replace). */
+static int
+live_tracked(const struct sched_job *j)
+{
+	return j->def.overlap != JOB_OVERLAP_ALLOW;
+}
+
+/*
+ * The job of a task file name "<jobCode>.<yyyymmddThhmmss[mmm]Z>.json"
+ * (job_task_id's form) among the loaded jobs, or NULL.  The instant has
+ * no '.', so the job code is what precedes the last '.' of the stem.
+ */
+static struct sched_job *
+job_of_name(struct sched *s, const char *name, char *id, size_t idlen)
+{
+	size_t l = strlen(name), dl;
+	const char *dot, *p;
+
+	if (l <= 5 || l - 5 >= idlen || strcmp(name + l - 5, ".json") != 0)
+		return NULL;
+	memcpy(id, name, l - 5);
+	id[l - 5] = '\0';
+	if ((dot = strrchr(id, '.')) == NULL)
+		return NULL;
+	/* 8 digits, T, 6 digits, optionally 3 more, Z */
+	p = dot + 1;
+	dl = strspn(p, "0123456789");
+	if (dl != 8 || p[8] != 'T')
+		return NULL;
+	p += 9;
+	dl = strspn(p, "0123456789");
+	if ((dl != 6 && dl != 9) || strcmp(p + dl, "Z") != 0)
+		return NULL;
+	for (struct sched_job *j = s->jobs; j != NULL; j = j->next)
+		if (strlen(j->def.code) == (size_t)(dot - id) &&
+		    strncmp(j->def.code, id, (size_t)(dot - id)) == 0)
+			return live_tracked(j) ? j : NULL;
+	return NULL;
+}
+
+static void
+live_scan_dir(struct sched *s, int dfd)
+{
+	char id[JOB_TASK_ID_MAX + 1];
+	struct dirent *de;
+	struct sched_job *j;
+	DIR *dp;
+
+	if ((dp = spool_opendir(dfd)) == NULL)
+		return;
+	while ((de = readdir(dp)) != NULL)
+		if (de->d_name[0] != '.' &&
+		    (j = job_of_name(s, de->d_name, id, sizeof(id))) != NULL &&
+		    live_add(j, id) != 0)
+			log_warn("job %s: remembering %s", j->def.code, id);
+	closedir(dp);
+}
+
+/*
+ * Look over the spool for tasks of the loaded forbid/replace jobs that
+ * may be pending or running: every J.<instant> name in delayed/,
+ * incoming/, queue/<node>/ and active/<node>/, in the order tasks move
+ * through them, then delayed/ and incoming/ once more (a retry or a
+ * give-back made meanwhile).  Run when jobs are (re)loaded — so a new
+ * leader, a restarted one and a reloaded job start from what the spool
+ * holds, not from state/jobs/ — and every SCHED_LIVE_SCAN_MS (a task of
+ * the job published by someone else: `jobs run-now`, a deposed leader).
+ */
+static void
+live_scan(struct sched *s)
+{
+	static const enum spool_dir order[] = { SPOOL_DELAYED,
+		SPOOL_INCOMING, SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_DELAYED,
+		SPOOL_INCOMING };
+	int any = 0;
+
+	for (struct sched_job *j = s->jobs; j != NULL; j = j->next)
+		any |= live_tracked(j);
+	s->next_live_scan = tstime_mono_ms() + SCHED_LIVE_SCAN_MS;
+	if (!any)
+		return;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		enum spool_dir d = order[i];
+		struct dirent *de;
+		DIR *dp;
+
+		if (d != SPOOL_QUEUE && d != SPOOL_ACTIVE) {
+			live_scan_dir(s, s->sp->dir[d]);
+			continue;
+		}
+		if ((dp = spool_opendir(s->sp->dir[d])) == NULL)
+			continue;
+		while ((de = readdir(dp)) != NULL) {
+			int nfd;
+
+			if (de->d_name[0] == '.' || !spool_code_ok(de->d_name))
+				continue;
+			nfd = openat(s->sp->dir[d], de->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (nfd < 0)
+				continue;
+			live_scan_dir(s, nfd);
+			close(nfd);
+		}
+		closedir(dp);
+	}
 }
 
 /*
@@ -340,6 +517,22 @@ out:
 }
 
 /*
+ * Write the state of the jobs whose save run_job() asked for.  Called
+ * once the pass's fires are in place, so that the last fire a state
+ * records and its lastTaskId are the same fire (a save made before the
+ * publish recorded the new instant beside the previous task).
+ */
+static void
+saves_flush(struct sched *s)
+{
+	for (struct sched_job *j = s->jobs; j != NULL; j = j->next)
+		if (j->save_due) {
+			j->save_due = 0;
+			state_save(s, j);
+		}
+}
+
+/*
  * Publish every staged fire: one syncfs(2) makes all the tick's task
  * files durable at once (instead of one fsync each; below
  * SCHED_SYNCFS_MIN fires, one fsync each is cheaper), then each is moved
@@ -352,8 +545,10 @@ publish_staged(struct sched *s)
 	struct staged *st, *next;
 	int dirty[2] = { 0, 0 };
 
-	if (s->staged == NULL)
+	if (s->staged == NULL) {
+		saves_flush(s);
 		return;
+	}
 	if (s->sp->do_fsync && s->nstaged >= SCHED_SYNCFS_MIN) {
 		if (syncfs(s->sp->dir[SPOOL_TMP]) != 0)
 			log_warn("syncfs before publishing %zu fire(s)",
@@ -382,6 +577,10 @@ publish_staged(struct sched *s)
 			s->published++;
 			snprintf(st->j->last_id, sizeof(st->j->last_id), "%s",
 			    st->id);
+			if (live_tracked(st->j) && live_add(st->j, st->id) !=
+			    0)
+				log_warn("job %s: remembering %s",
+				    st->j->def.code, st->id);
 			log_debug("job %s: fired %s", st->j->def.code, st->id);
 		} else {
 			if (errno != EEXIST) {
@@ -400,6 +599,7 @@ publish_staged(struct sched *s)
 	}
 	s->staged = NULL;
 	s->nstaged = 0;
+	saves_flush(s);
 	if (dirty[0])
 		(void)spool_sync_dir(s->sp, s->sp->dir[SPOOL_INCOMING]);
 	if (dirty[1])
@@ -487,41 +687,49 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 			    sizeof(rid)) == 0 && fired_before(s, rid)) {
 				snprintf(j->last_id, sizeof(j->last_id), "%s",
 				    rid);
+				if (live_tracked(j))
+					(void)live_add(j, rid);
 				continue;
 			}
 			out[k++] = out[i];
 		}
 		n = k;
 	}
-	/* Overlap, decided once per pass: with forbid, a live previous task
-	 * skips the whole pass, and a catch-up of several instants fires
-	 * only the first; with replace, only the last instant fires and the
-	 * live previous task is cancelled.  A replayed instant whose task
-	 * is the live one is that task, not a new fire. */
-	if (n > 0 && j->def.overlap != JOB_OVERLAP_ALLOW) {
+	/* Overlap, decided once per pass from what the spool holds (the
+	 * job's tasks pending or running, whoever fired them: task_live):
+	 * with forbid, a live task skips the whole pass, and a catch-up of
+	 * several instants fires only the first; with replace, only the
+	 * last instant fires and every live task of the job is cancelled.
+	 * A replayed instant whose task is the live one is that task, not a
+	 * new fire. */
+	if (n > 0 && live_tracked(j)) {
 		char lid[JOB_TASK_ID_MAX + 1];
-		int live = task_live(s, j->last_id);
+		size_t live = live_prune(s, j);
 
 		if (j->def.overlap == JOB_OVERLAP_REPLACE) {
 			out[0] = out[n - 1];
 			n = 1;
-		} else if (live)
+		} else if (live > 0)
 			n = 0;
 		else
 			n = 1;
 		if (n == 0)
 			log_info("job %s: fire skipped: %s still pending or "
 			    "running (overlap forbid)", j->def.code,
-			    j->last_id);
-		else if (live && (job_task_id(j->def.code, out[0], lid,
-		    sizeof(lid)) != 0 || strcmp(lid, j->last_id) != 0)) {
+			    j->live[0]);
+		else if (job_task_id(j->def.code, out[0], lid,
+		    sizeof(lid)) != 0)
+			lid[0] = '\0';
+		for (size_t i = 0; n > 0 && i < live; i++) {
+			if (strcmp(lid, j->live[i]) == 0)
+				continue;
 			log_info("job %s: new fire replaces %s (overlap "
 			    "replace): cancelling it", j->def.code,
-			    j->last_id);
+			    j->live[i]);
 			if (s->sp->cancel >= 0 && spool_publish(s->sp,
-			    s->sp->cancel, j->last_id, "", 0, -1, 0) != 0)
+			    s->sp->cancel, j->live[i], "", 0, -1, 0) != 0)
 				log_warn("job %s: cancel %s", j->def.code,
-				    j->last_id);
+				    j->live[i]);
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -544,7 +752,7 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		 * replay horizon and the task names make re-fires no-ops. */
 		j->state_dirty = 1;
 		if (plan.misfired || now - j->saved_at >= SCHED_SAVE_MS)
-			state_save(s, j);
+			j->save_due = 1;	/* after the publish */
 	}
 	if (plan.next_ms == JOB_NEXT_AFTER_END) {
 		j->waiting_end = 1;
@@ -701,6 +909,7 @@ scheduler_scan(struct sched *s, int64_t now)
 {
 	struct sched_job *j, *next;
 	struct dirent *de;
+	int loaded = 0;
 	DIR *dp;
 
 	if ((dp = spool_opendir(s->sp->dir[SPOOL_JOBS])) == NULL)
@@ -744,6 +953,9 @@ scheduler_scan(struct sched *s, int64_t now)
 					snprintf(nj->last_id,
 					    sizeof(nj->last_id), "%s",
 					    j->last_id);
+				for (size_t i = 0; live_tracked(nj) &&
+				    i < j->nlive; i++)
+					(void)live_add(nj, j->live[i]);
 				nj->waiting_end = j->waiting_end;
 			}
 			if (j != NULL)
@@ -751,14 +963,24 @@ scheduler_scan(struct sched *s, int64_t now)
 			if (nj == NULL)
 				continue;
 			nj->seen = 1;
+			nj->run_pending = 1;
 			nj->next = s->jobs;
 			s->jobs = nj;
+			loaded = 1;
 			log_info("job %s loaded (%s)", nj->def.code,
 			    nj->def.enabled ? "enabled" : "disabled");
-			run_job(s, nj, now);
 		}
 	}
 	closedir(dp);
+	/* What of the (re)loaded jobs may still run is read from the spool
+	 * (once for them all) before any of them fires. */
+	if (loaded)
+		live_scan(s);
+	for (j = s->jobs; j != NULL; j = j->next)
+		if (j->run_pending) {
+			j->run_pending = 0;
+			run_job(s, j, now);
+		}
 	publish_staged(s);	/* fires of (re)loaded jobs */
 	for (j = s->jobs; j != NULL; j = next) {
 		next = j->next;
@@ -802,6 +1024,8 @@ scheduler_tick(struct sched *s, int64_t now, int64_t mono)
 		    "follow each job's misfire policy", (long long)jump);
 	s->last_wall = now;
 	s->last_mono = mono;
+	if (mono >= s->next_live_scan)
+		live_scan(s);
 	dl.head = NULL;
 	dl.tail = &dl.head;
 	wheel_advance(s->w, (uint64_t)(now > 0 ? now : 0), on_due, &dl);

@@ -179,8 +179,10 @@ spool_close(struct spool *s)
 		close(s->self);
 	if (s->cancel > 0)
 		close(s->cancel);
+	if (s->claims > 0)
+		close(s->claims);
 	memset(s, 0, sizeof(*s));
-	s->self = s->cancel = -1;
+	s->self = s->cancel = s->claims = -1;
 }
 
 int
@@ -188,7 +190,7 @@ spool_open(struct spool *s, const char *path, const char *node,
     int do_fsync, char *why, size_t whylen)
 {
 	memset(s, 0, sizeof(*s));
-	s->self = s->cancel = -1;
+	s->self = s->cancel = s->claims = -1;
 	s->do_fsync = do_fsync;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -217,6 +219,20 @@ spool_open(struct spool *s, const char *path, const char *node,
 			int e = errno;
 
 			snprintf(why, whylen, "%s/active/%s: %s", path, node,
+			    strerror(e));
+			spool_close(s);
+			errno = e;
+			return -1;
+		}
+		/* Claim markers (claimmark.h); made here for spools created
+		 * before they existed. */
+		if ((mkdirat(s->dir[SPOOL_STATE], "claims", 02750) == 0 ||
+		    errno == EEXIST))
+			s->claims = open_dir_at(s->dir[SPOOL_STATE], "claims");
+		if (s->claims < 0) {
+			int e = errno;
+
+			snprintf(why, whylen, "%s/state/claims: %s", path,
 			    strerror(e));
 			spool_close(s);
 			errno = e;
@@ -523,6 +539,13 @@ static int find_in_nodes_except(const struct spool *, enum spool_dir,
 
 static int
 find_in_nodes(const struct spool *s, enum spool_dir d, const char *file,
+    char *node)
+{
+	return find_in_nodes_except(s, d, file, NULL, node);
+}
+
+int
+spool_in_nodes(const struct spool *s, enum spool_dir d, const char *file,
     char *node)
 {
 	return find_in_nodes_except(s, d, file, NULL, node);

@@ -32,6 +32,8 @@ struct spool {
 	int dir[SPOOL_NDIRS];		/* each top-level directory */
 	int self;			/* active/<node>, -1 if no node */
 	int cancel;			/* state/cancel */
+	int claims;			/* state/claims (claimmark.h); opened
+					 * with a node only, else -1 */
 	int do_fsync;			/* 0 only for throw-away spools */
 	char node[65];
 	char path[4096];
@@ -147,6 +149,14 @@ int spool_locate(const struct spool *s, const char *id,
  */
 int spool_in_active(const struct spool *s, const char *file,
     const char *except, char *node);
+
+/*
+ * Whether file (a name such as "<id>.json") is in d/<node>/ of any node,
+ * d being SPOOL_QUEUE or SPOOL_ACTIVE.  Fills node (65 bytes, may be
+ * NULL) with the first one found.  Returns 1 or 0.
+ */
+int spool_in_nodes(const struct spool *s, enum spool_dir d,
+    const char *file, char *node);
 
 /*
  * Open (creating when needed) the per-node directory active/<node> or

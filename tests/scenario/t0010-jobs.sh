@@ -605,9 +605,10 @@ test_expect_success 'forbid job killed mid-run (kill -9, restart 1 s later) fire
 	ids stuck | sort && grep "^START stuck\.\|^END stuck\." "$SPOOL/probe.log"
 '
 
-# Overlap is decided on the last task id of the state file (written at most
-# every 10 s), before the replayed instants are looked up: the task that
-# was running at the kill (retried after the restart) is not seen as live.
+# Overlap is decided from the spool (every task of the job pending or
+# running, found by the restarted leader's scan), not from the state
+# file: the task that was running at the kill, retried after the restart,
+# is live, and the next fire waits for it (issue 11 item 1; t0012, t0048).
 test_expect_success 'overlap forbid: the run retried after the restart and the next fire do not overlap' '
 	intervals stuck >"$TRASH/stuck.iv" && cat "$TRASH/stuck.iv" &&
 	disjoint "$TRASH/stuck.iv"
