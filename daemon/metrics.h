@@ -30,6 +30,9 @@
 
 #define METRICS_CODES_MAX	256	/* distinct task_code label values */
 #define METRICS_SCAN_MAX	100000	/* entries counted per directory */
+#define METRICS_SELF_PREFIX	"taskspool_metrics_" /* the file's own gauges */
+#define METRICS_WRITTEN	"taskspool_metrics_written_timestamp_seconds"
+#define METRICS_INTERVAL	"taskspool_metrics_interval_seconds"
 
 /* Spool-wide counts, read from the directories (metrics_scan_spool). */
 struct metrics_spool {
@@ -50,6 +53,9 @@ struct metrics_node {
 	int stopped;		/* final write at a clean stop: no spool-wide
 				 * gauges (queue depth, oldest pending,
 				 * heartbeat ages), which would go stale */
+	int64_t interval_ms;	/* metrics_interval_ms: the file's promised
+				 * rewrite period (readers call it stale past
+				 * 3 periods, freshness.h) */
 };
 
 /*
@@ -127,8 +133,13 @@ int metrics_scan_spool(const struct spool *sp, int64_t now_ms,
  * Append the whole exposition (text format 0.0.4) to out: the collected
  * counters and histograms, the gauges of self and q, and
  * taskspool_node_heartbeat_age_seconds{peer} for each heartbeat file of
- * sp's state/ (sp may be NULL: no heartbeat series).  Returns 0, or -1
- * with errno (ENOMEM, EFBIG from buf).
+ * sp's state/ (sp may be NULL: no heartbeat series).  The file describes
+ * itself in the family prefix METRICS_SELF_PREFIX, gauges a reader keeps
+ * even when the file is stale: taskspool_metrics_written_timestamp_seconds
+ * (now_ms, the writer's clock, in seconds), and with self also
+ * taskspool_metrics_interval_seconds (self->interval_ms) and
+ * taskspool_metrics_stopped (self->stopped).  Returns 0, or -1 with errno
+ * (ENOMEM, EFBIG from buf).
  */
 int metrics_render(struct buf *out, const struct spool *sp, int64_t now_ms,
     const struct metrics_node *self, const struct metrics_spool *q);
