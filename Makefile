@@ -212,7 +212,8 @@ UNITDIR  = $(PREFIX)/lib/systemd/system
 MANPAGES = daemon/taskspool.1 daemon/taskspool.conf.5 \
 	   daemon/taskspool-hooks.7 daemon/taskspoold.8 daemon/taskspool.cgi.8
 EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
-	   contrib/prometheus/alerts.yml contrib/logrotate/taskspool
+	   contrib/prometheus/alerts.yml contrib/prometheus/alerts.test.yml \
+	   contrib/logrotate/taskspool
 UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service \
 	   contrib/systemd/taskspool-fcgi.socket \
 	   contrib/systemd/taskspool-fcgi.service

@@ -34,8 +34,10 @@
 #include "apps.h"
 #include "callback.h"
 #include "coord.h"
+#include "freshness.h"
 #include "jsontext.h"
 #include "maxconc.h"
+#include "metrics.h"
 #include "promtext.h"
 #include "ratelimit.h"
 #include "result.h"
@@ -1809,14 +1811,60 @@ name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * One node's file as GET /metrics serves it (appended to view): as
+ * written while it is fresh; when it is stale (freshness.h: older than 3
+ * of its own taskspool_metrics_interval_seconds, else of this
+ * configuration's metrics_interval_ms) its gauges are dropped — a dead
+ * daemon's last taskspool_leader 1, busy slots, queue depth and view of
+ * the heartbeats are not the present — but its counters and histograms
+ * (true totals still) and its own taskspool_metrics_* gauges stay, so
+ * that Prometheus can alert on the written-at time.  Then the marker
+ * taskspool_metrics_stale{node} 0 or 1, for a file named <node>.prom.
+ */
+static int
+metrics_view(struct ctx *c, const char *name, const char *text, size_t len,
+    int64_t mtime_ms, int64_t newest_ms, int64_t now_ms, struct buf *view)
+{
+	struct freshness f = { -1, mtime_ms,
+		3 * (int64_t)c->rq->cfg->metrics_interval_ms };
+	char node[80];
+	double v;
+	int stale, rc;
+
+	if (promtext_value(text, len, METRICS_WRITTEN, &v) == 0 && v > 0 &&
+	    v < 1e13)
+		f.written_ms = (int64_t)(v * 1000.0);
+	if (promtext_value(text, len, METRICS_INTERVAL, &v) == 0 && v > 0 &&
+	    v <= 3600)
+		f.limit_ms = 3 * (int64_t)(v * 1000.0);
+	stale = freshness_stale(&f, newest_ms, now_ms);
+	rc = stale ? promtext_drop_type(text, len, "gauge",
+	    METRICS_SELF_PREFIX, view) : buf_append(view, text, len);
+	if (rc == 0 && len > 0 && text[len - 1] != '\n')
+		rc = buf_puts(view, "\n");
+	snprintf(node, sizeof(node), "%s", name);
+	node[strlen(node) - 5] = '\0';		/* ".prom" */
+	if (rc == 0 && spool_code_ok(node))
+		rc = buf_printf(view, "# HELP taskspool_metrics_stale 1 when "
+		    "this node's file is older than 3 rewrite intervals (its "
+		    "daemon is dead or frozen): its gauges are left out.\n"
+		    "# TYPE taskspool_metrics_stale gauge\n"
+		    "taskspool_metrics_stale{node=\"%s\"} %d\n", node, stale);
+	return rc;
+}
+
 static int
 do_metrics(struct ctx *c, struct buf *out)
 {
 	DIR *d = spool_opendir(c->sp.dir[SPOOL_METRICS]);
+	int dfd = c->sp.dir[SPOOL_METRICS];
 	struct dirent *de;
 	char **names = NULL, **texts;
 	size_t n = 0, nt = 0, *lens;
-	struct buf b;
+	int64_t *mtimes, newest = -1, now_ms = tstime_now_ms();
+	struct buf b, *views;
+	static char empty[1];
 	int rc;
 
 	buf_init(&b, API_METRICS_MAX);
@@ -1839,25 +1887,48 @@ do_metrics(struct ctx *c, struct buf *out)
 		qsort(names, n, sizeof(*names), name_cmp);
 	texts = calloc(n + 1, sizeof(*texts));
 	lens = calloc(n + 1, sizeof(*lens));
+	mtimes = calloc(n + 1, sizeof(*mtimes));
+	views = calloc(n + 1, sizeof(*views));
 	for (size_t i = 0; i < n; i++) {
-		if (texts != NULL && lens != NULL) {
-			/* a text file: a NUL or control byte in it
-			 * (a broken writer) leaves that node out */
-			texts[nt] = spool_read_text(c->sp.dir[SPOOL_METRICS],
-			    names[i], API_METRICS_MAX, &lens[nt], NULL, 0);
-			if (texts[nt] != NULL)
-				nt++;
-		}
+		struct stat st;
+
+		if (texts != NULL && lens != NULL && mtimes != NULL &&
+		    views != NULL && (texts[nt] = spool_read_text(dfd, names[i],
+		    API_METRICS_MAX, &lens[nt], NULL, 0)) != NULL) {
+			/* A text file: a NUL or control byte in it (a broken
+			 * writer) leaves that node out.  Read, then stat: a file replaced in between has a
+			 * newer mtime than its text, which errs towards fresh
+			 * for one scrape only. */
+			mtimes[nt] = fstatat(dfd, names[i], &st,
+			    AT_SYMLINK_NOFOLLOW) == 0 ?
+			    (int64_t)st.st_mtim.tv_sec * 1000 +
+			    st.st_mtim.tv_nsec / 1000000 : 0;
+			if (mtimes[nt] > newest)
+				newest = mtimes[nt];
+			names[nt] = names[i];
+			nt++;
+		} else
+			free(names[i]);
+	}
+	for (size_t i = 0; i < nt; i++) {
+		buf_init(&views[i], API_METRICS_MAX);
+		(void)metrics_view(c, names[i], texts[i], lens[i], mtimes[i],
+		    newest, now_ms, &views[i]);
+		free(texts[i]);
 		free(names[i]);
+		texts[i] = views[i].data != NULL ? views[i].data : empty;
+		lens[i] = views[i].len;
 	}
 	free(names);
 	/* one HELP/TYPE per family across the nodes' files */
 	if (texts != NULL && lens != NULL)
 		promtext_merge((const char *const *)texts, lens, nt, &b);
 	for (size_t i = 0; i < nt; i++)
-		free(texts[i]);
+		buf_fini(&views[i]);
+	free(views);
 	free(texts);
 	free(lens);
+	free(mtimes);
 	rc = respond(c, out, 200, "text/plain; version=0.0.4; charset=utf-8",
 	    b.data != NULL ? b.data : "", b.len);
 	buf_fini(&b);

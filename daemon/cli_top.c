@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "freshness.h"
 #include "jsontext.h"
 #include "metrics.h"
 #include "spool.h"
@@ -38,7 +39,9 @@ struct top_node {
 	char id[65];
 	long pid, slots, running, leader;
 	unsigned long long claimed, finished;
-	int64_t at_ms;
+	int64_t at_ms;		/* the node's clock when it wrote */
+	int64_t mtime_ms;	/* the heartbeat file's mtime */
+	int live;		/* not stale (freshness.h) */
 };
 
 /* A histogram summed over files: cumulative counts per upper bound. */
@@ -80,11 +83,18 @@ top_on_signal(int sig)
 
 /* --- reading --- */
 
+/*
+ * The heartbeat files of state/ into d, each judged live or stale against
+ * the others and now (freshness.h) with 3 heartbeat_ms as the limit: a
+ * node killed with -9 leaves its last file, leader=1 included.
+ */
 static void
-read_nodes(const struct spool *sp, struct top_data *d)
+read_nodes(const struct spool *sp, struct top_data *d, int64_t now,
+    long heartbeat_ms)
 {
 	DIR *dp = spool_opendir(sp->dir[SPOOL_STATE]);
 	struct dirent *de;
+	int64_t newest = -1;
 
 	if (dp == NULL)
 		return;
@@ -101,6 +111,16 @@ read_nodes(const struct spool *sp, struct top_data *d)
 			continue;
 		memset(nd, 0, sizeof(*nd));
 		snprintf(nd->id, sizeof(nd->id), "%s", de->d_name + 10);
+		{
+			struct stat st;
+
+			if (fstatat(sp->dir[SPOOL_STATE], de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0)
+				nd->mtime_ms = (int64_t)st.st_mtim.tv_sec *
+				    1000 + st.st_mtim.tv_nsec / 1000000;
+			if (nd->mtime_ms > newest)
+				newest = nd->mtime_ms;
+		}
 		for (line = strtok_r(txt, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save)) {
 			char *eq = strchr(line, '=');
@@ -127,6 +147,13 @@ read_nodes(const struct spool *sp, struct top_data *d)
 		d->nnodes++;
 	}
 	closedir(dp);
+	for (size_t i = 0; i < d->nnodes; i++) {
+		struct top_node *nd = &d->nodes[i];
+		struct freshness f = { nd->at_ms > 0 ? nd->at_ms : -1,
+			nd->mtime_ms, 3 * (int64_t)heartbeat_ms };
+
+		nd->live = !freshness_stale(&f, newest, now);
+	}
 	/* Sorted by id, so the view does not jump between refreshes. */
 	for (size_t i = 1; i < d->nnodes; i++)
 		for (size_t j = i; j > 0 && strcmp(d->nodes[j - 1].id,
@@ -326,6 +353,24 @@ hist_quantile(const struct top_hist *h, double q)
 
 /* --- rendering --- */
 
+/*
+ * The leader to name: of the live nodes whose heartbeat says leader=1,
+ * the one that wrote last (after a takeover the old leader may say so
+ * for one more heartbeat); NULL when none.  A stale node's claim is its
+ * last word before it died, not the present.
+ */
+static const struct top_node *
+live_leader(const struct top_data *d)
+{
+	const struct top_node *l = NULL;
+
+	for (size_t i = 0; i < d->nnodes; i++)
+		if (d->nodes[i].live && d->nodes[i].leader && (l == NULL ||
+		    d->nodes[i].mtime_ms > l->mtime_ms))
+			l = &d->nodes[i];
+	return l;
+}
+
 /* Append s to b cut at TOP_COLS columns (the text is ASCII) and a LF. */
 static void
 put_line(struct buf *b, int *rows, const char *fmt, ...)
@@ -398,16 +443,13 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
     const struct top_data *d, int64_t now)
 {
 	char when[TSTIME_BUF], a[16], c[16], e[16];
-	const char *leader = "none";
+	const struct top_node *ld = live_leader(d);
+	const char *leader = ld != NULL ? ld->id : "none";
 	size_t live = 0, shown;
 	int rows = 0;
 
-	for (size_t i = 0; i < d->nnodes; i++) {
-		if (now - d->nodes[i].at_ms <= 3 * cfg->heartbeat_ms)
-			live++;
-		if (d->nodes[i].leader)
-			leader = d->nodes[i].id;
-	}
+	for (size_t i = 0; i < d->nnodes; i++)
+		live += (size_t)d->nodes[i].live;
 	put_line(b, &rows, "taskspool %.40s  %s", cfg->spool,
 	    tstime_format_ms(when, sizeof(when), now));
 	put_line(b, &rows, "NODES %zu live of %zu, leader %s", live, d->nnodes,
@@ -420,7 +462,7 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 		double age = (double)(now - nd->at_ms) / 1000.0;
 		char name[80];
 
-		snprintf(name, sizeof(name), "%.19s%s", nd->id, nd->leader ?
+		snprintf(name, sizeof(name), "%.19s%s", nd->id, nd == ld ?
 		    "*" : "");
 		put_line(b, &rows, "  %-20s %8ld %6ld %5ld %10s %9llu %9llu",
 		    name, nd->pid, nd->slots,
@@ -492,21 +534,19 @@ render_json(struct buf *b, const struct config *cfg, const struct spool *sp,
 {
 	json_t *o = json_object(), *nodes = json_array(), *q, *t, *fails;
 	char when[TSTIME_BUF];
-	const char *leader = NULL;
+	const struct top_node *ld = live_leader(d);
+	const char *leader = ld != NULL ? ld->id : NULL;
 	size_t live = 0;
 	char *text;
 
 	for (size_t i = 0; i < d->nnodes; i++) {
 		const struct top_node *nd = &d->nodes[i];
-		int up = now - nd->at_ms <= 3 * cfg->heartbeat_ms;
 		json_t *n = json_object();
 
-		live += (size_t)up;
-		if (nd->leader)
-			leader = nd->id;
+		live += (size_t)nd->live;
 		json_object_set_new(n, "node", json_string(nd->id));
-		json_object_set_new(n, "live", json_boolean(up));
-		json_object_set_new(n, "leader", json_boolean(nd->leader));
+		json_object_set_new(n, "live", json_boolean(nd->live));
+		json_object_set_new(n, "leader", json_boolean(nd == ld));
 		json_object_set_new(n, "pid", json_integer(nd->pid));
 		json_object_set_new(n, "slots", json_integer(nd->slots));
 		json_object_set_new(n, "busy", json_integer(nd->running));
@@ -603,7 +643,7 @@ frame(const struct config *cfg, struct buf *b, int json)
 		spool_close(&sp);
 		return EX_OSERR;
 	}
-	read_nodes(&sp, d);
+	read_nodes(&sp, d, now, cfg->heartbeat_ms);
 	d->q_ok = metrics_scan_spool(&sp, now, &d->q) == 0;
 	read_metrics(&sp, d);
 	read_failures(&sp, d);

@@ -421,6 +421,23 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 
 	pthread_mutex_lock(&M.mu);
 	nd = M.node;
+	/* First the file's own description, which a reader needs to judge
+	 * whether the rest still speaks for a live daemon (freshness.h). */
+	rc |= family(b, METRICS_WRITTEN, "gauge", "When this file was written "
+	    "(Unix time, the writing daemon's clock).");
+	rc |= buf_printf(b, METRICS_WRITTEN "{node=\"%s\"} %lld.%03lld\n", nd,
+	    (long long)(now_ms / 1000), (long long)(now_ms % 1000));
+	if (self != NULL) {
+		rc |= family(b, METRICS_INTERVAL, "gauge", "Seconds between "
+		    "rewrites of this file (metrics_interval_ms); older than 3 "
+		    "intervals it is stale.");
+		rc |= buf_printf(b, METRICS_INTERVAL "{node=\"%s\"} %.3f\n", nd,
+		    (double)self->interval_ms / 1000.0);
+		rc |= family(b, "taskspool_metrics_stopped", "gauge", "1 in the "
+		    "last file of a daemon that stopped cleanly.");
+		rc |= buf_printf(b, "taskspool_metrics_stopped{node=\"%s\"} %d\n",
+		    nd, self->stopped ? 1 : 0);
+	}
 	rc |= family(b, "taskspool_tasks_total", "counter", "Tasks that "
 	    "reached a terminal state on this node, by task code and status.");
 	for (size_t i = 0; M.codes != NULL && i <= METRICS_CODES_MAX; i++) {

@@ -30,6 +30,9 @@
 
 #define METRICS_CODES_MAX	256	/* distinct task_code label values */
 #define METRICS_SCAN_MAX	100000	/* entries counted per directory */
+#define METRICS_SELF_PREFIX	"taskspool_metrics_" /* the file's own gauges */
+#define METRICS_WRITTEN	"taskspool_metrics_written_timestamp_seconds"
+#define METRICS_INTERVAL	"taskspool_metrics_interval_seconds"
 
 /* Spool-wide counts, read from the directories (metrics_scan_spool). */
 struct metrics_spool {
@@ -53,6 +56,9 @@ struct metrics_node {
 	int backpressure;	/* 0, or the errno (ENOSPC, EDQUOT, EROFS)
 				 * of the spool write that stopped claims:
 				 * taskspool_backpressure{reason} */
+	int64_t interval_ms;	/* metrics_interval_ms: the file's promised
+				 * rewrite period (readers call it stale past
+				 * 3 periods, freshness.h) */
 };
 
 /*
@@ -136,8 +142,13 @@ int metrics_scan_spool(const struct spool *sp, int64_t now_ms,
  * Append the whole exposition (text format 0.0.4) to out: the collected
  * counters and histograms, the gauges of self and q, and
  * taskspool_node_heartbeat_age_seconds{peer} for each heartbeat file of
- * sp's state/ (sp may be NULL: no heartbeat series).  Returns 0, or -1
- * with errno (ENOMEM, EFBIG from buf).
+ * sp's state/ (sp may be NULL: no heartbeat series).  The file describes
+ * itself in the family prefix METRICS_SELF_PREFIX, gauges a reader keeps
+ * even when the file is stale: taskspool_metrics_written_timestamp_seconds
+ * (now_ms, the writer's clock, in seconds), and with self also
+ * taskspool_metrics_interval_seconds (self->interval_ms) and
+ * taskspool_metrics_stopped (self->stopped).  Returns 0, or -1 with errno
+ * (ENOMEM, EFBIG from buf).
  */
 int metrics_render(struct buf *out, const struct spool *sp, int64_t now_ms,
     const struct metrics_node *self, const struct metrics_spool *q);

@@ -3071,7 +3071,7 @@ static void
 write_metrics(struct node *n, int stopped)
 {
 	struct metrics_node self = { n->nslots, n->nrunning, n->leader,
-		stopped, n->bp_err };
+		stopped, n->bp_err, n->cfg->metrics_interval_ms };
 
 	if (n->cfg->metrics_interval_ms > 0 && metrics_write(&n->sp,
 	    tstime_now_ms(), &self) != 0)

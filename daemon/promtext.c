@@ -127,3 +127,103 @@ promtext_merge(const char *const *text, const size_t *len, size_t n,
 	free(fs.f);
 	return rc;
 }
+
+/* The next line of [p, end): its length; *next is where the one after
+ * it starts. */
+static size_t
+line_at(const char *p, const char *end, const char **next)
+{
+	const char *nlp = memchr(p, '\n', (size_t)(end - p));
+	size_t ll = nlp != NULL ? (size_t)(nlp - p) : (size_t)(end - p);
+
+	*next = p + ll + (nlp != NULL);
+	return ll;
+}
+
+int
+promtext_value(const char *text, size_t len, const char *name, double *v)
+{
+	const char *p = text, *end = text + len, *next;
+	size_t nl = strlen(name);
+
+	for (; p < end; p = next) {
+		size_t ll = line_at(p, end, &next);
+		const char *q, *vp;
+		char num[64], *ep;
+
+		if (ll <= nl || memcmp(p, name, nl) != 0 ||
+		    (p[nl] != '{' && p[nl] != ' '))
+			continue;
+		q = p + nl;
+		if (*q == '{') {	/* past the labels: quoted values may
+					 * hold '}' and backslash escapes */
+			int quoted = 0;
+
+			for (q++; q < p + ll && (quoted || *q != '}'); q++)
+				if (*q == '\\' && quoted && q + 1 < p + ll)
+					q++;
+				else if (*q == '"')
+					quoted = !quoted;
+			if (q == p + ll)
+				return -1;
+			q++;
+		}
+		for (vp = q; vp < p + ll && *vp == ' '; vp++)
+			;
+		if (vp == p + ll || (size_t)(p + ll - vp) >= sizeof(num))
+			return -1;
+		memcpy(num, vp, (size_t)(p + ll - vp));
+		num[p + ll - vp] = '\0';
+		num[strcspn(num, " ")] = '\0';	/* an optional timestamp */
+		*v = strtod(num, &ep);
+		return ep == num || *ep != '\0' ? -1 : 0;
+	}
+	return -1;
+}
+
+/* Whether text has the line "# TYPE <name> <type>". */
+static int
+has_type(const char *text, size_t len, const char *name, size_t nl,
+    const char *type)
+{
+	const char *p = text, *end = text + len, *next;
+	size_t tl = strlen(type);
+
+	for (; p < end; p = next) {
+		size_t ll = line_at(p, end, &next);
+
+		if (ll == 7 + nl + 1 + tl && memcmp(p, "# TYPE ", 7) == 0 &&
+		    memcmp(p + 7, name, nl) == 0 && p[7 + nl] == ' ' &&
+		    memcmp(p + 8 + nl, type, tl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int
+promtext_drop_type(const char *text, size_t len, const char *type,
+    const char *keep_prefix, struct buf *out)
+{
+	const char *p = text, *end = text + len, *next;
+	const char *cur = NULL;		/* the current family's name */
+	size_t curl = 0, kl = strlen(keep_prefix);
+	int drop = 0;
+
+	for (; p < end; p = next) {
+		size_t ll = line_at(p, end, &next), nl;
+		const char *name;
+
+		if (header(p, ll, &name, &nl) != 0 && (cur == NULL ||
+		    nl != curl || memcmp(name, cur, nl) != 0)) {
+			cur = name;
+			curl = nl;
+			drop = !(kl > 0 && nl >= kl && memcmp(name, keep_prefix,
+			    kl) == 0) && has_type(text, len, name, nl, type);
+		}
+		if (drop)
+			continue;
+		if (buf_append(out, p, ll) || buf_puts(out, "\n"))
+			return -1;
+	}
+	return 0;
+}

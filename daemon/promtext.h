@@ -32,4 +32,24 @@
 int promtext_merge(const char *const *text, const size_t *len, size_t n,
     struct buf *out);
 
+/*
+ * The value of the first sample of metric name (borrowed; the whole
+ * metric name, e.g. "taskspool_leader", matched up to its '{' or blank)
+ * in text (len bytes, borrowed) into *v.  Returns 0, or -1 when there is
+ * no such sample or its value does not parse as a number.
+ */
+int promtext_value(const char *text, size_t len, const char *name,
+    double *v);
+
+/*
+ * Append text (len bytes, borrowed) to out without the families whose
+ * TYPE line says type (e.g. "gauge"), their HELP and TYPE lines and their
+ * samples, except families whose name starts with keep_prefix ("" keeps
+ * none).  Families are found as promtext_merge() finds them; samples
+ * before any header and comment lines are kept.  Returns 0, or -1 when
+ * out could not grow.
+ */
+int promtext_drop_type(const char *text, size_t len, const char *type,
+    const char *keep_prefix, struct buf *out);
+
 #endif

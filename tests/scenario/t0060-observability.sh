@@ -110,6 +110,10 @@ test_expect_success 'counters equal what happened' '
 	test "$(metric "taskspool_retries_total{node=\"n1\"}" $m)" = 2 &&
 	test "$(metric "taskspool_corrupt_total{node=\"n1\"}" $m)" = 1 &&
 	test "$(metric "taskspool_lease_lost_total{node=\"n1\"}" $m)" = 0 &&
+	test "$(metric "taskspool_metrics_interval_seconds{node=\"n1\"}" $m)" = 0.200 &&
+	test "$(metric "taskspool_metrics_stopped{node=\"n1\"}" $m)" = 0 &&
+	w=$(metric "taskspool_metrics_written_timestamp_seconds{node=\"n1\"}" $m) &&
+	awk -v w="$w" -v t="$(stat -c %Y "$M")" "BEGIN { exit !(w > t - 60 && w < t + 60) }" &&
 	test "$(metric "taskspool_trigger_delay_seconds_count{node=\"n1\"}" $m)" = 18 &&
 	test "$(awk "/^taskspool_execution_duration_seconds_count/ { s += \$2 } END { print s }" $m)" = 18 &&
 	test "$(metric "taskspool_execution_duration_seconds_bucket{node=\"n1\",task_code=\"probe\",le=\"+Inf\"}" $m)" = 12 &&
@@ -131,7 +135,9 @@ test_expect_success 'every metric the issue names is exported' '
 	    taskspool_queue_depth taskspool_slots taskspool_node_heartbeat_age_seconds \
 	    taskspool_leader taskspool_lease_lost_total taskspool_corrupt_total \
 	    taskspool_callbacks_total taskspool_callback_circuit_open \
-	    taskspool_outbox_depth taskspool_oldest_pending_age_seconds; do
+	    taskspool_outbox_depth taskspool_oldest_pending_age_seconds \
+	    taskspool_metrics_written_timestamp_seconds \
+	    taskspool_metrics_interval_seconds taskspool_metrics_stopped; do
 		grep -qx "$n" "$TRASH/names" || { echo "missing $n"; return 1; }
 	done &&
 	for s in pending waiting delayed dispatched running; do
@@ -202,6 +208,16 @@ test_expect_success 'the alert rules pass promtool check rules' '
 	promtool check rules "$SRC/contrib/prometheus/alerts.yml"
 '
 
+# alerts.test.yml: each rule fires and stays silent when it should, on
+# series written by hand (a killed node's frozen file, a single-node
+# crash, a clean stop, no metrics at all, ...).
+test_expect_success 'every alert rule passes its promtool test rules cases' '
+	(cd "$SRC/contrib/prometheus" && promtool test rules alerts.test.yml) &&
+	for a in $(sed -n "s/^ *- alert: //p" "$SRC/contrib/prometheus/alerts.yml"); do
+		grep -q "alertname: $a\$" "$SRC/contrib/prometheus/alerts.test.yml" || { echo "untested: $a"; return 1; }
+	done
+'
+
 # Names a PromQL expression uses, histogram suffixes folded into the family.
 names_in() { grep -o "taskspool_[a-z_]*" | sed -E "s/_(bucket|sum|count)\$//" | sort -u; }
 test_expect_success 'the dashboard is JSON whose queries name only exported metrics' '
@@ -224,6 +240,7 @@ test_expect_success 'make install honours PREFIX and DESTDIR' '
 	test -f "$INST/opt/ts/share/doc/taskspool/examples/taskspool.conf.example" &&
 	test -x "$INST/opt/ts/share/doc/taskspool/examples/hooks/hello" &&
 	test -f "$INST/opt/ts/share/doc/taskspool/examples/alerts.yml" &&
+	test -f "$INST/opt/ts/share/doc/taskspool/examples/alerts.test.yml" &&
 	grep -q "^ExecStart=/opt/ts/sbin/taskspoold -d " "$INST/opt/ts/lib/systemd/system/taskspoold.service" &&
 	grep -q "^ExecStart=/opt/ts/sbin/taskspoold -d .* -i %i " "$INST/opt/ts/lib/systemd/system/taskspoold@.service"
 '
@@ -272,6 +289,7 @@ test_expect_success 'taskspoold -n rejects a bad log_format or log_target (exit 
 test_expect_success 'a clean stop writes the metrics a last time, without spool gauges' '
 	stop_daemon n1 &&
 	grep -q "^taskspool_leader{node=\"n1\"} 0$" "$M" &&
+	grep -q "^taskspool_metrics_stopped{node=\"n1\"} 1$" "$M" &&
 	grep -q "^taskspool_tasks_total{node=\"n1\",task_code=\"probe\",status=\"SUCCESS\"} 9$" "$M" &&
 	! grep -q "^taskspool_queue_depth{" "$M" &&
 	promtool check metrics <"$M"

@@ -189,7 +189,7 @@ START_TEST(test_scan_and_write)
 	char dir[200], path[300], why[512], *txt;
 	const int64_t now = 1700000000000LL;	/* a fixed "now", epoch ms */
 	struct metrics_spool q;
-	struct metrics_node self = { 4, 1, 1, 0, ENOSPC };
+	struct metrics_node self = { 4, 1, 1, 0, ENOSPC, 2500 };
 	struct spool sp;
 	int d;
 
@@ -261,15 +261,25 @@ START_TEST(test_scan_and_write)
 	    "0");
 	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"erofs\"} "
 	    "0");
+	/* The file says when and how often it is written: now = 1.7e12 ms
+	 * is 1700000000 s; 2500 ms is 2.5 s. */
+	ASSERT_LINE(txt, "taskspool_metrics_written_timestamp_seconds{node="
+	    "\"n1\"} 1700000000.000");
+	ASSERT_LINE(txt, "taskspool_metrics_interval_seconds{node=\"n1\"} "
+	    "2.500");
+	ASSERT_LINE(txt, "taskspool_metrics_stopped{node=\"n1\"} 0");
 	free(txt);
 	/* A stopped node's last file has no spool-wide gauges. */
 	self.stopped = 1;
 	self.leader = 0;
-	ck_assert_int_eq(metrics_write(&sp, now, &self), 0);
+	ck_assert_int_eq(metrics_write(&sp, now + 1234, &self), 0);
 	txt = spool_read_file(sp.dir[SPOOL_METRICS], "n1.prom", 1 << 20, NULL);
 	ck_assert_ptr_nonnull(txt);
 	ck_assert_ptr_null(strstr(txt, "taskspool_queue_depth{"));
 	ASSERT_LINE(txt, "taskspool_leader{node=\"n1\"} 0");
+	ASSERT_LINE(txt, "taskspool_metrics_written_timestamp_seconds{node="
+	    "\"n1\"} 1700000001.234");
+	ASSERT_LINE(txt, "taskspool_metrics_stopped{node=\"n1\"} 1");
 	free(txt);
 	metrics_fini();
 	spool_close(&sp);
