@@ -37,6 +37,7 @@
 #include "maxconc.h"
 #include "result.h"
 #include "spool.h"
+#include "version.h"
 #include "task.h"
 #include "tstime.h"
 #include "wakeup.h"
@@ -85,11 +86,13 @@ static const char *const top_usage =
 "  purge --older-than D [--db]   remove finished tasks' files (and rows)\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
-"         --json machine-readable output of read commands; -h help.\n"
+"         --json machine-readable output of read commands; -h help;\n"
+"         --version the release.\n"
 "exit status: 0 ok (with --wait: the task succeeded); 1 the task FAILED;\n"
-"  2 it was CANCELLED; 64 usage; 65 invalid task; 66 no such task;\n"
-"  69 no result yet; 73 requestId already used; 74 I/O error;\n"
-"  78 configuration error.\n";
+"  2 it was CANCELLED; 64 usage; 65 invalid task or damaged result;\n"
+"  66 no such task; 67 no such group (init); 69 no result yet or\n"
+"  registry unreadable; 73 requestId already used; 74 I/O error;\n"
+"  75 try again (callbacks redeliver); 78 configuration error.\n";
 
 static int
 cli_open(struct cli *c)
@@ -1268,6 +1271,7 @@ cli_run(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 } };
 	struct cli c;
 	const char *cmd;
@@ -1281,6 +1285,9 @@ cli_run(int argc, char **argv)
 		case 'c': c.cfile = optarg; break;
 		case 's': c.spool_arg = optarg; break;
 		case 'J': c.json = 1; break;
+		case 'V':
+			printf("taskspool %s\n", TASKSPOOL_VERSION);
+			return 0;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 0;

@@ -45,8 +45,8 @@ cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,
 	arr = json ? json_array() : NULL;
 	for (size_t i = 0; i < n; i++) {
 		int64_t age = now - v[i].at_ms;
-		const char *state = age < 3 * cfg->heartbeat_ms ? "alive" :
-		    "offline";
+		int alive = age < 3 * cfg->heartbeat_ms;
+		const char *state = alive ? "alive" : "offline";
 
 		if (json) {
 			json_t *o = json_object();
@@ -63,8 +63,10 @@ cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,
 			    (json_int_t)v[i].claimed));
 			json_object_set_new(o, "finished", json_integer(
 			    (json_int_t)v[i].finished));
+			/* An offline node's heartbeat is its frozen view of
+			 * itself: it says nothing of who leads now. */
 			json_object_set_new(o, "leader",
-			    json_boolean(v[i].leader));
+			    json_boolean(v[i].leader && alive));
 			json_object_set_new(o, "load1", json_real(v[i].load1));
 			json_object_set_new(o, "startedAtMs",
 			    json_integer(v[i].started_ms));
@@ -76,10 +78,12 @@ cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,
 		} else
 			printf("%s %s %.1f %.2f %ld/%ld%s\n", v[i].id, state,
 			    (double)age / 1000, v[i].load1, v[i].running,
-			    v[i].slots, v[i].leader ? " leader" : "");
+			    v[i].slots, v[i].leader && alive ? " leader" : "");
 	}
 	if (json) {
-		char *s = json_dumps(arr, JSON_COMPACT);
+		/* load1 as the kernel gives it, 2 decimals (not 17) */
+		char *s = json_dumps(arr, JSON_COMPACT |
+		    JSON_REAL_PRECISION(6));
 
 		printf("%s\n", s != NULL ? s : "[]");
 		free(s);

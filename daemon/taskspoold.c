@@ -17,6 +17,7 @@
 #include "log.h"
 #include "node.h"
 #include "spool.h"
+#include "version.h"
 
 static void
 usage(FILE *fp)
@@ -38,6 +39,7 @@ usage(FILE *fp)
 "  -n            check the configuration and the spool, print it, exit\n"
 "  -v            verbose (log_level = debug)\n"
 "  -h, --help    this help\n"
+"  --version     print the version and exit\n"
 "\n"
 "Signals: SIGTERM/SIGINT drain (no new claims, running hooks finish; a\n"
 "second one stops the hooks), SIGHUP reloads the configuration.\n"
@@ -51,6 +53,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cfile = NULL, *spool = NULL;
@@ -102,6 +105,9 @@ main(int argc, char **argv)
 		case 'v':
 			verbose = 1;
 			break;
+		case 'V':
+			printf("taskspoold %s\n", TASKSPOOL_VERSION);
+			return 0;
 		case 'h':
 			usage(stdout);
 			return 0;
