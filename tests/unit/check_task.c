@@ -1233,6 +1233,13 @@ START_TEST(test_raw_bytes)
 		  "{\"taskCode\":\"x\",\"taskName\":\"a\x01\"}", 32,
 		  "taskName", "raw control byte 0x01 at offset 29 inside" },
 	};
+	/* The tolerant scanner that names the member of a parse error
+	 * stops at the end of the bytes: a text ending in a backslash
+	 * inside a string (ASan would see a read past it). */
+	expect_reject_n("ends in a backslash", "{\"taskName\":\"abc\\", 17,
+	    "taskName", "invalid JSON");
+	expect_reject_n("ends in a key's backslash", "{\"a\\", 4, "a",
+	    "invalid JSON");
 	/* t[0] is the issue's base64
 	 * eyJ0YXNrQ29kZSI6IngiLCJleGVjdXRlUGFyYW1zIjpbMQBdfQ== */
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
