@@ -168,7 +168,8 @@ test_expect_success 'schema migrated, three daemons, two per-second jobs (forbid
 # with a hook result.  Kinds 0, 1, 4 have 30 retries so that LOST
 # attempts cannot use them up.
 test_expect_success "$N tasks under $SECS s of seeded faults" '
-	awk -v n=$N -v dir="$STAGE" -v plog="$PLOG" "BEGIN {
+	# createdAt as a client (taskspool submit, the API) sets it
+	awk -v n=$N -v dir="$STAGE" -v plog="$PLOG" -v now="$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" "BEGIN {
 		system(\"mkdir -p \" dir)
 		for (i = 1; i <= n; i++) {
 			id = sprintf(\"cx-%05d\", i); k = i % 5
@@ -182,7 +183,7 @@ test_expect_success "$N tasks under $SECS s of seeded faults" '
 			else if (k == 3) { p = p \",\\\"fail_attempts\\\":99\"; r = 2 }
 			else p = p \",\\\"result\\\":true\"
 			f = dir \"/\" id \".json\"
-			printf \"{\\\"requestId\\\":\\\"%s\\\",\\\"taskCode\\\":\\\"probe\\\",\\\"maxRetries\\\":%d,\\\"route\\\":\\\"%s\\\",\\\"executeParams\\\":{%s}%s}\", id, r, (i % 3 ? \"any\" : \"round_robin\"), p, extra >f
+			printf \"{\\\"requestId\\\":\\\"%s\\\",\\\"createdAt\\\":\\\"\" now \"\\\",\\\"taskCode\\\":\\\"probe\\\",\\\"maxRetries\\\":%d,\\\"route\\\":\\\"%s\\\",\\\"executeParams\\\":{%s}%s}\", id, r, (i % 3 ? \"any\" : \"round_robin\"), p, extra >f
 			close(f)
 		}
 	}" &&
