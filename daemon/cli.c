@@ -106,7 +106,15 @@ cli_open(struct cli *c)
 	}
 	if (spool_open(&c->sp, c->cfg.spool, NULL, (int)c->cfg.fsync, why,
 	    sizeof(why)) != 0) {
+		int missing = errno == ENOENT;
+
 		fprintf(stderr, "taskspool: %s\n", why);
+		/* Say how to fix it: the same advice as taskspoold's. */
+		if (missing)
+			fprintf(stderr, "taskspool: no spool at %s: create it "
+			    "with `taskspool init %s`, or name an existing one "
+			    "with -s DIR or $TASKSPOOL_SPOOL\n", c->cfg.spool,
+			    c->cfg.spool);
 		return EX_CONFIG;
 	}
 	return 0;
