@@ -1826,12 +1826,31 @@ do_metrics(struct ctx *c, struct buf *out)
 	lens = calloc(n + 1, sizeof(*lens));
 	for (size_t i = 0; i < n; i++) {
 		if (texts != NULL && lens != NULL) {
-			/* a text file: a NUL or control byte in it
-			 * (a broken writer) leaves that node out */
+			/* a text file: a NUL or control byte in it, a
+			 * byte that is not UTF-8 or a line outside the
+			 * exposition grammar (a broken writer) leaves that
+			 * node out, so the others' samples stay readable */
+			char why[256] = "";
+			int gone;
+
 			texts[nt] = spool_read_text(c->sp.dir[SPOOL_METRICS],
-			    names[i], API_METRICS_MAX, &lens[nt], NULL, 0);
+			    names[i], API_METRICS_MAX, &lens[nt], why,
+			    sizeof(why));
+			gone = texts[nt] == NULL && errno == ENOENT;
+			if (texts[nt] == NULL && why[0] == '\0')
+				snprintf(why, sizeof(why), "%s",
+				    strerror(errno));
+			if (texts[nt] != NULL && promtext_check(texts[nt],
+			    lens[nt], why, sizeof(why)) != 0) {
+				free(texts[nt]);
+				texts[nt] = NULL;
+			}
 			if (texts[nt] != NULL)
 				nt++;
+			else if (!gone)
+				fprintf(stderr, "taskspool.cgi: trace %s: "
+				    "metrics/%s left out: %s\n", c->trace,
+				    names[i], why);
 		}
 		free(names[i]);
 	}

@@ -193,6 +193,19 @@ test_expect_success 'API: the hook'"'"'s stdin is exactly the executeParams byte
 	cmp "$SRC/params" "$TRASH/stdin/api-exact"
 '
 
+test_expect_success 'API: a node'"'"'s .prom file that is not UTF-8 or not the exposition grammar is left out of GET /metrics' '
+	printf "# HELP ok_total T.\n# TYPE ok_total counter\nok_total{node=\"a\"} 7\n" >"$SPOOL/metrics/zz-a.prom" &&
+	printf "# TYPE ok_total counter\nok_total{node=\"\377\"} 1\n" >"$SPOOL/metrics/zz-b.prom" &&
+	printf "# TYPE ok_total counter\nok_total{node=\"c\\\\\"} 2\n" >"$SPOOL/metrics/zz-c.prom" &&
+	grep -q "c\\\\\"}" "$SPOOL/metrics/zz-c.prom" &&
+	printf "# TYPE ok_total counter\nok_total{node=\"d\"} 0x10\n" >"$SPOOL/metrics/zz-d.prom" &&
+	curl -s "$TS_URL/metrics" >"$TRASH/m" &&
+	grep -q "^ok_total{node=\"a\"} 7\$" "$TRASH/m" &&
+	test "$(grep -c "^ok_total" "$TRASH/m")" = 1 &&
+	promtool check metrics <"$TRASH/m" &&
+	rm -f "$SPOOL"/metrics/zz-*.prom
+'
+
 test_expect_success 'the daemon is still the same process, and stops cleanly' '
 	kill -0 "$(daemon_pid n1)" && stop_daemon n1
 '
