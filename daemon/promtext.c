@@ -300,12 +300,13 @@ line_error(const char *l, size_t ll, size_t *col)
 int
 promtext_check(const char *text, size_t len, char *why, size_t whylen)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text, *end;
 	json_t *s;
 	size_t line = 1, col;
 
 	if (len == 0)
-		return 0;
+		return 0;	/* text may be NULL (an empty buf) */
+	end = text + len;
 	if (memchr(text, '\0', len) != NULL)
 		return check_fail(why, whylen, 1, 1, "a raw NUL byte");
 	/* jansson's UTF-8 check (RFC 3629: no overlong form, no surrogate) */

@@ -55,6 +55,8 @@ START_TEST(test_docs_example)
 	ck_assert_int_eq(promtext_check("a{b=\"c\",} NaN\nd -Inf", 20, NULL,
 	    0), 0);
 	ck_assert_int_eq(promtext_check("", 0, why, sizeof(why)), 0);
+	/* an empty buf has no data at all (found by fuzz_promtext, UBSan) */
+	ck_assert_int_eq(promtext_check(NULL, 0, why, sizeof(why)), 0);
 }
 END_TEST
 
