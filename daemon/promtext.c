@@ -1,6 +1,8 @@
 /*
  * promtext — merge Prometheus text exposition files; see promtext.h.
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,7 @@ float_ok(const char *s, const char *e)
 	static const char *const word[] = { "NaN", "+Inf", "-Inf", "Inf" };
 	char b[64], *end;
 	size_t n = (size_t)(e - s);
+	double v;
 
 	for (size_t k = 0; k < 4; k++)
 		if (n == strlen(word[k]) && memcmp(s, word[k], n) == 0)
@@ -207,8 +210,10 @@ float_ok(const char *s, const char *e)
 			return 0;
 	memcpy(b, s, n);
 	b[n] = '\0';
-	(void)strtod(b, &end);
-	return end == b + n;
+	errno = 0;
+	v = strtod(b, &end);
+	/* Go's ParseFloat, Prometheus's parser, refuses an overflow */
+	return end == b + n && !(errno == ERANGE && isinf(v));
 }
 
 static int

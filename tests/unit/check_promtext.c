@@ -55,6 +55,9 @@ START_TEST(test_docs_example)
 	ck_assert_int_eq(promtext_check("a{b=\"c\",} NaN\nd -Inf", 20, NULL,
 	    0), 0);
 	ck_assert_int_eq(promtext_check("", 0, why, sizeof(why)), 0);
+	/* an underflow is 0 for ParseFloat, not an error */
+	ck_assert_int_eq(promtext_check("a 1e-99999\n", 11, why, sizeof(why)),
+	    0);
 	/* an empty buf has no data at all (found by fuzz_promtext, UBSan) */
 	ck_assert_int_eq(promtext_check(NULL, 0, why, sizeof(why)), 0);
 }
@@ -89,6 +92,9 @@ START_TEST(test_refusals)
 		/* "a 0x10": hex is not a float of the format; value at 3 */
 		{ "a 0x10\n", 7, "line 1 column 3: the value is not a float" },
 		{ "a 1e99999x\n", 11, "line 1 column 3: the value is not a "
+		    "float" },
+		/* 1e99999 overflows: Go's ParseFloat gives ErrRange */
+		{ "a 1e99999\n", 10, "line 1 column 3: the value is not a "
 		    "float" },
 		{ "a nan\n", 6, "line 1 column 3: the value is not a float" },
 		{ "a\n", 2, "line 1 column 2: no value" },
