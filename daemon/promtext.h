@@ -40,8 +40,8 @@ int promtext_merge(const char *const *text, const size_t *len, size_t n,
  * empty or a sample: a metric name [a-zA-Z_:][a-zA-Z0-9_:]*, optional
  * labels {name="value",...} (label names [a-zA-Z_][a-zA-Z0-9_]*, a
  * value's backslash followed by \\, \" or n only), blanks, a float
- * value (digits, '.', 'e', signs, no overflow; NaN, +Inf, -Inf), optional blanks
- * and an integer timestamp; a "# HELP" / "# TYPE" line names a metric,
+ * value (digits, '.', 'e', signs, no overflow; NaN, +Inf, -Inf),
+ * optional blanks and an integer timestamp; a "# HELP" / "# TYPE" line names a metric,
  * and TYPE one of counter, gauge, histogram, summary, untyped.  Blanks
  * are spaces and tabs only (a CR is an error).  Returns 0, or -1 with
  * why (whylen bytes, may be NULL) naming line, column and the rule.
