@@ -1891,24 +1891,46 @@ do_metrics(struct ctx *c, struct buf *out)
 	views = calloc(n + 1, sizeof(*views));
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
+		char why[256] = "";
+		int gone;
 
-		if (texts != NULL && lens != NULL && mtimes != NULL &&
-		    views != NULL && (texts[nt] = spool_read_text(dfd, names[i],
-		    API_METRICS_MAX, &lens[nt], NULL, 0)) != NULL) {
-			/* A text file: a NUL or control byte in it (a broken
-			 * writer) leaves that node out.  Read, then stat: a file replaced in between has a
-			 * newer mtime than its text, which errs towards fresh
-			 * for one scrape only. */
-			mtimes[nt] = fstatat(dfd, names[i], &st,
-			    AT_SYMLINK_NOFOLLOW) == 0 ?
-			    (int64_t)st.st_mtim.tv_sec * 1000 +
-			    st.st_mtim.tv_nsec / 1000000 : 0;
-			if (mtimes[nt] > newest)
-				newest = mtimes[nt];
-			names[nt] = names[i];
-			nt++;
-		} else
+		if (texts == NULL || lens == NULL || mtimes == NULL ||
+		    views == NULL) {
 			free(names[i]);
+			continue;
+		}
+		/* A text file: a NUL or control byte in it, a byte that is
+		 * not UTF-8 or a line outside the exposition grammar (a
+		 * broken writer) leaves that node out, so the others'
+		 * samples stay readable. */
+		texts[nt] = spool_read_text(dfd, names[i], API_METRICS_MAX,
+		    &lens[nt], why, sizeof(why));
+		gone = texts[nt] == NULL && errno == ENOENT;
+		if (texts[nt] == NULL && why[0] == '\0')
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+		if (texts[nt] != NULL && promtext_check(texts[nt], lens[nt],
+		    why, sizeof(why)) != 0) {
+			free(texts[nt]);
+			texts[nt] = NULL;
+		}
+		if (texts[nt] == NULL) {
+			if (!gone)
+				fprintf(stderr, "taskspool.cgi: trace %s: "
+				    "metrics/%s left out: %s\n", c->trace,
+				    names[i], why);
+			free(names[i]);
+			continue;
+		}
+		/* Read, then stat: a file replaced in between has a newer
+		 * mtime than its text, which errs towards fresh for one
+		 * scrape only. */
+		mtimes[nt] = fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW)
+		    == 0 ? (int64_t)st.st_mtim.tv_sec * 1000 +
+		    st.st_mtim.tv_nsec / 1000000 : 0;
+		if (mtimes[nt] > newest)
+			newest = mtimes[nt];
+		names[nt] = names[i];
+		nt++;
 	}
 	for (size_t i = 0; i < nt; i++) {
 		buf_init(&views[i], API_METRICS_MAX);

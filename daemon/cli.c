@@ -302,6 +302,25 @@ cmd_submit(struct cli *c, int argc, char **argv)
 				return EX_USAGE;
 			}
 	}
+	{
+		/* json_string() is NULL for bytes that are not UTF-8, and
+		 * json_object_set_new() then drops the member silently. */
+		const char *strs[] = { code, name, at };
+		const char *names[] = { "--code", "--name", "--at" };
+
+		for (int i = 0; i < 3; i++) {
+			json_t *s = strs[i] != NULL ? json_string(strs[i]) :
+			    NULL;
+
+			if (strs[i] != NULL && s == NULL) {
+				fprintf(stderr, "taskspool submit: invalid "
+				    "task: %s: not UTF-8 (RFC 8259 §8.1)\n",
+				    names[i]);
+				return EX_DATAERR;
+			}
+			json_decref(s);
+		}
+	}
 	if (id != NULL && !spool_id_ok(id)) {
 		fprintf(stderr, "taskspool submit: --id: \"%s\" is not a valid "
 		    "requestId ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})\n", id);

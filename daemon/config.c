@@ -520,6 +520,29 @@ config_check(struct config *c, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The password of a URL's userinfo (RFC 3986 §3.2.1, "user:password@"):
+ * its offset and length in v, or 0 when v has none.  The authority ends
+ * at the first '/', '?' or '#' after "://"; the userinfo at its last '@'.
+ */
+static size_t
+url_password(const char *v, size_t *off)
+{
+	const char *a = strstr(v, "://"), *end, *at = NULL, *colon;
+
+	if (a == NULL)
+		return 0;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	for (const char *p = a; p < end; p++)
+		if (*p == '@')
+			at = p;
+	if (at == NULL || (colon = memchr(a, ':', (size_t)(at - a))) == NULL)
+		return 0;
+	*off = (size_t)(colon + 1 - v);
+	return (size_t)(at - colon - 1);
+}
+
 void
 config_dump(const struct config *c, FILE *fp, int hide_secrets)
 {
@@ -535,10 +558,18 @@ config_dump(const struct config *c, FILE *fp, int hide_secrets)
 		    (nl > 7 && strcmp(k->name + nl - 7, "_secret") == 0)) &&
 		    *((const char *)c + k->off) != '\0')
 			fprintf(fp, "# %s = (set, not shown)\n", k->name);
-		else if (k->type == KEY_STR)
-			fprintf(fp, "%s = %s\n", k->name,
-			    (const char *)c + k->off);
-		else
+		else if (k->type == KEY_STR) {
+			/* mariadb = mariadb://USER:PASSWORD@HOST... */
+			const char *v = (const char *)c + k->off;
+			size_t off = 0, pl = hide_secrets ?
+			    url_password(v, &off) : 0;
+
+			if (pl > 0)
+				fprintf(fp, "# %s = %.*s(not shown)%s\n",
+				    k->name, (int)off, v, v + off + pl);
+			else
+				fprintf(fp, "%s = %s\n", k->name, v);
+		} else
 			fprintf(fp, "%s = %ld\n", k->name,
 			    *(const long *)(const void *)((const char *)c +
 			    k->off));

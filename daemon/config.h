@@ -125,7 +125,10 @@ int config_finish(struct config *c, char *why, size_t whylen);
  * Write every key with its current value, unit and meaning to fp in the
  * configuration file format (so the output is itself a valid file).  With
  * hide_secrets, a key named *_password or *_secret that has a value is
- * written as a comment saying it is set, without the value (for
+ * written as a comment saying it is set, without the value, and so is
+ * a value holding a URL whose userinfo has a password ("mariadb =
+ * mariadb://USER:PASSWORD@HOST..."): as a comment, with "(not shown)"
+ * in the password's place (for
  * `taskspool config` and `taskspoold -n`, whose output ends up in
  * tickets and logs).
  */

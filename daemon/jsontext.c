@@ -77,8 +77,17 @@ jsontext_loadb(const char *data, size_t len, size_t flags, json_error_t *err)
 	memset(err, 0, sizeof(*err));
 	/* jansson keeps the error code in the last byte of text */
 	if (jsontext_check(data, len, &at, err->text,
-	    sizeof(err->text) - 1) == 0)
-		return json_loadb(data, len, flags, err);
+	    sizeof(err->text) - 1) == 0) {
+		json_t *o = json_loadb(data, len, flags, err);
+
+		/* jansson names its own flag; say what the rule is */
+		if (o == NULL && json_error_code(err) ==
+		    json_error_null_character)
+			snprintf(err->text, sizeof(err->text) - 1, "\\u0000 "
+			    "in a string: valid JSON (RFC 8259 §7), refused "
+			    "here (a limit RFC 8259 §9 allows)");
+		return o;
+	}
 	for (size_t i = 0; i < at; i++) {
 		if (data[i] == '\n') {
 			line++;

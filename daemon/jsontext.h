@@ -47,8 +47,11 @@ int jsontext_check(const char *data, size_t len, size_t *offset, char *why,
  * byte err (when not NULL) holds the reason in err->text, err->source
  * JSONTEXT_SOURCE, err->position the offset, err->line and err->column
  * (1-based) where it stands, and json_error_code() json_error_invalid_syntax;
- * otherwise err is as json_loadb() leaves it.  Every parse of bytes from
- * outside (files, HTTP bodies, Redis, hooks) goes through this function.
+ * otherwise err is as json_loadb() leaves it, but for an escaped \u0000
+ * in a string (json_error_null_character), whose err->text says so and
+ * names RFC 8259 §7 and §9 instead of jansson's flag.  Every parse of
+ * bytes from outside (files, HTTP bodies, Redis, hooks) goes through
+ * this function.
  */
 json_t *jsontext_loadb(const char *data, size_t len, size_t flags,
     json_error_t *err);

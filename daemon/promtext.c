@@ -1,8 +1,13 @@
 /*
  * promtext — merge Prometheus text exposition files; see promtext.h.
  */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "promtext.h"
 
@@ -224,6 +229,204 @@ promtext_drop_type(const char *text, size_t len, const char *type,
 			continue;
 		if (buf_append(out, p, ll) || buf_puts(out, "\n"))
 			return -1;
+	}
+	return 0;
+}
+
+/* --- the grammar check ------------------------------------------------ */
+
+static int
+name_byte(int c, int first, int colon)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	    (colon && c == ':') || (!first && c >= '0' && c <= '9');
+}
+
+/* Index past the name at l[i] (metric names may hold ':'), i if none. */
+static size_t
+skip_name(const char *l, size_t i, size_t ll, int colon)
+{
+	size_t s = i;
+
+	while (i < ll && name_byte((unsigned char)l[i], i == s, colon))
+		i++;
+	return i;
+}
+
+static size_t
+skip_blanks(const char *l, size_t i, size_t ll)
+{
+	while (i < ll && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* The label set at l[i] == '{': index past its '}', or 0 when bad. */
+static size_t
+skip_labels(const char *l, size_t i, size_t ll)
+{
+	for (i = skip_blanks(l, i + 1, ll); i < ll && l[i] != '}';) {
+		size_t e = skip_name(l, i, ll, 0);
+
+		if (e == i)
+			return 0;
+		i = skip_blanks(l, e, ll);
+		if (i >= ll || l[i] != '=')
+			return 0;
+		i = skip_blanks(l, i + 1, ll);
+		if (i >= ll || l[i] != '"')
+			return 0;
+		for (i++; i < ll && l[i] != '"'; i++)
+			if (l[i] == '\\' && (++i >= ll ||
+			    strchr("\\\"n", l[i]) == NULL || l[i] == '\0'))
+				return 0;
+		if (i >= ll)
+			return 0;
+		i = skip_blanks(l, i + 1, ll);
+		if (i < ll && l[i] == ',')
+			i = skip_blanks(l, i + 1, ll);
+		else if (i < ll && l[i] != '}')
+			return 0;
+	}
+	return i < ll ? i + 1 : 0;
+}
+
+/* A float of the format at [s, e): Go's ParseFloat forms without hex. */
+static int
+float_ok(const char *s, const char *e)
+{
+	static const char *const word[] = { "NaN", "+Inf", "-Inf", "Inf" };
+	char b[64], *end;
+	size_t n = (size_t)(e - s);
+	double v;
+
+	for (size_t k = 0; k < 4; k++)
+		if (n == strlen(word[k]) && memcmp(s, word[k], n) == 0)
+			return 1;
+	if (n == 0 || n >= sizeof(b))
+		return 0;
+	for (size_t k = 0; k < n; k++)
+		if (strchr("0123456789.eE+-", s[k]) == NULL || s[k] == '\0')
+			return 0;
+	memcpy(b, s, n);
+	b[n] = '\0';
+	errno = 0;
+	v = strtod(b, &end);
+	/* Go's ParseFloat, Prometheus's parser, refuses an overflow */
+	return end == b + n && !(errno == ERANGE && isinf(v));
+}
+
+static int
+check_fail(char *why, size_t whylen, size_t line, size_t col,
+    const char *what)
+{
+	if (why != NULL && whylen > 0)
+		snprintf(why, whylen, "line %zu column %zu: %s (Prometheus "
+		    "text format 0.0.4)", line, col, what);
+	return -1;
+}
+
+/* Check one line l of ll bytes; NULL when fine, else what is wrong and
+ * *col (1-based) where. */
+static const char *
+line_error(const char *l, size_t ll, size_t *col)
+{
+	static const char *const types[] = { "counter", "gauge", "histogram",
+	    "summary", "untyped" };
+	size_t i, e;
+
+	*col = 1;
+	if (memchr(l, '\r', ll) != NULL) {
+		*col = (size_t)((const char *)memchr(l, '\r', ll) - l) + 1;
+		return "a CR byte (lines end with LF only)";
+	}
+	if (ll == 0)
+		return NULL;
+	if (l[0] == '#') {
+		const char *name;
+		size_t nl;
+		int kind = header(l, ll, &name, &nl);
+
+		if (kind == 0)
+			return NULL;	/* a plain comment */
+		*col = 8;
+		if (skip_name(name, 0, nl, 1) != nl)
+			return "a HELP or TYPE line names no valid metric";
+		if (kind == 1)
+			return NULL;
+		i = skip_blanks(l, 7 + nl, ll);
+		e = ll;
+		while (e > i && (l[e - 1] == ' ' || l[e - 1] == '\t'))
+			e--;
+		for (size_t k = 0; k < 5; k++)
+			if (e - i == strlen(types[k]) &&
+			    memcmp(l + i, types[k], e - i) == 0)
+				return NULL;
+		*col = i + 1;
+		return "TYPE is not counter, gauge, histogram, summary or "
+		    "untyped";
+	}
+	i = skip_blanks(l, 0, ll);
+	if ((e = skip_name(l, i, ll, 1)) == i) {
+		*col = i + 1;
+		return "a sample line does not start with a metric name";
+	}
+	i = skip_blanks(l, e, ll);
+	if (i < ll && l[i] == '{') {
+		if ((i = skip_labels(l, i, ll)) == 0) {
+			*col = e + 1;
+			return "a malformed label set";
+		}
+	} else
+		i = e;
+	e = skip_blanks(l, i, ll);
+	if (e == i || e >= ll) {
+		*col = i + 1;
+		return "no value after the name and labels";
+	}
+	for (i = e; i < ll && l[i] != ' ' && l[i] != '\t'; i++)
+		;
+	if (!float_ok(l + e, l + i)) {
+		*col = e + 1;
+		return "the value is not a float, NaN, +Inf or -Inf";
+	}
+	e = skip_blanks(l, i, ll);
+	for (i = e + (e < ll && l[e] == '-'); i < ll && l[i] >= '0' &&
+	    l[i] <= '9'; i++)
+		;
+	if (e < ll && (i == e + (l[e] == '-') ||
+	    skip_blanks(l, i, ll) != ll)) {
+		*col = e + 1;
+		return "after the value only an integer timestamp may follow";
+	}
+	return NULL;
+}
+
+int
+promtext_check(const char *text, size_t len, char *why, size_t whylen)
+{
+	const char *p = text, *end;
+	json_t *s;
+	size_t line = 1, col;
+
+	if (len == 0)
+		return 0;	/* text may be NULL (an empty buf) */
+	end = text + len;
+	if (memchr(text, '\0', len) != NULL)
+		return check_fail(why, whylen, 1, 1, "a raw NUL byte");
+	/* jansson's UTF-8 check (RFC 3629: no overlong form, no surrogate) */
+	if ((s = json_stringn(text, len)) == NULL)
+		return check_fail(why, whylen, 1, 1, "not UTF-8");
+	json_decref(s);
+	for (; p < end; line++) {
+		const char *nlp = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = nlp != NULL ? (size_t)(nlp - p) :
+		    (size_t)(end - p);
+		const char *what = line_error(p, ll, &col);
+
+		if (what != NULL)
+			return check_fail(why, whylen, line, col, what);
+		p += ll + (nlp != NULL);
 	}
 	return 0;
 }

@@ -52,4 +52,22 @@ int promtext_value(const char *text, size_t len, const char *name,
 int promtext_drop_type(const char *text, size_t len, const char *type,
     const char *keep_prefix, struct buf *out);
 
+/*
+ * Whether the text of len bytes (borrowed) is a valid text exposition
+ * (format 0.0.4; the Prometheus documentation, "Exposition formats",
+ * text format): UTF-8 throughout (checked by jansson's decoder, the
+ * one the JSON files use); every line that does not start with '#' is
+ * empty or a sample: a metric name [a-zA-Z_:][a-zA-Z0-9_:]*, optional
+ * labels {name="value",...} (label names [a-zA-Z_][a-zA-Z0-9_]*, a
+ * value's backslash followed by \\, \" or n only), blanks, a float
+ * value (digits, '.', 'e', signs, no overflow; NaN, +Inf, -Inf),
+ * optional blanks and an integer timestamp; a "# HELP" / "# TYPE" line names a metric,
+ * and TYPE one of counter, gauge, histogram, summary, untyped.  Blanks
+ * are spaces and tabs only (a CR is an error).  Returns 0, or -1 with
+ * why (whylen bytes, may be NULL) naming line, column and the rule.
+ * One node's file that fails this would make the whole merged answer
+ * of GET /metrics unparseable, so the API leaves such a file out.
+ */
+int promtext_check(const char *text, size_t len, char *why, size_t whylen);
+
 #endif

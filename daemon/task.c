@@ -181,6 +181,8 @@ skip_value(const char *d, size_t i, size_t n)
 {
 	int depth = 0;
 
+	if (i >= n)
+		return n;	/* a text that ends after ':' (not JSON) */
 	if (d[i] == '"')
 		return skip_string(d, i, n);
 	if (d[i] != '{' && d[i] != '[') {

@@ -156,7 +156,9 @@ const char *task_outcome_name(enum task_outcome o);
  * (already accepted by jsontext_loadb(); present: whether the parsed
  * object has the member), or "{}" when absent, into *params (new,
  * NUL-terminated after the value; *plen bytes, no NUL among them: a span
- * holding one is refused) and *plen.  Returns 0, or -1 with err filled (field executeParams).
+ * holding one is refused) and *plen.  Returns 0, or -1 with err filled
+ * (field executeParams).  A text that is not JSON after all (cut after
+ * the member's ':', say) is never read past data[len - 1].
  * Shared by task and job files, so both keep the bytes as written.
  */
 int task_copy_params(const char *data, size_t len, int present,

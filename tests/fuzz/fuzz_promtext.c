@@ -5,7 +5,9 @@
  * from promtext.h's contract: every sample line (a non-empty line not
  * starting with '#') of the inputs is in the output once, so the output
  * has exactly as many; it has no more "# HELP"/"# TYPE" lines than the
- * inputs; it ends with a newline when it is not empty.
+ * inputs; it ends with a newline when it is not empty; and when every
+ * input passes promtext_check(), so does the output (the merge keeps
+ * the grammar GET /metrics promises).
  */
 #include <stdint.h>
 #include <string.h>
@@ -42,8 +44,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text[TEXTS];
 	size_t len[TEXTS], n = 0, s_in = 0, h_in = 0, s_out = 0, h_out = 0;
+	int all_ok = 1;
 	const char *p = (const char *)data, *end = p + size;
 	struct buf out;
+	char why[256];
 
 	while (n < TEXTS) {
 		const char *z = n + 1 < TEXTS ? memchr(p, '\0',
@@ -52,6 +56,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		text[n] = p;
 		len[n] = z != NULL ? (size_t)(z - p) : (size_t)(end - p);
 		count(text[n], len[n], &s_in, &h_in);
+		if (promtext_check(text[n], len[n], NULL, 0) != 0)
+			all_ok = 0;
 		n++;
 		if (z == NULL)
 			break;
@@ -67,6 +73,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("%zu header lines in, %zu out", h_in, h_out);
 	if (out.len > 0 && out.data[out.len - 1] != '\n')
 		fuzz_fail("output does not end with a newline");
+	if (all_ok && promtext_check(out.data, out.len, why, sizeof(why)))
+		fuzz_fail("valid inputs, merged output refused: %s", why);
 	buf_fini(&out);
 	return 0;
 }

@@ -106,6 +106,21 @@ test_expect_success 'taskspool submit refuses the same bytes with 65 and writes 
 	nothing_written
 '
 
+test_expect_success 'submit: an option value that is not UTF-8 is refused (65), naming the option' '
+	# 0xff is never UTF-8; 0xc0 0x80 is the overlong NUL (RFC 3629 §3);
+	# json_string() refuses both, and the member was dropped silently
+	for v in "$(printf "\\377")" "$(printf "a\\300\\200")"; do
+		for o in --name --at --code; do
+			if test $o = --code; then set -- --code "$v"; else set -- --code copy $o "$v"; fi
+			{ ts submit "$@" 2>"$TRASH/err"; rc=$?; } ;
+			test "$rc" = 65 || { echo "$o: exit $rc"; return 1; }
+			grep -q "^taskspool submit: invalid task: $o: not UTF-8 (RFC 8259" "$TRASH/err" ||
+			    { cat "$TRASH/err"; return 1; }
+		done
+	done &&
+	nothing_written
+'
+
 test_expect_success 'an attempts[] entry without node is refused by submit (65), naming attempts[0].node' '
 	printf "eyJ0YXNrQ29kZSI6IngiLCJhdHRlbXB0cyI6W3siYXR0ZW1wdCI6MX1dfQ==" |
 	    base64 -d | sed "s/\"x\"/\"copy\"/" >"$SRC/no-node.json" &&
@@ -176,6 +191,19 @@ test_expect_success 'API: the hook'"'"'s stdin is exactly the executeParams byte
 	sh "$here/contrib/clients/tsapi.sh" submit "$SRC/api-exact.json" >"$TRASH/body" &&
 	wait_terminal api-exact 20 &&
 	cmp "$SRC/params" "$TRASH/stdin/api-exact"
+'
+
+test_expect_success 'API: a node'"'"'s .prom file that is not UTF-8 or not the exposition grammar is left out of GET /metrics' '
+	printf "# HELP ok_total T.\n# TYPE ok_total counter\nok_total{node=\"a\"} 7\n" >"$SPOOL/metrics/zz-a.prom" &&
+	printf "# TYPE ok_total counter\nok_total{node=\"\377\"} 1\n" >"$SPOOL/metrics/zz-b.prom" &&
+	printf "# TYPE ok_total counter\nok_total{node=\"c\\\\\"} 2\n" >"$SPOOL/metrics/zz-c.prom" &&
+	grep -q "c\\\\\"}" "$SPOOL/metrics/zz-c.prom" &&
+	printf "# TYPE ok_total counter\nok_total{node=\"d\"} 0x10\n" >"$SPOOL/metrics/zz-d.prom" &&
+	curl -s "$TS_URL/metrics" >"$TRASH/m" &&
+	grep -q "^ok_total{node=\"a\"} 7\$" "$TRASH/m" &&
+	test "$(grep -c "^ok_total" "$TRASH/m")" = 1 &&
+	promtool check metrics <"$TRASH/m" &&
+	rm -f "$SPOOL"/metrics/zz-*.prom
 '
 
 test_expect_success 'the daemon is still the same process, and stops cleanly' '

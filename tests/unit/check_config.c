@@ -473,6 +473,22 @@ START_TEST(test_dump_hides_passwords)
 	/* other keys are still printed as key = value */
 	ck_assert_ptr_nonnull(strstr(text, "\nmariadb_user = taskspool\n"));
 	free(text);
+	/* the password of the mariadb URL's userinfo (RFC 3986 §3.2.1) too;
+	 * a URL without one is printed as it is */
+	ck_assert_int_eq(config_set(&c, "mariadb",
+	    "mariadb://ts:s3cret:x@db.example:3306/tasks", why, sizeof(why)), 0);
+	ck_assert_int_eq(config_set(&c, "redis", "127.0.0.1:6379", why,
+	    sizeof(why)), 0);
+	text = NULL;
+	fp = open_memstream(&text, &len);
+	ck_assert_ptr_nonnull(fp);
+	config_dump(&c, fp, 1);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_ptr_null(strstr(text, "s3cret"));
+	ck_assert_ptr_nonnull(strstr(text, "\n# mariadb = mariadb://ts:"
+	    "(not shown)@db.example:3306/tasks\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nredis = 127.0.0.1:6379\n"));
+	free(text);
 	/* without hiding (taskspool init writes the file), they are kept */
 	text = NULL;
 	fp = open_memstream(&text, &len);

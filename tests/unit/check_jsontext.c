@@ -144,6 +144,12 @@ START_TEST(test_passes_to_jansson)
 	json_decref(v);
 	ck_assert_ptr_null(jsontext_loadb("{x}", 3, 0, &e));
 	ck_assert_str_ne(e.source, JSONTEXT_SOURCE);
+	/* ["a\u0000"]: valid JSON that jansson refuses without its flag;
+	 * the reason names the rule, the error code stays jansson's */
+	ck_assert_ptr_null(jsontext_loadb("[\"a\\u0000\"]", 11, 0, &e));
+	ck_assert_int_eq(json_error_code(&e), json_error_null_character);
+	ck_assert_str_eq(e.text, "\\u0000 in a string: valid JSON (RFC 8259 "
+	    "§7), refused here (a limit RFC 8259 §9 allows)");
 }
 END_TEST
 
