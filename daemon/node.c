@@ -1359,6 +1359,29 @@ torn_result(struct node *n, const char *id)
 /* --- claim --- */
 
 /*
+ * The number of finished attempts the task file name in dirfd holds, or
+ * -1 when it cannot be read or decoded (it is then not called newer).
+ */
+static long
+copy_attempts(int dirfd, const char *name)
+{
+	size_t len;
+	char *data = spool_read_file(dirfd, name, TASK_FILE_MAX, &len);
+	struct task t;
+	struct task_error te;
+	long na = -1;
+
+	if (data == NULL)
+		return -1;
+	task_init(&t);
+	if (task_decode(data, len, &t, &te) == 0)
+		na = (long)t.nattempts;
+	task_fini(&t);
+	free(data);
+	return na;
+}
+
+/*
  * Whether another copy of request id (file name final) exists, the claim
  * marker being held (claimmark.h): one in some node's active/ (claimed,
  * running or being concluded), or — having left active/ — one waiting in
@@ -1366,16 +1389,38 @@ torn_result(struct node *n, const char *id)
  * removed; not looked at when the copy at hand is the delayed/ one) or
  * finished (its result is written before the move out of active/).
  * Looked at in that order, so a copy concluding meanwhile is always seen.
- * Returns 1 with the reason for corrupt/ in why, else 0.
+ * The copy at hand is name in dirfd.  Returns 1 with the reason for
+ * corrupt/ in why; 2 when the copy at hand has more attempts than the
+ * one in active/<node>/: it is that task's retry, published before its
+ * owner removes the stale active/ copy (the retry crash state of
+ * spool-layout/README.md; the owner may be stopped or dead), so it is
+ * neither a duplicate nor to be claimed yet — it waits until the owner,
+ * or recovery rule 1, removes the stale copy (why says so, for the log);
+ * else 0.
  */
 static int
-other_copy(struct node *n, const char *id, const char *final,
-    int from_delayed, char *why, size_t whylen)
+other_copy(struct node *n, const char *id, int dirfd, const char *name,
+    const char *final, int from_delayed, char *why, size_t whylen)
 {
 	struct stat ts;
 	char other[65];
 
 	if (spool_in_active(&n->sp, final, NULL, other)) {
+		int afd = openat(n->sp.dir[SPOOL_ACTIVE], other, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		long mine = copy_attempts(dirfd, name), theirs = -1;
+
+		if (afd >= 0) {
+			theirs = copy_attempts(afd, final);
+			close(afd);
+		}
+		if (mine >= 0 && theirs >= 0 && mine > theirs) {
+			snprintf(why, whylen, "%s: its retry (attempt %ld) "
+			    "waits until the stale copy in active/%s/ "
+			    "(attempt %ld) is removed", id, mine + 1, other,
+			    theirs + 1);
+			return 2;
+		}
 		snprintf(why, whylen, "requestId: duplicate: \"%s\" is already "
 		    "running on node %s (a second copy)", id, other);
 		return 1;
@@ -1535,9 +1580,13 @@ claim(struct node *n, int dfd, const char *name, int announced)
 	 * never run (two runs could overlap).  (A crash in the delay path
 	 * below can leave the user's original here beside the published
 	 * delayed/ copy; that one is the task.) */
-	if (other_copy(n, id, final, 0, why, sizeof(why))) {
+	switch (other_copy(n, id, dfd, name, final, 0, why, sizeof(why))) {
+	case 1:
 		quarantine(n, dfd, name, why);
 		goto out;
+	case 2:
+		log_debug("%s", why);
+		goto out;	/* the next rescan looks again */
 	}
 	if (t.created_ms < 0)
 		t.created_ms = mtime_ms(&st);
@@ -2530,12 +2579,18 @@ cancel_pending(struct node *n, const char *id)
 			coord_lease_close(n->coord, fd);
 			return 0;		/* looked at again later */
 		}
-		if (other_copy(n, id, file, from[i] == SPOOL_DELAYED, why,
-		    sizeof(why))) {
+		switch (other_copy(n, id, dfd, file, file, from[i] ==
+		    SPOOL_DELAYED, why, sizeof(why))) {
+		case 1:
 			quarantine(n, dfd, file, why);
 			claimmark_release(&n->sp, id, mfd);
 			coord_lease_close(n->coord, fd);
 			return 0;
+		case 2:		/* a retry beside its stale copy: later */
+			claimmark_release(&n->sp, id, mfd);
+			coord_lease_close(n->coord, fd);
+			(void)nameset_add(&n->cancel_wait, id, NULL);
+			return 1;
 		}
 		task_init(&t);
 		buf_init(&b, TASK_FILE_MAX);

@@ -308,6 +308,34 @@ test_expect_success 'retry promoted and claimed elsewhere while a stale orphan i
 	result g-gap | grep -Eq "^SUCCESS .*SUCCESS/n[12]\$"
 '
 
+# The retry crash state with a live owner (issue 11, found by s0003): n9
+# published the retry (attempt 1 TEMPFAIL) but has not yet removed its
+# active/ copy -- stopped (SIGSTOP) between the two steps, its lease held.
+# The retry is neither a duplicate (corrupt/) nor run beside the stale
+# copy: it waits, and runs once the owner removes that copy.
+test_expect_success 'retry published, owner stopped before removing its active/ copy: waits, then runs' '
+	put active/n9 r-gap.json "$(tj r-gap 2)" &&
+	{ flock -x "$SPOOL/active/n9/r-gap.json" sleep 6 & } &&
+	fl=$! &&
+	wait_for "! flock -n $SPOOL/active/n9/r-gap.json true" 10 &&
+	put tmp r-gap.json "$(tj r-gap 2 "$(att 1 TEMPFAIL n9)")" &&
+	mv "$SPOOL/tmp/r-gap.json" "$SPOOL/incoming/r-gap.json" &&
+	sleep 3 &&
+	echo "while held: $(where r-gap | tr "\n" " ") starts: $(starts r-gap)" &&
+	test "$(starts r-gap)" = 0 &&
+	test ! -e "$SPOOL/corrupt/r-gap.json" &&
+	test -e "$SPOOL/incoming/r-gap.json" &&
+	rm "$SPOOL/active/n9/r-gap.json" &&
+	wait $fl &&
+	wait_terminal r-gap 30 &&
+	echo "after: $(where r-gap | tr "\n" " ") starts: $(starts r-gap) result: $(result r-gap)" &&
+	grep -h "r-gap" "$TRASH/log.n1" "$TRASH/log.n2";
+	test "$(starts r-gap 2)" = 1 &&
+	test "$(starts r-gap)" = 1 &&
+	test "$(where r-gap)" = done &&
+	result r-gap | grep -Eq "^SUCCESS 2 .*SUCCESS/n[12]\$"
+'
+
 test_expect_success 'tmp/: the leader removes a stray file untouched for over an hour' '
 	wait_for "test ! -e $SPOOL/tmp/old-writer.tmp" 40 &&
 	grep -q "removed stale tmp/old-writer.tmp" "$TRASH"/log.* &&
