@@ -148,6 +148,14 @@ coord_leases_expire(const struct coord *c)
 }
 
 int
+coord_leader_fresh(const struct coord *c, int64_t now_mono)
+{
+	if (!c->ops->expires)
+		return 1;	/* a flock: held while this process lives */
+	return now_mono + c->heartbeat_ms / 2 < c->leader_until;
+}
+
+int
 coord_flock_verify(int fd, int dirfd, const char *name)
 {
 	struct stat a, b;

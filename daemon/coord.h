@@ -110,6 +110,19 @@ void coord_close(struct coord *c);
 /* "file" or "redis" (static string). */
 const char *coord_kind(const struct coord *c);
 
+/*
+ * Whether this node's leadership, as of its last successful
+ * coord_leader(), is safe to act on at now_mono (CLOCK_MONOTONIC ms):
+ * always with flock (the lock lives as long as the process); with an
+ * expiring lock (Redis, TTL heartbeat_ms), while at least half the TTL
+ * remains.  A leader that was stopped (SIGSTOP, a long stall) past that
+ * must renew (coord_leader) before it fires or promotes anything: another
+ * node may have taken the lock meanwhile (the Redis distributed-lock
+ * rule that a holder checks its lock's validity time before acting).
+ * Returns 1 or 0; no I/O.
+ */
+int coord_leader_fresh(const struct coord *c, int64_t now_mono);
+
 /* 1 when leases expire (redis): holders must renew and may lose them. */
 int coord_leases_expire(const struct coord *c);
 

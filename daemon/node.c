@@ -3686,6 +3686,12 @@ node_run(struct config *cfg, const char *config_path,
 		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
 		    lease_lost, n);
 		now = tstime_mono_ms();
+		/* A leader resumed after a stop renews before it acts: it
+		 * may have been deposed meanwhile (chaos: two leaders firing
+		 * one forbid job). */
+		if (n->leader && !n->draining &&
+		    !coord_leader_fresh(n->coord, now))
+			leader_tick(n);
 		if (n->leader)
 			promote_delayed(n);
 		if (n->leader && !n->draining && n->route_dirty &&

@@ -82,6 +82,35 @@ while [ $r -le "$FL_ROUNDS" ]; do
 	r=$((r + 1))
 done
 
+# Cluster mode only (FL_STOP_ROUNDS, set by t0062): the leader is frozen
+# with SIGSTOP (its daemon alone; its hooks run on) for 6 s while a run
+# is in progress, far past its lock's TTL (heartbeat_ms): the other node
+# takes the lock and fires the next run; resumed, the old leader must
+# renew before it acts and find itself deposed, instead of firing the
+# instants it missed beside the new leader's run (s0003 saw that).
+fl_stop_round() {
+	r=$1
+	wait_for "test -n \"\$(fl_running fb)\"" 10 || return 1
+	leads=$(fl_leads $OTHER)
+	dep=$(grep -c "node $LEADER is no longer the leader" "$TRASH/log.$LEADER")
+	echo "stop round $r: SIGSTOP leader $LEADER for 6 s, run $(fl_running fb) in progress" | tee -a "$TRASH/fl.moments"
+	kill -STOP "$(daemon_pid $LEADER)" &&
+	wait_for "test \$(fl_leads $OTHER) -gt $leads" 20 &&
+	sleep 5 &&
+	kill -CONT "$(daemon_pid $LEADER)" &&
+	wait_for "test \$(grep -c \"node $LEADER is no longer the leader\" $TRASH/log.$LEADER) -gt $dep" 10 ||
+	    { kill -CONT "$(daemon_pid $LEADER)" 2>/dev/null; return 1; }
+	t=$LEADER; LEADER=$OTHER; OTHER=$t
+}
+
+r=1
+while [ $r -le "${FL_STOP_ROUNDS:-0}" ]; do
+	test_expect_success "stop round $r: the leader frozen past its lock, resumed: it fires nothing" "
+		fl_stop_round $r
+	"
+	r=$((r + 1))
+done
+
 test_expect_success 'the job fires on after the failovers; no two runs of it overlap' '
 	sleep 6 &&
 	ts jobs remove fb >/dev/null &&
