@@ -113,11 +113,32 @@ check_no_overlap() {
 		}'
 }
 
+# check_tmp_strays KILLS: no file in tmp/ but the temporaries of the
+# daemons killed with kill -9 that KILLS lists ("<ns> <pid> [<node> ...]"
+# lines): <s>.<ns>.P<pid>.<n> of a killed pid, or, when KILLS names the
+# node, a record rec.<ms>.<seq>.<node>.json staged by that node at most
+# 1 s before it was killed (records_outbox.c names those by time).
+check_tmp_strays() {
+	find "$SPOOL/tmp" -maxdepth 1 -type f | sed "s|.*/||" |
+	    awk "FILENAME == ARGV[1] { killed[\$2] = 1; nk++
+			kt[nk] = int(\$1 / 1000000); kn[nk] = \$3; next }
+		function rec_killed(   i, ms) { ms = f[2] + 0
+			for (i = 1; i <= nk; i++)
+				if (kn[i] == f[4] && kt[i] >= ms && kt[i] - ms <= 1000)
+					return 1
+			return 0 }
+		{ n = split(\$0, f, \".\") }
+		n == 5 && f[1] == \"rec\" && rec_killed() { next }
+		{ if (n != 4 || f[3] !~ /^P[0-9]+\$/ ||
+		    !(substr(f[3], 2) in killed)) { print \"stray:\", \$0; bad = 1 } }
+		END { exit bad }" "$1" -
+}
+
 # check_once IDS_FILE [KILLS]: every id terminal exactly once (one file
 # in done|failed|cancelled, one result), none left in incoming/ delayed/
 # active/*/ queue/*/, and no file in tmp/ (with KILLS, a file of
-# "<ns> <pid>" lines of killed daemons: only the temporaries those
-# daemons were writing, named <s>.<ns>.P<pid>.<n>).
+# "<ns> <pid> [<node>]" lines of killed daemons: only the temporaries
+# those daemons were writing; check_tmp_strays).
 check_once() {
 	for d in done failed cancelled; do ls "$SPOOL/$d"; done |
 	    sed 's/\.json$//' | sort >"$TRASH/terminal.ids" &&
@@ -129,11 +150,7 @@ check_once() {
 	if [ -z "${2:-}" ]; then
 		test "$(find "$SPOOL/tmp" -type f | wc -l)" = 0
 	else
-		find "$SPOOL/tmp" -maxdepth 1 -type f | sed "s|.*/||" |
-		    awk "FILENAME == ARGV[1] { killed[\$2] = 1; next }
-			{ if (split(\$0, f, \".\") != 4 || f[3] !~ /^P[0-9]+\$/ ||
-			    !(substr(f[3], 2) in killed)) { print \"stray:\", \$0; bad = 1 } }
-			END { exit bad }" "$2" - &&
+		check_tmp_strays "$2" &&
 		test "$(find "$SPOOL/tmp" -mindepth 2 -type f | wc -l)" = 0
 	fi
 }

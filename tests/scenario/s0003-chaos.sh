@@ -231,7 +231,7 @@ test_expect_success 'every task ends in exactly one terminal state with one vali
 	    sed -n "s/^\(j[fa]\.[^/]*\)\.json\$/\1/p"; } | sort -u >"$TRASH/all.ids" &&
 	echo "$(wc -l <"$TRASH/all.ids") ids ($(grep -c "^j" "$TRASH/all.ids") job fires)" &&
 	cut -d" " -f1,2 "$TRASH/kills" >"$TRASH/kill.pids" &&
-	check_once "$TRASH/all.ids" "$TRASH/kill.pids" &&
+	check_once "$TRASH/all.ids" "$TRASH/kills" &&
 	for d in done:SUCCESS failed:FAILED cancelled:CANCELLED; do
 		( cd "$SPOOL/${d%%:*}" && ls ) | sed "s/\.json\$//" | while read -r id; do
 			# its own id and status; a hook result (kind 4) from the
@@ -312,11 +312,7 @@ test_expect_success 'MariaDB rows equal the result files' '
 test_expect_success 'nothing left in tmp/ (but killed writers'"'"' temporaries) or active/' '
 	find "$SPOOL/active" "$SPOOL/queue" -mindepth 2 -type f >"$TRASH/left.active" &&
 	! grep . "$TRASH/left.active" &&
-	find "$SPOOL/tmp" -maxdepth 1 -type f | sed "s|.*/||" |
-	    awk "FILENAME == ARGV[1] { killed[\$2] = 1; next }
-		{ if (split(\$0, f, \".\") != 4 || f[3] !~ /^P[0-9]+\$/ ||
-		    !(substr(f[3], 2) in killed)) { print \"stray:\", \$0; bad = 1 } }
-		END { exit bad }" "$TRASH/kill.pids" - &&
+	check_tmp_strays "$TRASH/kills" &&
 	test "$(find "$SPOOL/tmp" -mindepth 2 -type f | wc -l)" = 0
 '
 
