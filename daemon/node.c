@@ -2764,20 +2764,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 	 * the requestId (claimmark.h), which its claimant will find to be a
 	 * duplicate; the orphan's attempt is recovered below. */
 	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++) {
-		size_t plen;
-		char *pdata = spool_read_file(n->sp.dir[pending[i]], name,
-		    TASK_FILE_MAX, &plen);
-		struct task pt;
-		int is_newer;
-
-		if (pdata == NULL)
-			continue;
-		task_init(&pt);
-		is_newer = task_decode(pdata, plen, &pt, &te) == 0 &&
-		    pt.nattempts > t.nattempts;
-		task_fini(&pt);
-		free(pdata);
-		if (!is_newer)
+		if (copy_attempts(n->sp.dir[pending[i]], name) <=
+		    (long)t.nattempts)
 			continue;
 		log_info("%s: stale copy in active/%s/ removed (%s/ has the "
 		    "newer one)", id, owner, spool_dir_name(pending[i]));
