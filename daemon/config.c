@@ -184,13 +184,16 @@ config_set(struct config *c, const char *key, const char *value, char *why,
 		size_t n = strlen(value);
 
 		/* Only values the file format can hold, so config_dump's
-		 * output always reads back the same. */
+		 * output always reads back the same: config_dump writes
+		 * "key = value", where a '#' first in the value, or after
+		 * white space, would start a comment. */
 		for (size_t i = 0; i < n; i++)
 			if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f ||
-			    (value[i] == '#' && i > 0 &&
-			    isspace((unsigned char)value[i - 1]))) {
-				snprintf(why, whylen, "%s: control character or "
-				    "\" #\" in the value", key);
+			    (value[i] == '#' && (i == 0 ||
+			    isspace((unsigned char)value[i - 1])))) {
+				snprintf(why, whylen, "%s: control character, "
+				    "or \"#\" first or after white space, in "
+				    "the value (it would start a comment)", key);
 				return -1;
 			}
 		if (n > 0 && (isspace((unsigned char)value[0]) ||

@@ -547,7 +547,8 @@ END_TEST
 /*
  * The dump is "itself a valid file" (config.h), and must reload to the
  * same values.  A value the format cannot carry (it has no quoting: a
- * " #" starts a comment, white space is trimmed, a newline ends the line)
+ * " #" starts a comment, and so does a '#' first in the value, as
+ * config_dump writes "key = value"; white space is trimmed, a newline ends the line)
  * must then be refused by config_set rather than silently changed.
  */
 START_TEST(test_dump_roundtrip_unrepresentable)
@@ -556,6 +557,7 @@ START_TEST(test_dump_roundtrip_unrepresentable)
 		const char *key, *value;
 	} cases[] = {
 		{ "spool", "/srv/spool #1" },
+		{ "hooks_dir", "#hooks" },	/* "hooks_dir =#hooks" */
 		{ "hooks_dir", " /leading/space" },
 		{ "hooks_dir", "/a\nslots = 1" },
 	};
