@@ -38,9 +38,11 @@ endif
 LDFLAGS  += $(SAN)
 LDLIBS   += $(PKG_LIBS) -lpthread
 
-MAINS    = daemon/taskspoold.c daemon/taskspool.c daemon/taskspool-cgi.c \
-	   daemon/taskspool-fcgi.c
-LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*.c))
+# daemon/README.md maps the folders: one per layer or subsystem, the
+# program mains in daemon/programs/.
+MAINS    = $(wildcard daemon/programs/*.c)
+LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*/*.c))
+HDRS     = $(wildcard daemon/*/*.h)
 LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/migrations_gen.o
 MIGRATIONS = $(sort $(wildcard sql/migrations/*.sql))
 PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi \
@@ -60,7 +62,7 @@ REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 	uninstall fuzz fuzz-targets
 all: $(PROGS) $(TOOL_BINS)
 
-$(BUILD)/obj/%.o: daemon/%.c $(wildcard daemon/*.h)
+$(BUILD)/obj/%.o: daemon/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
@@ -69,30 +71,30 @@ $(BUILD)/gen/migrations_gen.c: sql/embed.sh $(MIGRATIONS)
 	@mkdir -p $(@D)
 	sh sql/embed.sh $(MIGRATIONS) >$@
 
-$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records.h
+$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records/records.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtaskspool.a: $(LIB_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/taskspoold: daemon/taskspoold.c $(BUILD)/libtaskspool.a
+$(BUILD)/taskspoold: daemon/programs/taskspoold.c $(BUILD)/libtaskspool.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS)
 
-$(BUILD)/taskspool: daemon/taskspool.c $(BUILD)/libtaskspool.a
+$(BUILD)/taskspool: daemon/programs/taskspool.c $(BUILD)/libtaskspool.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS)
 
 # The CGI links only what it needs from the library (no hook runner, no
 # wheel: nothing it calls refers to them); libcurl, for curl_url(), is
-# loaded with dlopen when a URL is checked (see daemon/urlcheck.c).
+# loaded with dlopen when a URL is checked (see daemon/callback/urlcheck.c).
 # --as-needed: the CGI must not load libcurl (or libmariadb) on every
 # request when it calls nothing of them.  It does load hiredis: in
-# cluster mode a submission publishes a wake-up (daemon/wakeup.c).
+# cluster mode a submission publishes a wake-up (daemon/coord/wakeup.c).
 # libmariadb likewise (GET /api/tasks from MariaDB): the CGI links its own
-# records_mariadb object built with -DTS_MYSQL_DL (daemon/mysql_dl.h), and
+# records_mariadb object built with -DTS_MYSQL_DL
+# (daemon/records/mysql_dl.h), and
 # the link fails if anything still makes libmariadb a dependency.
-$(BUILD)/obj/records_mariadb_dl.o: daemon/records_mariadb.c \
-    $(wildcard daemon/*.h)
+$(BUILD)/obj/records_mariadb_dl.o: daemon/records/records_mariadb.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DTS_MYSQL_DL -c -o $@ $<
 
@@ -102,18 +104,18 @@ define api_link
 	    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a \
 	    $(1) $(LDLIBS) -ldl
 	@if readelf -d $@ | grep -q 'NEEDED.*libmariadb'; then \
-	    echo "$@ must not need libmariadb (see daemon/mysql_dl.h)"; \
+	    echo "$@ must not need libmariadb (see daemon/records/mysql_dl.h)"; \
 	    rm -f $@; exit 1; fi
 endef
 
-$(BUILD)/taskspool.cgi: daemon/taskspool-cgi.c \
+$(BUILD)/taskspool.cgi: daemon/programs/taskspool-cgi.c \
     $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
 	$(call api_link,)
 
-# The FastCGI build of the same API (daemon/apiserve.h): the CGI's link
+# The FastCGI build of the same API (daemon/api/apiserve.h): the CGI's link
 # rules, plus Debian's libfcgi (libfcgi-dev) for the protocol.
 FCGI_FLAGS := $(shell pkg-config --cflags --libs fcgi 2>/dev/null || echo -lfcgi)
-$(BUILD)/taskspool.fcgi: daemon/taskspool-fcgi.c \
+$(BUILD)/taskspool.fcgi: daemon/programs/taskspool-fcgi.c \
     $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
 	$(call api_link,$(FCGI_FLAGS))
 
@@ -139,7 +141,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DEPS) $(BUILD)/libtaskspool.a
 # so a hook built from them starts as fast as a process can).
 $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $< \
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -Idaemon -o $@ $< \
 	    $(if $(SAN),,-static)
 
 deps:
@@ -209,8 +211,8 @@ SBINDIR  = $(PREFIX)/sbin
 MANDIR   = $(PREFIX)/share/man
 DOCDIR   = $(PREFIX)/share/doc/taskspool
 UNITDIR  = $(PREFIX)/lib/systemd/system
-MANPAGES = daemon/taskspool.1 daemon/taskspool.conf.5 \
-	   daemon/taskspool-hooks.7 daemon/taskspoold.8 daemon/taskspool.cgi.8
+MANPAGES = daemon/man/taskspool.1 daemon/man/taskspool.conf.5 \
+	   daemon/man/taskspool-hooks.7 daemon/man/taskspoold.8 daemon/man/taskspool.cgi.8
 EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
 	   contrib/prometheus/alerts.yml contrib/prometheus/alerts.test.yml \
 	   contrib/logrotate/taskspool

@@ -24,8 +24,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "spool.h"
-#include "task.h"
+#include "spool/spool.h"
+#include "core/task.h"
 
 static struct config cfg;
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "apps.h"
+#include "api/apps.h"
 #include "harness.h"
 
 int

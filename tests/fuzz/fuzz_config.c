@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "spool/config.h"
 #include "harness.h"
 
 static struct config base;	/* the harness spool's; for its path */

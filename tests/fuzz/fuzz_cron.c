@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cron.h"
+#include "core/cron.h"
 #include "harness.h"
-#include "tz.h"
+#include "core/tz.h"
 
 #define FIRES	8
 

@@ -8,7 +8,7 @@
  */
 #include <stdint.h>
 
-#include "callback_impl.h"
+#include "callback/callback_impl.h"
 #include "harness.h"
 
 int

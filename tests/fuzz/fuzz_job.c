@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "harness.h"
-#include "job.h"
+#include "core/job.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "records.h"
+#include "records/records.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "promtext.h"
+#include "core/promtext.h"
 
 #define TEXTS	8
 

@@ -14,12 +14,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "callback.h"
-#include "callback_impl.h"
+#include "callback/callback.h"
+#include "callback/callback_impl.h"
 #include "harness.h"
-#include "result.h"
-#include "spool.h"
-#include "task.h"
+#include "core/result.h"
+#include "spool/spool.h"
+#include "core/task.h"
 
 #define RID	"fuzz-result-1"
 #define TASK	"{\"requestId\":\"" RID "\",\"taskCode\":\"x\"," \

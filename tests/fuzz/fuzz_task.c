@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "harness.h"
-#include "task.h"
+#include "core/task.h"
 
 /* The executeParams copy of t against jansson's parse of data. */
 static void

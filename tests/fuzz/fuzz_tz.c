@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "tz.h"
+#include "core/tz.h"
 
 #define STEPS		6
 #define POSIX_MAX	512	/* bytes of a TZ string tried */

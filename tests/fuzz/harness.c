@@ -18,10 +18,10 @@
 
 #include <jansson.h>
 
-#include "api.h"
+#include "api/api.h"
 #include "harness.h"
-#include "sign.h"
-#include "spool.h"
+#include "core/sign.h"
+#include "spool/spool.h"
 
 void
 fuzz_fail(const char *fmt, ...)

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
-#include "config.h"
+#include "core/buf.h"
+#include "spool/config.h"
 
 /* The libFuzzer interface (llvm.org/docs/LibFuzzer.html). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

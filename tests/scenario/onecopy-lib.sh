@@ -1,7 +1,7 @@
 # onecopy-lib.sh — sourced after test-lib.sh (and, for cluster mode, after
 # cluster-lib.sh and redis_setup) by t0015 (embedded) and t0063 (cluster):
 # issue 11 item 7, one copy per requestId, always (the claim marker,
-# daemon/claimmark.h).
+# daemon/coord/claimmark.h).
 #
 # Three daemons; copies of one requestId placed in several directories at
 # once — incoming/ (route any), queue/b/ (route node:b), queue/c/ (route

@@ -266,15 +266,15 @@ skip_test 'systemd-analyze verify accepts the units' 'systemd-analyze cannot run
 fi
 
 test_expect_success 'the manual pages pass mandoc -T lint' '
-	mandoc -T lint -W warning "$SRC"/daemon/taskspool.1 "$SRC"/daemon/taskspool.conf.5 \
-	    "$SRC"/daemon/taskspool-hooks.7 "$SRC"/daemon/taskspoold.8
+	mandoc -T lint -W warning "$SRC"/daemon/man/taskspool.1 "$SRC"/daemon/man/taskspool.conf.5 \
+	    "$SRC"/daemon/man/taskspool-hooks.7 "$SRC"/daemon/man/taskspoold.8
 '
 
 test_expect_success 'taskspool.conf(5) documents every configuration key' '
 	ts config | sed -n "s/^\([a-z_]*\) =.*/\1/p" >"$TRASH/keys" &&
 	test "$(wc -l <"$TRASH/keys")" -ge 20 &&
 	while read -r k; do
-		grep -q "^\.It Cm $k No (" "$SRC/daemon/taskspool.conf.5" || { echo "undocumented: $k"; return 1; }
+		grep -q "^\.It Cm $k No (" "$SRC/daemon/man/taskspool.conf.5" || { echo "undocumented: $k"; return 1; }
 	done <"$TRASH/keys"
 '
 

@@ -1,5 +1,5 @@
 /*
- * wheelbench — memory and speed of the timing wheel (daemon/wheel.c).
+ * wheelbench — memory and speed of the timing wheel (daemon/core/wheel.c).
  * Prints numbers; asserts nothing about speed.  It only fails (exit 70)
  * if the wheel loses or duplicates a fire, which would make the numbers
  * meaningless.
@@ -27,7 +27,7 @@
  *		(b) all n inserted again, then one wheel_advance() over the
  *		whole range, divided by n.
  */
-#include "../../daemon/wheel.c"
+#include "../../daemon/core/wheel.c"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -28,10 +28,10 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "api.h"
-#include "buf.h"
-#include "config.h"
-#include "spool.h"
+#include "api/api.h"
+#include "core/buf.h"
+#include "spool/config.h"
+#include "spool/spool.h"
 
 static json_t *vectors;
 

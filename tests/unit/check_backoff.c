@@ -1,5 +1,5 @@
 /*
- * check_backoff.c — unit tests for daemon/backoff.c.
+ * check_backoff.c — unit tests for daemon/core/backoff.c.
  *
  * Expectations from backoff.h: d = min(cap, base * 2^(n-1)), n < 1 taken
  * as 1; the jittered delay lies in [d - d*pct/100, d], drawn uniformly
@@ -14,7 +14,7 @@
 
 #include <check.h>
 
-#include "backoff.h"
+#include "core/backoff.h"
 
 START_TEST(test_delay_table)
 {

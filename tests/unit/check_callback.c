@@ -1,5 +1,5 @@
 /*
- * check_callback.c — unit tests for the pure parts of daemon/callback.c:
+ * check_callback.c — unit tests for the pure parts of daemon/callback/callback.c:
  * the §6.2 envelope built from a result envelope, and the delivery file.
  *
  * Expected bytes are the "body" members of callback_signing C01, C03 and
@@ -16,12 +16,12 @@
 
 #include "apivectors.h"
 
-#include "buf.h"
-#include "callback.h"
-#include "callback_impl.h"
-#include "spool.h"
-#include "task.h"
-#include "whsign.h"
+#include "core/buf.h"
+#include "callback/callback.h"
+#include "callback/callback_impl.h"
+#include "spool/spool.h"
+#include "core/task.h"
+#include "core/whsign.h"
 
 /* A result envelope (results/<id>.json) carrying the vector's data, with
  * the members in another order and the ones a callback leaves out. */

@@ -1,5 +1,5 @@
 /*
- * check_claimmark.c — the per-requestId claim marker (daemon/claimmark.h)
+ * check_claimmark.c — the per-requestId claim marker (daemon/coord/claimmark.h)
  * on a fresh spool, with other processes as the other claimants.
  *
  * Expectations from claimmark.h's contract and flock(2): a marker is
@@ -22,8 +22,8 @@
 
 #include <check.h>
 
-#include "claimmark.h"
-#include "spool.h"
+#include "coord/claimmark.h"
+#include "spool/spool.h"
 
 static char tmpdir[200];
 static struct spool sp;

@@ -1,5 +1,5 @@
 /*
- * check_config.c — unit tests for daemon/config.c.
+ * check_config.c — unit tests for daemon/spool/config.c.
  *
  * Defaults are the literal values documented in config.c's key table
  * (and DESIGN.md §3: heartbeat 5 s); the file format is config.h's:
@@ -15,8 +15,8 @@
 
 #include <check.h>
 
-#include "config.h"
-#include "spool.h"
+#include "spool/config.h"
+#include "spool/spool.h"
 
 #define WHY_LEN 1024
 

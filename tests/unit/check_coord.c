@@ -1,5 +1,5 @@
 /*
- * check_coord.c — the coord contract (daemon/coord.h), run against both
+ * check_coord.c — the coord contract (daemon/coord/coord.h), run against both
  * backends: every test is a loop test whose index is the backend (0 =
  * file, 1 = redis).  The Redis backend talks to a real redis-server: the
  * one named by TS_TEST_REDIS (host:port), else one started for this run
@@ -28,12 +28,12 @@
 
 #include <check.h>
 
-#include "config.h"
-#include "coord.h"
-#include "maxconc.h"
-#include "nameset.h"
-#include "spool.h"
-#include "tstime.h"
+#include "spool/config.h"
+#include "coord/coord.h"
+#include "coord/maxconc.h"
+#include "core/nameset.h"
+#include "spool/spool.h"
+#include "core/tstime.h"
 
 #define LEASE_MS	1000
 #define RENEW_MS	200

@@ -1,5 +1,5 @@
 /*
- * check_cron.c — unit tests for daemon/cron.c and daemon/tz.c.
+ * check_cron.c — unit tests for daemon/core/cron.c and daemon/core/tz.c.
  *
  * test_vectors runs every line of $TESTDATA/cron-vectors.jsonl (TESTDATA
  * defaults to tests/data): parse errors where "error" is true, otherwise
@@ -21,8 +21,8 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "cron.h"
-#include "tz.h"
+#include "core/cron.h"
+#include "core/tz.h"
 
 #define VECTOR_FILE	"cron-vectors.jsonl"
 #define WHY_LEN		256

@@ -1,5 +1,5 @@
 /*
- * check_delivery.c — unit tests for daemon/delivery.c (retry schedule,
+ * check_delivery.c — unit tests for daemon/core/delivery.c (retry schedule,
  * status handling, circuit breaker) with a fake clock.
  *
  * test_r_timelines replays every scenario of delivery_schedule in
@@ -22,7 +22,7 @@
 
 #include "apivectors.h"
 
-#include "delivery.h"
+#include "core/delivery.h"
 
 #define S 1000LL	/* ms per s */
 #define NDEL 8

@@ -1,5 +1,5 @@
 /*
- * check_dispatch.c — unit tests for daemon/dispatch.c (node choice per
+ * check_dispatch.c — unit tests for daemon/core/dispatch.c (node choice per
  * route, DESIGN §6).  Expected choices are worked out by hand from the
  * rules in dispatch.h; the consistent-hash case uses the hand-checkable
  * ring of check_ring.c (nodes a, b, c with 2 points: user-3 → a, x → b,
@@ -11,7 +11,7 @@
 
 #include <check.h>
 
-#include "dispatch.h"
+#include "core/dispatch.h"
 
 START_TEST(parse_routes)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dueindex.h"
+#include "core/dueindex.h"
 
 struct rec {
 	char names[16][32];

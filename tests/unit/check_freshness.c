@@ -1,5 +1,5 @@
 /*
- * check_freshness.c — unit tests for daemon/freshness.c.
+ * check_freshness.c — unit tests for daemon/core/freshness.c.
  *
  * Contract (freshness.h): stale past limit_ms, judged first against the
  * freshest file of the set (one clock: the file system's), then — only
@@ -12,7 +12,7 @@
 
 #include <check.h>
 
-#include "freshness.h"
+#include "core/freshness.h"
 
 #define NOW	1700000000000LL	/* the reader's clock, epoch ms */
 #define LIMIT	15000		/* 3 × 5 s */

@@ -1,5 +1,5 @@
 /*
- * check_groupsync.c — unit tests for daemon/groupsync.c.
+ * check_groupsync.c — unit tests for daemon/spool/groupsync.c.
  *
  * Contract (groupsync.h): a batch writes each item's bytes to a tmp/
  * file, fsyncs it and renames it into place (an item whose write, fsync
@@ -20,7 +20,7 @@
 
 #include <check.h>
 
-#include "groupsync.h"
+#include "spool/groupsync.h"
 
 struct fixture {
 	char root[64], path[96];

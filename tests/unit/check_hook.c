@@ -1,5 +1,5 @@
 /*
- * check_hook.c — unit tests for daemon/hook.c.
+ * check_hook.c — unit tests for daemon/spool/hook.c.
  *
  * The hooks are /bin/sh -c scripts that report what they see (their
  * stdin, /proc/$$/environ, /proc/$$/status, their cwd) on stdout, so the
@@ -27,7 +27,7 @@
 
 #include <check.h>
 
-#include "hook.h"
+#include "spool/hook.h"
 
 /*
  * Every test's directory is made inside basedir, which main() creates

@@ -1,5 +1,5 @@
 /*
- * check_hookset.c — unit tests for daemon/hookset.c and the "hooks"
+ * check_hookset.c — unit tests for daemon/spool/hookset.c and the "hooks"
  * heartbeat field of coord.c (issue 11 item 4).
  *
  * Contract (hookset.h, coord.h): the list holds the names of hooks_dir
@@ -18,8 +18,8 @@
 
 #include <check.h>
 
-#include "coord_impl.h"	/* coord_node_field */
-#include "hookset.h"
+#include "coord/coord_impl.h"	/* coord_node_field */
+#include "spool/hookset.h"
 
 static char dir[64];
 static int dfd = -1;

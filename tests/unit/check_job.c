@@ -1,5 +1,5 @@
 /*
- * check_job.c — unit tests for daemon/job.c (job codec and schedules).
+ * check_job.c — unit tests for daemon/core/job.c (job codec and schedules).
  *
  * Expectations come from the contract: job.h (members, ranges, defaults,
  * (field, rule) of the first violation, the misfire plan), DESIGN.md §5
@@ -18,11 +18,11 @@
 
 #include <check.h>
 
-#include "buf.h"
-#include "cron.h"
-#include "job.h"
-#include "task.h"
-#include "tz.h"
+#include "core/buf.h"
+#include "core/cron.h"
+#include "core/job.h"
+#include "core/task.h"
+#include "core/tz.h"
 
 /*
  * Days 1970-01-01 .. 2024-01-01 = 54 * 365 + 13 leap days (1972..2020) =

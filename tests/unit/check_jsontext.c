@@ -1,5 +1,5 @@
 /*
- * check_jsontext.c — unit tests for daemon/jsontext.c, the RFC 8259 byte
+ * check_jsontext.c — unit tests for daemon/core/jsontext.c, the RFC 8259 byte
  * gate in front of every JSON parse (issue 10).
  *
  * Every input is a hand-made byte string; every offset is counted by
@@ -14,7 +14,7 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "jsontext.h"
+#include "core/jsontext.h"
 
 static const struct refusal {
 	const char *name;

@@ -1,5 +1,5 @@
 /*
- * check_log.c — unit tests for daemon/log.c: the rate limit of repeated
+ * check_log.c — unit tests for daemon/spool/log.c: the rate limit of repeated
  * warnings (log.h).
  *
  * Contract: the same warning (text after formatting) within 10 s of its
@@ -18,7 +18,7 @@
 
 #include <check.h>
 
-#include "log.h"
+#include "spool/log.h"
 
 static int64_t fake_ms;
 

@@ -1,6 +1,6 @@
 /*
- * check_metrics.c — unit tests for daemon/metrics.c and the logfmt lines
- * of daemon/log.c.
+ * check_metrics.c — unit tests for daemon/spool/metrics.c and the logfmt lines
+ * of daemon/spool/log.c.
  *
  * Expected values are worked out by hand from the rules they follow:
  * Prometheus histogram buckets are cumulative and an observation v
@@ -19,10 +19,10 @@
 
 #include <check.h>
 
-#include "buf.h"
-#include "log.h"
-#include "metrics.h"
-#include "spool.h"
+#include "core/buf.h"
+#include "spool/log.h"
+#include "spool/metrics.h"
+#include "spool/spool.h"
 
 static char basedir[128];
 

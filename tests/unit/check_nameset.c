@@ -1,5 +1,5 @@
 /*
- * check_nameset.c — unit tests for daemon/nameset.c.
+ * check_nameset.c — unit tests for daemon/core/nameset.c.
  *
  * Contract (nameset.h): each name once; nameset_add returns the existing
  * node and *added = 0 for a duplicate; nameset_pop returns the oldest
@@ -12,7 +12,7 @@
 
 #include <check.h>
 
-#include "nameset.h"
+#include "core/nameset.h"
 
 /* Pop everything and compare with want[] (n names), in order. */
 static void

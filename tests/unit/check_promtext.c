@@ -1,5 +1,5 @@
 /*
- * check_promtext.c — unit tests for daemon/promtext.c.
+ * check_promtext.c — unit tests for daemon/core/promtext.c.
  *
  * The rules come from the Prometheus text exposition format 0.0.4
  * ("Exposition formats", prometheus.io): one HELP and one TYPE line per
@@ -13,8 +13,8 @@
 
 #include <check.h>
 
-#include "buf.h"
-#include "promtext.h"
+#include "core/buf.h"
+#include "core/promtext.h"
 
 static int
 value_of(const char *text, const char *name, double *v)

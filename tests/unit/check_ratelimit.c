@@ -1,5 +1,5 @@
 /*
- * check_ratelimit.c — unit tests for daemon/ratelimit.c (the file
+ * check_ratelimit.c — unit tests for daemon/coord/ratelimit.c (the file
  * backend of the API's per-AppId fixed window, driven by an injected
  * clock), the rate=N field of apps.conf (apps.c) and the hook limits'
  * configuration (hooklimit.c).  The Redis backend is tested against a
@@ -23,10 +23,10 @@
 
 #include <check.h>
 
-#include "apps.h"
-#include "config.h"
-#include "hooklimit.h"
-#include "ratelimit.h"
+#include "api/apps.h"
+#include "spool/config.h"
+#include "spool/hooklimit.h"
+#include "coord/ratelimit.h"
 
 static char dir[128];
 static int dfd = -1;

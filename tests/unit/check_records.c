@@ -18,8 +18,8 @@
 
 #include <check.h>
 
-#include "cli_records.h"
-#include "records.h"
+#include "cli/cli_records.h"
+#include "records/records.h"
 
 #define T1	"2026-01-02T03:04:05.678Z"
 #define T1_MS	1767323045678LL

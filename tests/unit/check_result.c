@@ -1,5 +1,5 @@
 /*
- * check_result.c — unit tests for daemon/result.c (the result envelope).
+ * check_result.c — unit tests for daemon/core/result.c (the result envelope).
  *
  * Shape and rules from result.h and API.md §4.2: durationMs = finishedAt
  * − startedAt of the whole task (first attempt's start to the last
@@ -17,9 +17,9 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "buf.h"
-#include "result.h"
-#include "task.h"
+#include "core/buf.h"
+#include "core/result.h"
+#include "core/task.h"
 
 #define T0 1717243200000LL	/* 2024-06-01T12:00:00.000Z */
 

@@ -1,5 +1,5 @@
 /*
- * check_ring.c — unit tests for daemon/ring.c (consistent hashing).
+ * check_ring.c — unit tests for daemon/core/ring.c (consistent hashing).
  *
  * Sources of the expected values:
  *  - SHA-256 test vectors of FIPS 180-2 appendix B.1 ("abc") and the
@@ -28,7 +28,7 @@
 
 #include <check.h>
 
-#include "ring.h"
+#include "core/ring.h"
 
 #define NKEYS	10000
 

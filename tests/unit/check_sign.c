@@ -1,5 +1,5 @@
 /*
- * check_sign.c — unit tests for daemon/sign.c (TS1-HMAC-SHA256).
+ * check_sign.c — unit tests for daemon/core/sign.c (TS1-HMAC-SHA256).
  *
  * Every expected value comes from tests/data/api-vectors.json (a copy of
  * the shared vectors, API.md §10): the anchor A01 (GitHub's published
@@ -15,8 +15,8 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "buf.h"
-#include "sign.h"
+#include "core/buf.h"
+#include "core/sign.h"
 
 static json_t *vectors;
 

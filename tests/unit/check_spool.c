@@ -1,5 +1,5 @@
 /*
- * check_spool.c — unit tests for daemon/spool.c.
+ * check_spool.c — unit tests for daemon/spool/spool.c.
  *
  * Each test gets a fresh spool in a mkdtemp directory (Check's fork mode
  * keeps umask and file descriptor changes inside the test).  Expectations
@@ -23,7 +23,7 @@
 
 #include <check.h>
 
-#include "spool.h"
+#include "spool/spool.h"
 
 #define WHY_LEN 1024
 

@@ -1,5 +1,5 @@
 /*
- * check_ssrf.c — unit tests for daemon/ssrf.c.
+ * check_ssrf.c — unit tests for daemon/core/ssrf.c.
  *
  * Expectations are the ranges of API.md §7.3 (from the IANA IPv4/IPv6
  * special-purpose registries), checked at and just outside their edges
@@ -14,7 +14,7 @@
 
 #include <check.h>
 
-#include "ssrf.h"
+#include "core/ssrf.h"
 
 static int
 denied(const char *ip, const struct ssrf_allow *a)

@@ -1,5 +1,5 @@
 /*
- * check_task.c — unit tests for daemon/task.c (the task file codec).
+ * check_task.c — unit tests for daemon/core/task.c (the task file codec).
  *
  * Every expectation comes from the contract: API.md §4.1 (members, ranges,
  * JSON rules), task.h (TASK_* limits, "-1 = absent", executeParams kept as
@@ -23,8 +23,8 @@
 
 #include <check.h>
 
-#include "buf.h"
-#include "task.h"
+#include "core/buf.h"
+#include "core/task.h"
 
 /* 2024-06-01T12:00:00Z: days 1970-01-01 .. 2024-01-01 = 54*365 + 13 leap
  * days (1972..2020) = 19723; + Jan..May 2024 (31+29+31+30+31 = 152) =

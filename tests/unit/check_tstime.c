@@ -1,5 +1,5 @@
 /*
- * check_tstime.c — unit tests for daemon/tstime.c.
+ * check_tstime.c — unit tests for daemon/core/tstime.c.
  *
  * Expected instants come from RFC 3339 §5.8's examples and from hand
  * arithmetic (days since 1970-01-01 × 86400 + seconds of the day − offset,
@@ -22,7 +22,7 @@
 
 #include <check.h>
 
-#include "tstime.h"
+#include "core/tstime.h"
 
 static const struct {
 	const char *s;

@@ -1,5 +1,5 @@
 /*
- * check_wheel — unit tests for the timing wheel (daemon/wheel.c).
+ * check_wheel — unit tests for the timing wheel (daemon/core/wheel.c).
  *
  * The expected firing orders and times below are worked out by hand from
  * the due times, never read back from the wheel.  Where a comment names the
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wheel.h"
+#include "core/wheel.h"
 
 #define MS_SEC	1000ULL
 #define MS_MIN	(60 * MS_SEC)

@@ -1,5 +1,5 @@
 /*
- * check_whsign.c — unit tests for daemon/whsign.c (Standard Webhooks v1).
+ * check_whsign.c — unit tests for daemon/core/whsign.c (Standard Webhooks v1).
  *
  * Every expected value comes from $TESTDATA/api-vectors.json
  * (callback_signing C01..C05: decoded key hex, signatures, the full
@@ -18,7 +18,7 @@
 
 #include "apivectors.h"
 
-#include "whsign.h"
+#include "core/whsign.h"
 
 static void
 hex(const unsigned char *p, size_t n, char *out)

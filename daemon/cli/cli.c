@@ -1,0 +1,1435 @@
+/*
+ * cli — the `taskspool` command: init, submit, status, result, logs, list,
+ * cancel, retry, config (and `cron`, in cli_cron.c).  Every write goes
+ * through the spool's writer protocol, so the CLI is safe against running
+ * daemons.  Exit codes (sysexits(3) where one fits) are documented in
+ * usage() and taskspool(1).
+ */
+#include "cli/cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <jansson.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "cli/cli_apps.h"
+#include "callback/callback.h"
+#include "cli/cli_cron.h"
+#include "cli/cli_jobs.h"
+#include "cli/cli_top.h"
+#include "cli/cli_records.h"
+#include "cli/cli_nodes.h"
+#include "spool/config.h"
+#include "coord/index.h"
+#include "core/jsontext.h"
+#include "coord/maxconc.h"
+#include "core/result.h"
+#include "spool/spool.h"
+#include "programs/version.h"
+#include "core/task.h"
+#include "core/tstime.h"
+#include "coord/wakeup.h"
+
+#define EFTYPE_NOTREG	ENOTSUP	/* read_all: the path is not a regular file */
+#define EXIT_TASK_FAILED	1
+#define EXIT_TASK_CANCELLED	2
+
+struct cli {
+	struct config cfg;
+	const char *cfile;
+	const char *spool_arg;
+	int json;
+	struct spool sp;
+};
+
+static const char *const top_usage =
+"usage: taskspool [-c file] [-s spool] [--json] command [args]\n"
+"\n"
+"commands:\n"
+"  init DIR [--group G]       create a spool with the documented modes\n"
+"  submit FILE|-              submit a task file (JSON)\n"
+"  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
+"         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
+"  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
+"  status                     one-screen summary: nodes, queue, lag, failures\n"
+"  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
+"  result ID                  the result envelope (results/ID.json)\n"
+"  logs ID [-f] [-a N] [--stderr|--stdout]   hook output of an attempt\n"
+"  list [--state S] [--code C]   tasks, one per line\n"
+"  cancel ID                  cancel a pending or running task\n"
+"  retry ID                   run a FAILED or CANCELLED task again\n"
+"  config                     print the effective configuration\n"
+"  nodes                      the daemons of the spool: state, age, load\n"
+"  cron next EXPR [...]       next fire times of a cron expression\n"
+"  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
+"       next JOB [N]          recurring job definitions in jobs/\n"
+"  apps add ID --codes C,..|'*' [--rate N] | list | rotate ID\n"
+"       [--revoke-old] | disable ID | enable ID | rate ID N|default\n"
+"                             callers of the HTTP API (apps.conf)\n"
+"  callbacks list             callback deliveries in outbox/callbacks/\n"
+"  callbacks redeliver ID     send the callback of task ID again\n"
+"  db migrate|status          MariaDB schema (cluster mode)\n"
+"  history [--code C] [--state S] [--since T]   task history from MariaDB\n"
+"  stats [--since T]          per task code: count, success rate, p50/p95\n"
+"  purge --older-than D [--db]   remove finished tasks' files (and rows)\n"
+"\n"
+"options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
+"         --json machine-readable output of read commands; -h help;\n"
+"         --version the release.\n"
+"exit status: 0 ok (with --wait: the task succeeded); 1 the task FAILED;\n"
+"  2 it was CANCELLED; 64 usage; 65 invalid task or damaged result;\n"
+"  66 no such task; 67 no such group (init); 69 no result yet or\n"
+"  registry unreadable; 73 requestId already used; 74 I/O error;\n"
+"  75 try again (callbacks redeliver); 78 configuration error.\n";
+
+static int
+cli_open(struct cli *c)
+{
+	char why[1024];
+
+	if (config_locate(&c->cfg, c->cfile, c->spool_arg, why,
+	    sizeof(why)) != 0 || config_finish(&c->cfg, why, sizeof(why))) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return EX_CONFIG;
+	}
+	if (spool_open(&c->sp, c->cfg.spool, NULL, (int)c->cfg.fsync, why,
+	    sizeof(why)) != 0) {
+		int missing = errno == ENOENT;
+
+		fprintf(stderr, "taskspool: %s\n", why);
+		/* Say how to fix it: the same advice as taskspoold's. */
+		if (missing)
+			fprintf(stderr, "taskspool: no spool at %s: create it "
+			    "with `taskspool init %s`, or name an existing one "
+			    "with -s DIR or $TASKSPOOL_SPOOL\n", c->cfg.spool,
+			    c->cfg.spool);
+		return EX_CONFIG;
+	}
+	return 0;
+}
+
+static const char *
+state_name(enum spool_dir d)
+{
+	const char *s = spool_state_name(d);
+
+	return s != NULL ? s : "UNKNOWN";
+}
+
+/* A new time-ordered requestId: req_<UTC yyyymmddThhmmssmmmZ>_<random>. */
+static void
+new_request_id(char *out, size_t len)
+{
+	spool_new_request_id(out, len, tstime_now_ms());
+}
+
+/* --- callbacks --- */
+
+static int
+cmd_callbacks(struct cli *c, int argc, char **argv)
+{
+	char why[512];
+	int rc;
+
+	if (!(argc == 2 && strcmp(argv[1], "list") == 0) &&
+	    !(argc == 3 && strcmp(argv[1], "redeliver") == 0)) {
+		fputs("usage: taskspool callbacks list | redeliver ID\n",
+		    stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (argv[1][0] == 'l')
+		return callback_list(&c->sp, stdout) < 0 ? EX_IOERR : 0;
+	if (callback_redeliver(&c->sp, argv[2], why, sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool: %s\n", why);
+		return errno == ENOENT ? EX_NOINPUT : errno == EINVAL ?
+		    EX_USAGE : errno == EBUSY ? EX_TEMPFAIL : EX_IOERR;
+	}
+	printf("%s: callback queued for redelivery\n", argv[2]);
+	return 0;
+}
+
+/* --- init --- */
+
+static int
+cmd_init(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "group", required_argument, NULL, 'g' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	long gid = -1;
+	char why[1024], conf[4200];
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "g:h", lo, NULL)) != -1) {
+		if (ch == 'g') {
+			struct group *g = getgrnam(optarg);
+
+			if (g == NULL) {
+				fprintf(stderr, "taskspool init: no group "
+				    "\"%s\"\n", optarg);
+				return EX_NOUSER;
+			}
+			gid = (long)g->gr_gid;
+		} else {
+			fputs("usage: taskspool init DIR [--group GROUP]\n"
+			    "Create a spool (and DIR/taskspool.conf if "
+			    "missing); existing parts are kept.\n",
+			    ch == 'h' ? stdout : stderr);
+			return ch == 'h' ? 0 : EX_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs("usage: taskspool init DIR [--group GROUP]\n", stderr);
+		return EX_USAGE;
+	}
+	if (spool_create(argv[optind], gid, why, sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool init: %s\n", why);
+		return EX_CANTCREAT;
+	}
+	snprintf(conf, sizeof(conf), "%s/taskspool.conf", argv[optind]);
+	if (access(conf, F_OK) != 0) {
+		FILE *fp = fopen(conf, "wx");
+
+		if (fp != NULL) {
+			char abs[4096];
+
+			config_defaults(&c->cfg);
+			if (realpath(argv[optind], abs) != NULL)
+				snprintf(c->cfg.spool, sizeof(c->cfg.spool),
+				    "%s", abs);
+			config_dump(&c->cfg, fp, 0);
+			fclose(fp);
+		}
+	}
+	printf("spool ready: %s\n", argv[optind]);
+	return 0;
+}
+
+/* --- submit --- */
+
+static int
+read_all(const char *path, struct buf *b)
+{
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY |
+	    O_CLOEXEC | O_NONBLOCK);
+	int rc;
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fd != 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		errno = EFTYPE_NOTREG;
+		return -1;
+	}
+	rc = buf_read_fd(b, fd);
+	if (fd != 0)
+		close(fd);
+	return rc;
+}
+
+static int wait_for(struct cli *c, const char *id);
+
+static int
+cmd_submit(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "code", required_argument, NULL, 'C' },
+		{ "params", required_argument, NULL, 'p' },
+		{ "id", required_argument, NULL, 'I' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "delay", required_argument, NULL, 'D' },
+		{ "at", required_argument, NULL, 'A' },
+		{ "retries", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "wait", no_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 } };
+	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
+	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
+	int ch, waitp = 0, rc;
+	struct buf in, out;
+	struct task t;
+	struct task_error te;
+	char file[SPOOL_NAME_MAX];
+	enum spool_dir where;
+	int64_t due = -1;
+
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'C': code = optarg; break;
+		case 'p': params = optarg; break;
+		case 'I': id = optarg; break;
+		case 'N': name = optarg; break;
+		case 'D': delay = optarg; break;
+		case 'A': at = optarg; break;
+		case 'r': retries = optarg; break;
+		case 't': timeout = optarg; break;
+		case 'w': waitp = 1; break;
+		case 'h':
+			fputs(top_usage, stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	{
+		const char *nums[] = { retries, timeout };
+		const char *names[] = { "--retries", "--timeout" };
+
+		for (int i = 0; i < 2; i++)
+			if (nums[i] != NULL && (nums[i][0] == '\0' ||
+			    strspn(nums[i], "0123456789") != strlen(nums[i]) ||
+			    strlen(nums[i]) > 9)) {
+				fprintf(stderr, "taskspool submit: %s: \"%s\" "
+				    "is not a whole number\n", names[i],
+				    nums[i]);
+				return EX_USAGE;
+			}
+	}
+	{
+		/* json_string() is NULL for bytes that are not UTF-8, and
+		 * json_object_set_new() then drops the member silently. */
+		const char *strs[] = { code, name, at };
+		const char *names[] = { "--code", "--name", "--at" };
+
+		for (int i = 0; i < 3; i++) {
+			json_t *s = strs[i] != NULL ? json_string(strs[i]) :
+			    NULL;
+
+			if (strs[i] != NULL && s == NULL) {
+				fprintf(stderr, "taskspool submit: invalid "
+				    "task: %s: not UTF-8 (RFC 8259 §8.1)\n",
+				    names[i]);
+				return EX_DATAERR;
+			}
+			json_decref(s);
+		}
+	}
+	if (id != NULL && !spool_id_ok(id)) {
+		fprintf(stderr, "taskspool submit: --id: \"%s\" is not a valid "
+		    "requestId ([A-Za-z0-9][A-Za-z0-9_.-]{0,127})\n", id);
+		return EX_USAGE;
+	}
+	if (delay != NULL && at != NULL) {
+		fprintf(stderr, "taskspool submit: --delay and --at exclude "
+		    "each other\n");
+		return EX_USAGE;
+	}
+	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
+		fputs("usage: taskspool submit FILE|-  or  taskspool submit "
+		    "--code CODE [options]  (see taskspool --help)\n", stderr);
+		return EX_USAGE;
+	}
+	buf_init(&in, TASK_FILE_MAX + 1);
+	buf_init(&out, 0);
+	task_init(&t);
+	if (code == NULL) {
+		if (read_all(argv[optind], &in) != 0) {
+			fprintf(stderr, "taskspool submit: %s: %s\n",
+			    argv[optind], errno == EFBIG ? "larger than 1 MiB"
+			    : errno == EFTYPE_NOTREG ? "not a regular file "
+			    "(use - to read standard input)" : strerror(errno));
+			rc = errno == EFBIG ? EX_DATAERR : EX_NOINPUT;
+			goto out;
+		}
+	} else {
+		/* Compose the task as JSON, then validate it like a file. */
+		json_t *o = json_object();
+		char *s;
+
+		json_object_set_new(o, "taskCode", json_string(code));
+		if (id != NULL)
+			json_object_set_new(o, "requestId", json_string(id));
+		if (name != NULL)
+			json_object_set_new(o, "taskName", json_string(name));
+		if (delay != NULL) {
+			json_object_set_new(o, "triggerType",
+			    json_string("delay"));
+			json_object_set_new(o, "delayMs", json_integer(
+			    strtoll(delay, NULL, 10)));
+			if (strspn(delay, "0123456789") != strlen(delay) ||
+			    delay[0] == '\0') {
+				fprintf(stderr, "taskspool submit: --delay: "
+				    "\"%s\" is not a number of ms\n", delay);
+				json_decref(o);
+				rc = EX_USAGE;
+				goto out;
+			}
+		}
+		if (at != NULL) {
+			json_object_set_new(o, "triggerType", json_string("at"));
+			json_object_set_new(o, "runAt", json_string(at));
+		}
+		if (retries != NULL)
+			json_object_set_new(o, "maxRetries", json_integer(
+			    strtoll(retries, NULL, 10)));
+		if (timeout != NULL)
+			json_object_set_new(o, "timeoutSec", json_integer(
+			    strtoll(timeout, NULL, 10)));
+		s = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		if (s == NULL) {
+			rc = EX_SOFTWARE;
+			goto out;
+		}
+		/* --params is spliced raw so it reaches the hook as typed. */
+		buf_append(&in, s, strlen(s) - 1);
+		free(s);
+		buf_puts(&in, ",\"executeParams\":");
+		buf_puts(&in, params != NULL ? params : "{}");
+		buf_puts(&in, "}");
+	}
+	if (task_decode(in.data != NULL ? in.data : "", in.len, &t, &te)) {
+		fprintf(stderr, "taskspool submit: invalid task: %s: %s\n",
+		    te.field, te.rule);
+		rc = EX_DATAERR;
+		goto out;
+	}
+	if (cli_open(c) != 0) {
+		rc = EX_CONFIG;
+		goto out;
+	}
+	{
+		char hook[CONFIG_PATH_MAX + 80];
+
+		snprintf(hook, sizeof(hook), "%s/%s", c->cfg.hooks_dir,
+		    t.task_code);
+		if (access(hook, X_OK) != 0) {
+			fprintf(stderr, "taskspool submit: taskCode: no "
+			    "executable hook %s\n", hook);
+			rc = EX_DATAERR;
+			goto out;
+		}
+	}
+	if (t.request_id[0] == '\0')
+		new_request_id(t.request_id, sizeof(t.request_id));
+	snprintf(file, sizeof(file), "%s.json", t.request_id);
+	if (spool_locate(&c->sp, t.request_id, &where, NULL) == 0) {
+		fprintf(stderr, "taskspool submit: requestId %s already used "
+		    "(%s)\n", t.request_id, state_name(where));
+		rc = EX_CANTCREAT;
+		goto out;
+	}
+	t.created_ms = tstime_now_ms();
+	due = task_set_not_before(&t);
+	if (task_encode(&t, &out) != 0) {
+		rc = EX_SOFTWARE;
+		goto out;
+	}
+	if (out.len > TASK_FILE_MAX) {
+		/* The members added here (requestId, createdAt...) must not
+		 * push the file over the daemons' limit: they would send it
+		 * to corrupt/ after this command said it was submitted. */
+		fprintf(stderr, "taskspool submit: the task file would be %zu "
+		    "bytes with the members submit adds; at most %d\n",
+		    out.len, TASK_FILE_MAX);
+		rc = EX_DATAERR;
+		goto out;
+	}
+	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
+	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
+	    != 0) {
+		if (errno == EEXIST) {
+			fprintf(stderr, "taskspool submit: requestId %s "
+			    "already used\n", t.request_id);
+			rc = EX_CANTCREAT;
+		} else {
+			fprintf(stderr, "taskspool submit: %s: %s\n", file,
+			    strerror(errno));
+			rc = EX_IOERR;
+		}
+		goto out;
+	}
+	wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
+	    SPOOL_INCOMING, file);
+	if (c->json)
+		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",
+		    t.request_id);
+	else
+		printf("%s\n", t.request_id);
+	fflush(stdout);
+	rc = waitp ? wait_for(c, t.request_id) : 0;
+out:
+	task_fini(&t);
+	buf_fini(&in);
+	buf_fini(&out);
+	return rc;
+}
+
+/* --- status --- */
+
+struct status {
+	enum spool_dir where;
+	char node[65];
+	char code[TASK_CODE_MAX + 1];
+	int attempts;
+	int64_t not_before;
+};
+
+/*
+ * Whether finished task id's result is damaged: missing, or not a result
+ * envelope (result_valid).  Returns 1 with the reason in why, or 0.
+ */
+static int
+result_damaged(struct cli *c, const char *id, char *why, size_t whylen)
+{
+	char file[SPOOL_NAME_MAX], *data;
+	size_t len;
+	int bad;
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	if ((data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20,
+	    &len)) == NULL) {
+		snprintf(why, whylen, "results/%s: %s", file, strerror(errno));
+		return 1;
+	}
+	bad = !result_valid(data, len, why, whylen);
+	free(data);
+	return bad;
+}
+
+static int
+get_status(struct cli *c, const char *id, struct status *st)
+{
+	char file[SPOOL_NAME_MAX];
+	int dfd;
+	char *data;
+	size_t len;
+	struct task t;
+	struct task_error te;
+
+	memset(st, 0, sizeof(*st));
+	st->not_before = -1;
+	if (spool_locate(&c->sp, id, &st->where, st->node) != 0) {
+		struct stat sb;
+
+		snprintf(file, sizeof(file), "%s.json", id);
+		if (fstatat(c->sp.dir[SPOOL_CORRUPT], file, &sb,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			return -1;
+		st->where = SPOOL_CORRUPT;
+		return 0;
+	}
+	snprintf(file, sizeof(file), "%s.json", id);
+	dfd = c->sp.dir[st->where];
+	if (st->where == SPOOL_ACTIVE || st->where == SPOOL_QUEUE)
+		dfd = spool_node_dir(&c->sp, st->where, st->node);
+	data = dfd >= 0 ? spool_read_file(dfd, file, TASK_FILE_MAX, &len) :
+	    NULL;
+	if (dfd >= 0 && dfd != c->sp.dir[st->where])
+		close(dfd);
+	task_init(&t);
+	if (data != NULL && task_decode(data, len, &t, &te) == 0) {
+		snprintf(st->code, sizeof(st->code), "%s", t.task_code);
+		st->attempts = (int)t.nattempts;
+		st->not_before = t.not_before_ms;
+	}
+	free(data);
+	task_fini(&t);
+	/* A finished task's file lacks its last attempt: the result has it. */
+	if (st->where == SPOOL_DONE || st->where == SPOOL_FAILED ||
+	    st->where == SPOOL_CANCELLED) {
+		char status[16];
+		size_t na;
+
+		data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20,
+		    &len);
+		if (data != NULL && result_peek(data, len, status, &na) == 0)
+			st->attempts = (int)na;
+		free(data);
+	}
+	return 0;
+}
+
+static int
+cmd_status(struct cli *c, int argc, char **argv)
+{
+	struct status st;
+	struct index_entry ie;
+	const char *state, *source = "spool";
+	char when[TSTIME_BUF], reason[LIMITS_REASON_MAX] = "", why[256];
+	int damaged = 0;
+	int rc;
+
+	if (argc == 1) {
+		if ((rc = cli_open(c)) != 0)
+			return rc;
+		spool_close(&c->sp);
+		return cli_top_summary(&c->cfg, c->json);
+	}
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool status [ID]\n", argc == 2 &&
+		    strcmp(argv[1], "-h") == 0 ? stdout : stderr);
+		return argc == 2 && strcmp(argv[1], "-h") == 0 ? 0 : EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool status: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	/* Cluster mode: the Redis index when it has the task (index.h). */
+	if (index_client(&c->cfg, &c->sp, argv[1], 0, &ie) == 1) {
+		memset(&st, 0, sizeof(st));
+		st.where = ie.dir;
+		snprintf(st.node, sizeof(st.node), "%s", ie.node);
+		snprintf(st.code, sizeof(st.code), "%s", ie.code);
+		st.attempts = (int)ie.attempts;
+		st.not_before = ie.not_before_ms;
+		state = ie.state;
+		source = "index";
+	} else if (get_status(c, argv[1], &st) != 0) {
+		fprintf(stderr, "taskspool status: no task %s\n", argv[1]);
+		return EX_NOINPUT;
+	} else
+		state = limits_state_name(&c->sp, st.where, argv[1]);
+	if (strcmp(state, "WAITING") == 0)
+		(void)limits_waiting_reason(&c->sp, argv[1], reason,
+		    sizeof(reason));
+	/* A finished task whose result is torn: said, and exit 65. */
+	if ((st.where == SPOOL_DONE || st.where == SPOOL_FAILED || st.where ==
+	    SPOOL_CANCELLED) && result_damaged(c, argv[1], why,
+	    sizeof(why))) {
+		damaged = 1;
+		fprintf(stderr, "taskspool status: %s: the result is damaged "
+		    "(%s); the leader daemon rebuilds it\n", argv[1], why);
+	}
+	if (c->json) {
+		json_t *o = json_object();
+		char *s;
+
+		json_object_set_new(o, "requestId", json_string(argv[1]));
+		json_object_set_new(o, "status", json_string(state));
+		json_object_set_new(o, "source", json_string(source));
+		json_object_set_new(o, "directory",
+		    json_string(spool_dir_name(st.where)));
+		json_object_set_new(o, "taskCode", json_string(st.code));
+		json_object_set_new(o, "node", st.node[0] ?
+		    json_string(st.node) : json_null());
+		json_object_set_new(o, "attempt", json_integer(st.attempts +
+		    (st.where == SPOOL_ACTIVE)));
+		json_object_set_new(o, "notBefore", st.not_before >= 0 &&
+		    st.where == SPOOL_DELAYED ? json_string(tstime_format_ms(
+		    when, sizeof(when), st.not_before)) : json_null());
+		if (reason[0] != '\0')
+			json_object_set_new(o, "reason", json_string(reason));
+		if (damaged)
+			json_object_set_new(o, "resultDamaged", json_true());
+		s = json_dumps(o, JSON_COMPACT);
+		json_decref(o);
+		printf("%s\n", s);
+		free(s);
+		return damaged ? EX_DATAERR : 0;
+	}
+	printf("%s %s", argv[1], state);
+	if (damaged)
+		printf(" (result damaged)");
+	if (st.where == SPOOL_ACTIVE)
+		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
+	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
+		printf(" (waiting until %s, %d attempt(s) so far)",
+		    tstime_format_ms(when, sizeof(when), st.not_before),
+		    st.attempts);
+	else if (reason[0] != '\0')
+		printf(" (%s)", reason);
+	printf("\n");
+	return damaged ? EX_DATAERR : 0;
+}
+
+/* --- result --- */
+
+static int
+cmd_result(struct cli *c, int argc, char **argv)
+{
+	char file[SPOOL_NAME_MAX], *data;
+	size_t len;
+	int rc;
+	struct status st;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool result ID\n", stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool result: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	snprintf(file, sizeof(file), "%s.json", argv[1]);
+	if (get_status(c, argv[1], &st) == 0 && (st.where == SPOOL_INCOMING ||
+	    st.where == SPOOL_DELAYED || st.where == SPOOL_ACTIVE ||
+	    st.where == SPOOL_QUEUE)) {
+		fprintf(stderr, "taskspool result: %s has no result yet "
+		    "(%s)\n", argv[1], state_name(st.where));
+		return EX_UNAVAILABLE;
+	}
+	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
+	if (data == NULL) {
+		fprintf(stderr, "taskspool result: no result for %s\n",
+		    argv[1]);
+		return EX_NOINPUT;
+	}
+	{
+		char why[256];
+
+		/* A torn result is a missing one (issue 11 item 5): never
+		 * printed as if it were the answer. */
+		if (!result_valid(data, len, why, sizeof(why))) {
+			fprintf(stderr, "taskspool result: %s/results/%s is "
+			    "damaged: %s; the leader daemon rebuilds it from "
+			    "the task file (the damaged copy is kept in "
+			    "corrupt/)\n", c->sp.path, file, why);
+			free(data);
+			return EX_DATAERR;
+		}
+	}
+	fwrite(data, 1, len, stdout);
+	free(data);
+	return 0;
+}
+
+/* --- logs --- */
+
+static int
+cmd_logs(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "attempt", required_argument, NULL, 'a' },
+		{ "stdout", no_argument, NULL, 'O' },
+		{ "stderr", no_argument, NULL, 'E' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	int follow = 0, attempt = 0, want = 3, ch, rc, dfd, shown = 0;
+	const char *id;
+	off_t pos[2] = { 0, 0 };
+
+	while ((ch = getopt_long(argc, argv, "fa:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'f': follow = 1; break;
+		case 'a': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end != '\0' || v < 1 ||
+			    v > 1000000) {
+				fprintf(stderr, "taskspool logs: -a: \"%s\" is "
+				    "not an attempt number (1, 2, ...)\n",
+				    optarg);
+				return EX_USAGE;
+			}
+			attempt = (int)v;
+			break;
+		}
+		case 'O': want = 1; break;
+		case 'E': want = 2; break;
+		case 'h':
+			fputs("usage: taskspool logs ID [-f] [-a N] "
+			    "[--stdout|--stderr]\n", stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		fputs("usage: taskspool logs ID [-f] [-a N] "
+		    "[--stdout|--stderr]\n", stderr);
+		return EX_USAGE;
+	}
+	id = argv[optind];
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(id)) {
+		fprintf(stderr, "taskspool logs: \"%s\" is not a valid "
+		    "requestId\n", id);
+		return EX_USAGE;
+	}
+	for (;;) {
+		struct status st;
+		int have = get_status(c, id, &st) == 0;
+		int a = attempt;
+
+		if (!have) {
+			fprintf(stderr, "taskspool logs: no task %s\n", id);
+			return EX_NOINPUT;
+		}
+		if (a == 0)
+			a = st.attempts + (st.where == SPOOL_ACTIVE ? 1 : 0);
+		if (a == 0)
+			a = 1;
+		if (attempt > 0 && attempt > st.attempts +
+		    (st.where == SPOOL_ACTIVE ? 1 : 0)) {
+			fprintf(stderr, "taskspool logs: %s has no attempt %d "
+			    "(it has %d)\n", id, attempt, st.attempts +
+			    (st.where == SPOOL_ACTIVE ? 1 : 0));
+			return EX_NOINPUT;
+		}
+		if (attempt == 0 && a != shown) {
+			/* A new attempt started while following: its logs
+			 * are new files, read from their beginning. */
+			if (shown != 0 && follow)
+				printf("--- attempt %d ---\n", a);
+			pos[0] = pos[1] = 0;
+			shown = a;
+		}
+		dfd = openat(c->sp.dir[SPOOL_LOGS], id, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		for (int s = 0; s < 2 && dfd >= 0; s++) {
+			char lname[64], chunk[8192];
+			int fd;
+			ssize_t n;
+
+			if (!(want & (1 << s)))
+				continue;
+			snprintf(lname, sizeof(lname), "%d.%s", a,
+			    s == 0 ? "out" : "err");
+			fd = openat(dfd, lname, O_RDONLY | O_NOFOLLOW |
+			    O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			lseek(fd, pos[s], SEEK_SET);
+			while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+				fwrite(chunk, 1, (size_t)n, s == 0 ? stdout :
+				    stderr);
+				pos[s] += n;
+			}
+			close(fd);
+		}
+		if (dfd >= 0)
+			close(dfd);
+		fflush(stdout);
+		if (!follow || st.where == SPOOL_DONE ||
+		    st.where == SPOOL_FAILED || st.where == SPOOL_CANCELLED)
+			break;
+		usleep(200000);
+	}
+	return 0;
+}
+
+/* --- list --- */
+
+static int
+list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
+    const char *code, const char *state, json_t *arr)
+{
+	DIR *dp;
+	struct dirent *de;
+
+	if ((dp = spool_opendir(dfd)) == NULL) {
+		return -1;
+	}
+	while ((de = readdir(dp)) != NULL) {
+		size_t len, n = strlen(de->d_name);
+		char *data, id[TASK_ID_MAX + 1], lastnode[CONFIG_NODE_MAX + 1];
+		struct task t;
+		struct task_error te;
+		const char *shown = node;	/* the node column */
+
+		if (de->d_name[0] == '.' || n <= 5 || n - 5 > TASK_ID_MAX ||
+		    strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		memcpy(id, de->d_name, n - 5);
+		id[n - 5] = '\0';
+		data = spool_read_file(dfd, de->d_name, TASK_FILE_MAX, &len);
+		task_init(&t);
+		if (data == NULL || task_decode(data, len, &t, &te) != 0)
+			snprintf(t.task_code, sizeof(t.task_code), "?");
+		free(data);
+		if (where == SPOOL_DONE || where == SPOOL_FAILED ||
+		    where == SPOOL_CANCELLED) {
+			/* The final attempt (count, node) is only in the
+			 * result. */
+			json_t *r = NULL, *a;
+
+			data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
+			    de->d_name, 64 << 20, &len);
+			if (data != NULL && result_valid(data, len, NULL, 0))
+				r = jsontext_loadb(data, len, 0, NULL);
+			else	/* torn or missing (issue 11 item 5) */
+				shown = "(result-damaged)";
+			if (json_is_array(a = json_object_get(r, "attempts")))
+				t.nattempts = json_array_size(a);
+			if (json_string_length(json_object_get(r, "node")) > 0
+			    && json_string_length(json_object_get(r, "node")) <
+			    sizeof(lastnode)) {
+				snprintf(lastnode, sizeof(lastnode), "%s",
+				    json_string_value(json_object_get(r,
+				    "node")));
+				shown = lastnode;
+			}
+			json_decref(r);
+			free(data);
+		}
+		if ((code == NULL || strcmp(code, t.task_code) == 0) &&
+		    (state == NULL || strcmp(state, limits_state_name(&c->sp,
+		    where, id)) == 0)) {
+			char reason[LIMITS_REASON_MAX] = "";
+
+			/* Why a WAITING task waits (maxconc.h, router.h). */
+			if (strcmp(limits_state_name(&c->sp, where, id),
+			    "WAITING") == 0)
+				(void)limits_waiting_reason(&c->sp, id, reason,
+				    sizeof(reason));
+			if (arr != NULL) {
+				json_t *o = json_object();
+
+				json_object_set_new(o, "requestId",
+				    json_string(id));
+				json_object_set_new(o, "status",
+				    json_string(limits_state_name(&c->sp,
+				    where, id)));
+				json_object_set_new(o, "taskCode",
+				    json_string(t.task_code));
+				json_object_set_new(o, "node", shown ?
+				    json_string(shown) : json_null());
+				json_object_set_new(o, "attempts",
+				    json_integer((json_int_t)t.nattempts));
+				if (reason[0] != '\0')
+					json_object_set_new(o, "reason",
+					    json_string(reason));
+				json_array_append_new(arr, o);
+			} else
+				printf("%-10s %-40s %-20s %s%s%s\n",
+				    limits_state_name(&c->sp, where, id),
+				    id, t.task_code, shown ? shown : "-",
+				    reason[0] ? "  " : "", reason);
+		}
+		task_fini(&t);
+	}
+	closedir(dp);
+	return 0;
+}
+
+static int
+cmd_list(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "code", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	static const enum spool_dir order[] = { SPOOL_INCOMING, SPOOL_DELAYED,
+		SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_DONE, SPOOL_FAILED,
+		SPOOL_CANCELLED };
+	const char *state = NULL, *code = NULL;
+	json_t *arr = NULL;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's': state = optarg; break;
+		case 'C': code = optarg; break;
+		case 'h':
+			fputs("usage: taskspool list [--state PENDING|WAITING|"
+			    "RUNNING|DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
+			    "[--code C]\n", stdout);
+			return 0;
+		default:
+			return EX_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "taskspool list: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		return EX_USAGE;
+	}
+	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
+	    "WAITING") && strcmp(state, "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
+	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
+	    "CANCELLED") && strcmp(state, "CORRUPT")) {
+		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
+		    "of PENDING WAITING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
+		    "CORRUPT\n", state);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (c->json)
+		arr = json_array();
+	if (state != NULL && strcmp(state, "CORRUPT") == 0) {
+		DIR *dp = spool_opendir(c->sp.dir[SPOOL_CORRUPT]);
+		struct dirent *de;
+
+		while (dp != NULL && (de = readdir(dp)) != NULL) {
+			size_t n = strlen(de->d_name);
+			char *why;
+			char rn[600];
+
+			if (de->d_name[0] == '.' || (n > 7 && strcmp(de->d_name
+			    + n - 7, ".reason") == 0))
+				continue;
+			snprintf(rn, sizeof(rn), "%.500s.reason", de->d_name);
+			why = spool_read_file(c->sp.dir[SPOOL_CORRUPT], rn,
+			    4096, NULL);
+			if (why != NULL && strchr(why, '\n'))
+				*strchr(why, '\n') = '\0';
+			if (arr != NULL) {
+				json_t *o = json_object();
+
+				json_object_set_new(o, "file",
+				    json_string(de->d_name));
+				json_object_set_new(o, "reason", why ?
+				    json_string(why) : json_null());
+				json_array_append_new(arr, o);
+			} else
+				printf("CORRUPT    %-40s %s\n", de->d_name,
+				    why ? why : "(no reason file)");
+			free(why);
+		}
+		if (dp != NULL)
+			closedir(dp);
+	} else
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			enum spool_dir d = order[i];
+
+			if (state != NULL && strcmp(state, state_name(d)) != 0
+			    && (strcmp(state, "WAITING") != 0 || (d !=
+			    SPOOL_INCOMING && d != SPOOL_QUEUE)))
+				continue;
+			if (d == SPOOL_ACTIVE || d == SPOOL_QUEUE) {
+				DIR *dp = spool_opendir(c->sp.dir[d]);
+				struct dirent *de;
+
+				while (dp != NULL &&
+				    (de = readdir(dp)) != NULL) {
+					int nd;
+
+					if (!spool_code_ok(de->d_name))
+						continue;
+					nd = spool_node_dir(&c->sp, d,
+					    de->d_name);
+					if (nd >= 0) {
+						list_dir(c, nd, d, de->d_name,
+						    code, state, arr);
+						close(nd);
+					}
+				}
+				if (dp != NULL)
+					closedir(dp);
+			} else
+				list_dir(c, c->sp.dir[d], d, NULL, code,
+				    state, arr);
+		}
+	if (arr != NULL) {
+		char *s = json_dumps(arr, JSON_COMPACT);
+
+		printf("%s\n", s);
+		free(s);
+		json_decref(arr);
+	}
+	return 0;
+}
+
+/* --- cancel, retry --- */
+
+/*
+ * Cancel: publish state/cancel/<id> (a group-writable directory, so any
+ * submitter may ask) and let the daemons act: the owner kills a running
+ * hook; any daemon claims a pending task and concludes it CANCELLED with
+ * its result written first.  Waits up to 5 s to report the outcome.
+ */
+static int
+cmd_cancel(struct cli *c, int argc, char **argv)
+{
+	struct status st;
+	int rc, tty = isatty(2);
+	int64_t until;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool cancel ID\n", stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool cancel: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	if (get_status(c, argv[1], &st) != 0) {
+		fprintf(stderr, "taskspool cancel: no task %s\n", argv[1]);
+		return EX_NOINPUT;
+	}
+	if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+	    st.where == SPOOL_CANCELLED || st.where == SPOOL_CORRUPT) {
+		fprintf(stderr, "taskspool cancel: %s already finished (%s)\n",
+		    argv[1], state_name(st.where));
+		return EX_UNAVAILABLE;
+	}
+	if (c->sp.cancel < 0 || spool_publish(&c->sp, c->sp.cancel, argv[1],
+	    "", 0, -1, 0) != 0) {
+		fprintf(stderr, "taskspool cancel: state/cancel/%s: %s\n",
+		    argv[1], strerror(errno));
+		return EX_IOERR;
+	}
+	until = tstime_mono_ms() + 5000;
+	while (tstime_mono_ms() < until) {
+		if (get_status(c, argv[1], &st) == 0 &&
+		    (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+		    st.where == SPOOL_CANCELLED)) {
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			if (st.where == SPOOL_CANCELLED) {
+				printf("%s CANCELLED\n", argv[1]);
+				return 0;
+			}
+			fprintf(stderr, "taskspool cancel: %s finished as %s "
+			    "before the cancel took effect\n", argv[1],
+			    state_name(st.where));
+			return EX_UNAVAILABLE;
+		}
+		if (tty)
+			fprintf(stderr, "\r\033[Kcancelling %s (%s)...",
+			    argv[1], state_name(st.where));
+		usleep(50000);
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	printf("%s cancel requested (still %s: no daemon has acted yet; it "
+	    "takes effect when one does)\n", argv[1], state_name(st.where));
+	return 0;
+}
+
+static int
+cmd_retry(struct cli *c, int argc, char **argv)
+{
+	struct status st;
+	char file[SPOOL_NAME_MAX], *data;
+	size_t len;
+	struct task t;
+	struct task_error te;
+	struct buf out;
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fputs("usage: taskspool retry ID\n", stderr);
+		return EX_USAGE;
+	}
+	if ((rc = cli_open(c)) != 0)
+		return rc;
+	if (!spool_id_ok(argv[1])) {
+		fprintf(stderr, "taskspool retry: \"%s\" is not a valid "
+		    "requestId\n", argv[1]);
+		return EX_USAGE;
+	}
+	if (get_status(c, argv[1], &st) != 0) {
+		fprintf(stderr, "taskspool retry: no task %s\n", argv[1]);
+		return EX_NOINPUT;
+	}
+	if (st.where != SPOOL_FAILED && st.where != SPOOL_CANCELLED) {
+		fprintf(stderr, "taskspool retry: %s is %s; only FAILED or "
+		    "CANCELLED tasks can be retried\n", argv[1],
+		    state_name(st.where));
+		return EX_UNAVAILABLE;
+	}
+	snprintf(file, sizeof(file), "%s.json", argv[1]);
+	data = spool_read_file(c->sp.dir[st.where], file, TASK_FILE_MAX, &len);
+	task_init(&t);
+	if (data == NULL || task_decode(data, len, &t, &te) != 0) {
+		fprintf(stderr, "taskspool retry: cannot read %s/%s\n",
+		    spool_dir_name(st.where), file);
+		free(data);
+		return EX_IOERR;
+	}
+	free(data);
+	/* Carry the attempt history over from the result. */
+	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
+	if (data != NULL && !result_valid(data, len, NULL, 0))
+		fprintf(stderr, "taskspool retry: warning: results/%s is "
+		    "damaged; the final attempt is not carried over\n",
+		    file);
+	if (data != NULL) {
+		json_t *r = jsontext_loadb(data, len, 0, NULL);
+		json_t *arr = json_object_get(r, "attempts");
+		char *s = NULL;
+
+		if (json_is_array(arr)) {
+			json_t *wrap = json_pack("{s:s,s:O}", "taskCode",
+			    t.task_code, "attempts", arr);
+			struct task tmp;
+
+			s = json_dumps(wrap, JSON_COMPACT);
+			json_decref(wrap);
+			task_init(&tmp);
+			if (s != NULL && task_decode(s, strlen(s), &tmp,
+			    &te) == 0) {
+				free(t.attempts);
+				t.attempts = tmp.attempts;
+				t.nattempts = tmp.nattempts;
+				tmp.attempts = NULL;
+				tmp.nattempts = 0;
+			}
+			task_fini(&tmp);
+		}
+		free(s);
+		json_decref(r);
+		free(data);
+	}
+	snprintf(t.request_id, sizeof(t.request_id), "%s", argv[1]);
+	t.not_before_ms = -1;
+	t.trigger = TASK_TRIGGER_NOW;
+	t.delay_ms = t.run_at_ms = -1;
+	/* A manual retry gets one more attempt beyond those used. */
+	if ((t.max_retries >= 0 ? t.max_retries : (int)c->cfg.max_retries) <
+	    (int)t.nattempts)
+		t.max_retries = (int)t.nattempts;
+	/* Rewrite in place (atomic replace), then move the same file into
+	 * incoming/: never two copies, so a daemon cannot see the task in
+	 * incoming/ while its terminal copy still exists. */
+	buf_init(&out, 0);
+	if (task_encode(&t, &out) != 0 || spool_publish(&c->sp,
+	    c->sp.dir[st.where], file, out.data, out.len, -1, 0) != 0 ||
+	    (unlinkat(c->sp.dir[SPOOL_RESULTS], file, 0) != 0 && errno != ENOENT))
+	{
+		fprintf(stderr, "taskspool retry: %s\n", strerror(errno));
+		buf_fini(&out);
+		task_fini(&t);
+		return EX_IOERR;
+	}
+	if (spool_move_excl(c->sp.dir[st.where], file,
+	    c->sp.dir[SPOOL_INCOMING], file) != 0) {
+		fprintf(stderr, "taskspool retry: move to incoming/: %s\n",
+		    strerror(errno));
+		buf_fini(&out);
+		task_fini(&t);
+		return EX_IOERR;
+	}
+	spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
+	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
+	(void)index_client(&c->cfg, &c->sp, argv[1], 1, NULL);
+	wakeup_notify(&c->cfg, &c->sp, SPOOL_INCOMING, file);
+	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
+	buf_fini(&out);
+	task_fini(&t);
+	return 0;
+}
+
+/* --- --wait --- */
+
+static int
+wait_for(struct cli *c, const char *id)
+{
+	int tty = isatty(2);
+	int64_t start = tstime_mono_ms();
+	const char *last = "";
+
+	for (;;) {
+		struct status st;
+		const char *s;
+
+		if (get_status(c, id, &st) != 0) {
+			usleep(20000);
+			continue;
+		}
+		s = state_name(st.where);
+		if (st.where == SPOOL_CORRUPT) {
+			char rn[SPOOL_NAME_MAX + 16], *why;
+
+			snprintf(rn, sizeof(rn), "%s.json.reason", id);
+			why = spool_read_file(c->sp.dir[SPOOL_CORRUPT], rn,
+			    4096, NULL);
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			fprintf(stderr, "%s rejected by the daemon (corrupt/): "
+			    "%s", id, why != NULL ? why : "no reason file\n");
+			free(why);
+			return EX_DATAERR;
+		}
+		if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||
+		    st.where == SPOOL_CANCELLED) {
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			fprintf(stderr, "%s %s after %.1f s\n", id, s,
+			    (double)(tstime_mono_ms() - start) / 1000.0);
+			return st.where == SPOOL_DONE ? 0 :
+			    st.where == SPOOL_FAILED ? EXIT_TASK_FAILED :
+			    EXIT_TASK_CANCELLED;
+		}
+		if (tty)
+			fprintf(stderr, "\r\033[K%s %s%s%s (attempt %d) %.1f s",
+			    id, s, st.node[0] ? " on " : "", st.node,
+			    st.attempts + (st.where == SPOOL_ACTIVE),
+			    (double)(tstime_mono_ms() - start) / 1000.0);
+		else if (strcmp(s, last) != 0)
+			fprintf(stderr, "%s %s\n", id, s);
+		last = s;
+		usleep(tty ? 100000 : 20000);
+	}
+}
+
+static const char *usage_cmd;	/* the command cli_run dispatched to */
+static int cli_run(int argc, char **argv);
+
+int
+cli_main(int argc, char **argv)
+{
+	int rc;
+
+	/* getopt names the program by argv[0]: not the path it was run by. */
+	if (argc > 0)
+		argv[0] = (char *)"taskspool";
+	rc = cli_run(argc, argv);
+	if (rc == EX_USAGE && usage_cmd != NULL)
+		fprintf(stderr, "try 'taskspool --help' (commands and their "
+		    "options) or taskspool(1)\n");
+	return rc;
+}
+
+static int
+cli_run(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 } };
+	struct cli c;
+	const char *cmd;
+	int ch;
+
+	memset(&c, 0, sizeof(c));
+	config_defaults(&c.cfg);
+	c.spool_arg = getenv("TASKSPOOL_SPOOL");
+	while ((ch = getopt_long(argc, argv, "+c:s:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'c': c.cfile = optarg; break;
+		case 's': c.spool_arg = optarg; break;
+		case 'J': c.json = 1; break;
+		case 'V':
+			printf("taskspool %s\n", TASKSPOOL_VERSION);
+			return 0;
+		case 'h':
+			fputs(top_usage, stdout);
+			return 0;
+		default:
+			fputs(top_usage, stderr);
+			return EX_USAGE;
+		}
+	}
+	if (optind == argc) {
+		fputs(top_usage, stderr);
+		return EX_USAGE;
+	}
+	cmd = argv[optind];
+	usage_cmd = cmd;
+	argc -= optind;
+	argv += optind;
+	optind = 0;	/* 0, not 1: glibc re-initialises getopt fully, so
+			 * subcommands accept options after their operands */
+	/* Allow --json after the command name too. */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--json") == 0) {
+			c.json = 1;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) *
+			    sizeof(*argv));
+			argc--;
+			i--;
+		}
+	if (strcmp(cmd, "init") == 0)
+		return cmd_init(&c, argc, argv);
+	if (strcmp(cmd, "submit") == 0)
+		return cmd_submit(&c, argc, argv);
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(&c, argc, argv);
+	if (strcmp(cmd, "result") == 0)
+		return cmd_result(&c, argc, argv);
+	if (strcmp(cmd, "logs") == 0)
+		return cmd_logs(&c, argc, argv);
+	if (strcmp(cmd, "list") == 0)
+		return cmd_list(&c, argc, argv);
+	if (strcmp(cmd, "cancel") == 0)
+		return cmd_cancel(&c, argc, argv);
+	if (strcmp(cmd, "retry") == 0)
+		return cmd_retry(&c, argc, argv);
+	if (strcmp(cmd, "callbacks") == 0)
+		return cmd_callbacks(&c, argc, argv);
+	if (strcmp(cmd, "cron") == 0)
+		return cli_cron_main(argc, argv);
+	if (strcmp(cmd, "top") == 0) {
+		int rc = cli_open(&c);
+
+		if (rc != 0)
+			return rc;
+		spool_close(&c.sp);
+		return cli_top_main(argc, argv, &c.cfg);
+	}
+	if (strcmp(cmd, "jobs") == 0) {
+		char why[1024];
+
+		if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+		    strcmp(argv[1], "-h") == 0))
+			return cli_jobs_main(argc, argv, NULL, NULL, 1, c.json);
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		return cli_jobs_main(argc, argv, c.cfg.spool, c.cfg.hooks_dir,
+		    (int)c.cfg.fsync, c.json);
+	}
+	if (strcmp(cmd, "apps") == 0 || cli_records_handles(cmd)) {
+		char why[1024];
+
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		if (strcmp(cmd, "apps") == 0)
+			return cli_apps_main(argc, argv, c.cfg.apps_file,
+			    c.json);
+		return cli_records_main(argc, argv, &c.cfg, c.json);
+	}
+	if (strcmp(cmd, "config") == 0) {
+		char why[1024];
+
+		if (argc > 1) {
+			fprintf(stderr, "taskspool config: takes no arguments "
+			    "(use -c FILE / -s SPOOL before the command)\n");
+			return EX_USAGE;
+		}
+		if (config_locate(&c.cfg, c.cfile, c.spool_arg, why,
+		    sizeof(why)) != 0 || config_finish(&c.cfg, why,
+		    sizeof(why)) != 0) {
+			fprintf(stderr, "taskspool: %s\n", why);
+			return EX_CONFIG;
+		}
+		printf("# from: %s\n", c.cfg.source[0] ? c.cfg.source :
+		    "built-in defaults");
+		config_dump(&c.cfg, stdout, 1);
+		return 0;
+	}
+	if (strcmp(cmd, "nodes") == 0) {
+		int rc = cli_open(&c);
+
+		return rc != 0 ? rc : cli_nodes_main(&c.cfg, &c.sp, c.json,
+		    argc, argv);
+	}
+	if (strcmp(cmd, "help") == 0) {
+		fputs(top_usage, stdout);
+		return 0;
+	}
+	usage_cmd = NULL;	/* top_usage is the hint */
+	fprintf(stderr, "taskspool: unknown command \"%s\"\n%s", cmd,
+	    top_usage);
+	return EX_USAGE;
+}

@@ -1,0 +1,438 @@
+/*
+ * maxconc — maxConcurrent per task code (see maxconc.h).
+ */
+#include "coord/maxconc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "coord/coord_impl.h"
+#include "core/task.h"
+
+#define LIMIT_MAX	4096
+
+/*
+ * Redis scripts (EVAL; Redis >= 5 replicates a script's effects, so
+ * TIME may be read in it).  KEYS[1] = limit:<code>; ARGV[1] = holder
+ * token, ARGV[2] = ttl ms, ARGV[3] = max.  The server's clock scores
+ * every member, so the nodes' clocks do not matter.
+ */
+#define NOW_MS	"local t=redis.call('TIME') " \
+		"local now=t[1]*1000+math.floor(t[2]/1000) " \
+		"redis.call('ZREMRANGEBYSCORE',KEYS[1],'-inf',now) "
+static const char acquire_lua[] = NOW_MS
+	"local ttl=tonumber(ARGV[2]) "
+	"if redis.call('ZSCORE',KEYS[1],ARGV[1]) or "
+	"redis.call('ZCARD',KEYS[1])<tonumber(ARGV[3]) then "
+	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
+	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1 end return 0";
+/* Renewal follows a successful renewal of the task's lease, so the
+ * holder is still the rightful one: a member that is gone (Redis lost
+ * the set: FLUSHALL, a restart or failover without the data) is added
+ * again rather than fencing a running hook (issue 11 item 2).  XXX
+ * Claims made between the loss and the holders' next renewals may run
+ * more than max hooks at once for that while. */
+static const char renew_lua[] = NOW_MS
+	"local ttl=tonumber(ARGV[2]) "
+	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
+	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1";
+
+int
+limits_check(const char *spec, char *why, size_t whylen)
+{
+	const char *p = spec;
+
+	while (*p != '\0') {
+		const char *end = strchr(p, ','), *eq;
+		size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+		char item[TASK_CODE_MAX + 32], *num;
+		long v;
+
+		if (len == 0 || len >= sizeof(item)) {
+			snprintf(why, whylen, "max_concurrent: empty or too "
+			    "long item in \"%.200s\"", spec);
+			return -1;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		eq = strchr(item, '=');
+		if (eq == NULL) {
+			snprintf(why, whylen, "max_concurrent: \"%s\" is not "
+			    "<taskCode>=<N>", item);
+			return -1;
+		}
+		item[eq - item] = '\0';
+		v = strtol(eq + 1, &num, 10);
+		if (!spool_code_ok(item) || eq[1] == '\0' || *num != '\0' ||
+		    v < 1 || v > LIMIT_MAX) {
+			snprintf(why, whylen, "max_concurrent: \"%.*s\" is not "
+			    "<taskCode>=<N> with 1 <= N <= %d", (int)len, p,
+			    LIMIT_MAX);
+			return -1;
+		}
+		if (limits_max(p + len, item) != 0) {	/* again later */
+			snprintf(why, whylen, "max_concurrent: task code "
+			    "\"%s\" given twice", item);
+			return -1;
+		}
+		p += len;
+		if (*p == ',' && *++p == '\0') {
+			snprintf(why, whylen, "max_concurrent: empty item at "
+			    "the end of \"%.200s\"", spec);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+long
+limits_max(const char *spec, const char *code)
+{
+	size_t cl = strlen(code);
+
+	for (const char *p = spec; p != NULL && *p != '\0';) {
+		if (strncmp(p, code, cl) == 0 && p[cl] == '=')
+			return strtol(p + cl + 1, NULL, 10);
+		p = strchr(p, ',');
+		if (p != NULL)
+			p++;
+	}
+	return 0;
+}
+
+/* state/<sub>/, created when missing: a new descriptor or -1. */
+static int
+state_subdir(const struct spool *sp, const char *sub)
+{
+	int fd = openat(sp->dir[SPOOL_STATE], sub, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(sp->dir[SPOOL_STATE], sub, 0755) != 0 &&
+		    errno != EEXIST)
+			return -1;
+		fd = openat(sp->dir[SPOOL_STATE], sub, O_RDONLY |
+		    O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd;
+}
+
+/* File mode: flock one of state/limits/<code>.<0..max-1>. */
+static enum coord_status
+file_acquire(struct coord *c, struct coord_lease *l, const char *code,
+    long max, char *why, size_t whylen)
+{
+	int dfd = state_subdir(c->sp, "limits");
+
+	if (dfd < 0) {
+		snprintf(why, whylen, "state/limits/: %s", strerror(errno));
+		return COORD_ERR;
+	}
+	for (long i = 0; i < max; i++) {
+		char name[TASK_CODE_MAX + 32];
+		int fd;
+
+		snprintf(name, sizeof(name), "%s.%ld", code, i);
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW, 0644);
+		if (fd < 0) {
+			snprintf(why, whylen, "state/limits/%s: %s", name,
+			    strerror(errno));
+			close(dfd);
+			return COORD_ERR;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			l->limit_fd = fd + 1;
+			close(dfd);
+			return COORD_OK;
+		}
+		close(fd);
+	}
+	close(dfd);
+	return COORD_BUSY;
+}
+
+/* "<requestId>:<lease token>": unique per task attempt. */
+static void
+holder(const struct coord_lease *l, char *out, size_t len)
+{
+	snprintf(out, len, "%s:%s", l->id, l->token);
+}
+
+/* Run script src; its integer reply in *out; 0 or -1 (why). */
+static int
+eval(struct coord *c, const char *src, const char *k, const char *token,
+    long max, long long *out, char *why, size_t whylen)
+{
+	redisReply *r;
+	char ttl[32], mx[32];
+	const char *argv[7];
+
+	snprintf(ttl, sizeof(ttl), "%ld", c->lease_ms);
+	snprintf(mx, sizeof(mx), "%ld", max);
+	argv[0] = "EVAL";
+	argv[1] = src;
+	argv[2] = "1";
+	argv[3] = k;
+	argv[4] = token;
+	argv[5] = ttl;
+	argv[6] = mx;
+	if ((r = coord_redis_command(c, REDIS_REPLY_INTEGER, 7, argv, why,
+	    whylen)) == NULL)
+		return -1;
+	*out = r->integer;
+	freeReplyObject(r);
+	return 0;
+}
+
+enum coord_status
+coord_limit_acquire(struct coord *c, int fd, const char *code, long max,
+    char *why, size_t whylen)
+{
+	struct coord_lease *l;
+	char k[sizeof(l->limit_key)], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
+	long long got;
+
+	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used) {
+		snprintf(why, whylen, "max_concurrent: no lease on the task");
+		return COORD_ERR;
+	}
+	l = &c->leases[fd];
+	if (l->limit_fd > 0 || l->limit_key[0] != '\0')
+		return COORD_OK;
+	if (!c->ops->expires)
+		return file_acquire(c, l, code, max, why, whylen);
+	snprintf(k, sizeof(k), "%slimit:%s", c->prefix, code);
+	holder(l, tok, sizeof(tok));
+	if (eval(c, acquire_lua, k, tok, max, &got, why, whylen) != 0)
+		return COORD_ERR;
+	if (got != 1)
+		return COORD_BUSY;
+	snprintf(l->limit_key, sizeof(l->limit_key), "%s", k);
+	return COORD_OK;
+}
+
+enum coord_status
+coord_limit_renew(struct coord *c, struct coord_lease *l)
+{
+	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
+	long long got;
+
+	if (l->limit_key[0] == '\0')
+		return COORD_OK;
+	holder(l, tok, sizeof(tok));
+	if (eval(c, renew_lua, l->limit_key, tok, 0, &got, why,
+	    sizeof(why)) != 0)
+		return COORD_ERR;
+	return got == 1 ? COORD_OK : COORD_LOST;
+}
+
+void
+coord_limit_release(struct coord *c, struct coord_lease *l)
+{
+	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
+	const char *argv[3];
+	redisReply *r;
+
+	if (l->limit_fd > 0) {
+		close(l->limit_fd - 1);
+		l->limit_fd = 0;
+	}
+	if (l->limit_key[0] == '\0')
+		return;
+	holder(l, tok, sizeof(tok));
+	/* A failure is ignored: the member expires by itself. */
+	argv[0] = "ZREM";
+	argv[1] = l->limit_key;
+	argv[2] = tok;
+	if ((r = coord_redis_command(c, -1, 3, argv, why, sizeof(why))) !=
+	    NULL)
+		freeReplyObject(r);
+	l->limit_key[0] = '\0';
+}
+
+int
+limits_mark_waiting(const struct spool *sp, const char *id, int on)
+{
+	int dfd, fd, rc = 0;
+
+	if (!on) {
+		dfd = openat(sp->dir[SPOOL_STATE], "waiting", O_RDONLY |
+		    O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return errno == ENOENT ? 0 : -1;
+		if (unlinkat(dfd, id, 0) != 0 && errno != ENOENT)
+			rc = -1;
+		close(dfd);
+		return rc;
+	}
+	if ((dfd = state_subdir(sp, "waiting")) < 0)
+		return -1;
+	fd = openat(dfd, id, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	if (fd < 0)
+		rc = -1;
+	else
+		close(fd);
+	close(dfd);
+	return rc;
+}
+
+int
+limits_is_waiting(const struct spool *sp, const char *id)
+{
+	char path[TASK_ID_MAX + 16];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "waiting/%s", id);
+	return fstatat(sp->dir[SPOOL_STATE], path, &st, AT_SYMLINK_NOFOLLOW)
+	    == 0;
+}
+
+int
+limits_mark_waiting_why(const struct spool *sp, const char *id,
+    const char *reason)
+{
+	struct spool quiet = *sp;
+	int dfd, rc;
+
+	if ((dfd = state_subdir(sp, "waiting")) < 0)
+		return -1;
+	quiet.do_fsync = 0;	/* what status shows, not data */
+	rc = spool_publish(&quiet, dfd, id, reason, strnlen(reason,
+	    LIMITS_REASON_MAX - 1), -1, 0);
+	close(dfd);
+	return rc;
+}
+
+int
+limits_waiting_reason(const struct spool *sp, const char *id, char *reason,
+    size_t len)
+{
+	char path[TASK_ID_MAX + 16], *data;
+	size_t dl;
+
+	reason[0] = '\0';
+	if (!limits_is_waiting(sp, id))
+		return 0;
+	snprintf(path, sizeof(path), "waiting/%s", id);
+	if ((data = spool_read_file(sp->dir[SPOOL_STATE], path,
+	    LIMITS_REASON_MAX, &dl)) == NULL)
+		return errno == ENOENT ? 0 : 1;	/* empty, or no reason */
+	/* Text only: a hand-made marker holding other bytes shows none. */
+	for (size_t i = 0; i < dl; i++)
+		if ((unsigned char)data[i] < 0x20 || data[i] == 0x7f) {
+			dl = 0;
+			break;
+		}
+	if (dl >= len)
+		dl = len - 1;
+	memcpy(reason, data, dl);
+	reason[dl] = '\0';
+	free(data);
+	return 1;
+}
+
+const char *
+limits_state_name(const struct spool *sp, enum spool_dir d, const char *id)
+{
+	if ((d == SPOOL_INCOMING || d == SPOOL_QUEUE) &&
+	    limits_is_waiting(sp, id))
+		return "WAITING";
+	return spool_state_name(d);
+}
+
+int
+limits_wait(struct nameset *waiting, const char *code, const char *name,
+    int flags)
+{
+	char key[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
+	struct nameset_node *w;
+
+	snprintf(key, sizeof(key), "%s/%s", code, name);
+	if ((w = nameset_add(waiting, key, NULL)) == NULL)
+		return -1;
+	w->flags = flags;
+	return 0;
+}
+
+static int
+by_code_name(const void *a, const void *b)
+{
+	return strcmp((*(struct nameset_node *const *)a)->name,
+	    (*(struct nameset_node *const *)b)->name);
+}
+
+/* By the file name after "<code>/". */
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(strchr((*(struct nameset_node *const *)a)->name, '/'),
+	    strchr((*(struct nameset_node *const *)b)->name, '/'));
+}
+
+size_t
+limits_requeue(struct nameset *waiting, const char *spec,
+    struct nameset *cand, struct nameset *qcand)
+{
+	size_t n = waiting->count, k = 0, moved = 0, run = 0;
+	struct nameset_node **v, **sel, *w;
+	char prev[TASK_CODE_MAX + 1] = "";
+
+	if (n == 0)
+		return 0;
+	if ((v = calloc(n, sizeof(*v))) == NULL)
+		return 0;
+	if ((sel = calloc(n, sizeof(*sel))) == NULL) {
+		free(v);
+		return 0;
+	}
+	while (k < n && (w = nameset_pop(waiting)) != NULL)
+		v[k++] = w;
+	/* "<code>/<name>" sorts by code, then by requestId. */
+	qsort(v, k, sizeof(*v), by_code_name);
+	for (size_t i = 0; i < k; i++) {
+		char *slash = strchr(v[i]->name, '/');
+		size_t cl = slash != NULL ? (size_t)(slash - v[i]->name) : 0;
+		char code[TASK_CODE_MAX + 1];
+		long mx;
+
+		snprintf(code, sizeof(code), "%.*s", (int)cl, v[i]->name);
+		if (i == 0 || strcmp(code, prev) != 0)
+			run = 0;
+		memcpy(prev, code, sizeof(prev));
+		mx = limits_max(spec, code);
+		if (slash != NULL && (mx <= 0 || run < (size_t)mx)) {
+			sel[moved++] = v[i];
+			run++;
+			continue;
+		}
+		if (slash != NULL) {
+			w = nameset_add(waiting, v[i]->name, NULL);
+			if (w != NULL)
+				w->flags = v[i]->flags;
+		}
+		free(v[i]);
+	}
+	/* Tried in requestId order, whatever their codes. */
+	qsort(sel, moved, sizeof(*sel), by_name);
+	for (size_t i = 0; i < moved; i++) {
+		struct nameset_node *c = nameset_add(sel[i]->flags &
+		    LIMITS_FROM_QUEUE ? qcand : cand, strchr(sel[i]->name,
+		    '/') + 1, NULL);
+
+		if (c != NULL)
+			c->flags |= sel[i]->flags & ~LIMITS_FROM_QUEUE;
+		free(sel[i]);
+	}
+	free(sel);
+	free(v);
+	return moved;
+}

@@ -1,0 +1,117 @@
+/*
+ * maxconc — maxConcurrent: a limit per task code on the hooks running at
+ * once across every daemon of the spool (issue 4 item 10).
+ *
+ * Configured by the config key max_concurrent = "<code>=<N>[,...]"
+ * (e.g. "probe=2,report=5"); a code not named has no limit besides the
+ * daemons' slots.  A limit slot is a lease-backed counting semaphore tied
+ * to the task's lease (coord.h): it is taken after the task's lease and
+ * before the claim rename, renewed with the lease and freed when the
+ * lease ends (coord_lease_close), so a dead holder cannot leak it:
+ *
+ *  - embedded (file) mode: N files state/limits/<code>.<i>, i < N; a
+ *    slot is an flock(LOCK_EX|LOCK_NB) on one of them, which the kernel
+ *    drops when its holder dies.
+ *  - redis mode: the sorted set limit:<code> of holder tokens scored by
+ *    their expiry (Redis server time, ms): the Lua acquire script removes
+ *    expired members, then adds the token when fewer than N remain;
+ *    renewal pushes the expiry by lease_ms when the token is still there;
+ *    release removes it.  A holder that dies stops renewing and its
+ *    member is removed lease_ms later at the latest (the "fair semaphore"
+ *    pattern of Redis sorted sets, without the counter).
+ *
+ * A task that finds its code's limit full stays where it is (incoming/
+ * or queue/<node>/) and is marked WAITING by the empty file
+ * state/waiting/<requestId>; the marker is removed when the task is
+ * claimed.  The CLI and the API report a task of incoming/ or queue/
+ * with a marker as WAITING.
+ */
+#ifndef TASKSPOOL_MAXCONC_H
+#define TASKSPOOL_MAXCONC_H
+
+#include <stddef.h>
+
+#include "coord/coord.h"
+#include "core/nameset.h"
+#include "spool/spool.h"
+
+/*
+ * Check a max_concurrent value (see above): every item is <code>=<N>,
+ * code a valid task code, 1 <= N <= 4096.  Returns 0, or -1 with a
+ * message naming the key and the item in why.
+ */
+int limits_check(const char *spec, char *why, size_t whylen);
+
+/*
+ * The limit of task code code in spec (a checked max_concurrent value),
+ * 0 when code has none.
+ */
+long limits_max(const char *spec, const char *code);
+
+/*
+ * Take one of max slots of code for the lease held on fd (taken with
+ * coord_lease_acquire).  The slot is renewed with the lease by
+ * coord_tick and freed by coord_lease_close.  Returns COORD_OK (taken),
+ * COORD_BUSY (all max slots held), COORD_ERR (I/O error or Redis
+ * unreachable; why says so).
+ */
+enum coord_status coord_limit_acquire(struct coord *c, int fd,
+    const char *code, long max, char *why, size_t whylen);
+
+/*
+ * Mark (on = 1) or unmark (on = 0) request id as WAITING: the file
+ * state/waiting/<id> of sp (created with its directory when missing; no
+ * fsync: a lost marker only changes what status shows).  Returns 0 or -1
+ * with errno (ENOENT is not an error when unmarking).
+ */
+int limits_mark_waiting(const struct spool *sp, const char *id, int on);
+
+/* 1 when request id has a WAITING marker in sp, else 0. */
+int limits_is_waiting(const struct spool *sp, const char *id);
+
+#define LIMITS_REASON_MAX	256	/* bytes of a marker's reason */
+
+/*
+ * Mark request id WAITING with a reason (NUL-terminated text, at most
+ * LIMITS_REASON_MAX - 1 bytes kept) as the marker's content, published
+ * whole (tmp/ + rename, no fsync: see above), so a reader sees the old
+ * or the new reason, never a mix.  The dispatcher uses it for tasks no
+ * live node can run (router.h).  Returns 0 or -1 with errno.
+ */
+int limits_mark_waiting_why(const struct spool *sp, const char *id,
+    const char *reason);
+
+/*
+ * The reason of request id's WAITING marker into reason (len bytes; ""
+ * for a marker without one, such as maxConcurrent's, or one that cannot
+ * be read).  Returns 1 (a marker) or 0 (none).
+ */
+int limits_waiting_reason(const struct spool *sp, const char *id,
+    char *reason, size_t len);
+
+/*
+ * The state name to show for a task of id found in directory d: WAITING
+ * for incoming/ or queue/ with a marker, else spool_state_name(d)
+ * (NULL for directories that hold no task).  Static string.
+ */
+const char *limits_state_name(const struct spool *sp, enum spool_dir d,
+    const char *id);
+
+/*
+ * A daemon's waiting candidates: names of incoming/ (or, with flag
+ * LIMITS_FROM_QUEUE, of queue/<self>/) whose code's limit was full,
+ * kept in waiting as "<taskCode>/<file name>" (nameset.h; flags as
+ * given).  limits_requeue() moves back into cand (or qcand) the oldest
+ * of each code — by file name, which is the requestId, time-ordered when
+ * generated — at most that code's limit in spec, so that they are tried
+ * again in submission order; the others stay in waiting.  Returns the
+ * number moved.  Nodes are moved or freed: no memory is lost on ENOMEM,
+ * a name is dropped (the periodic rescan finds it again).
+ */
+#define LIMITS_FROM_QUEUE	0x100
+int limits_wait(struct nameset *waiting, const char *code, const char *name,
+    int flags);
+size_t limits_requeue(struct nameset *waiting, const char *spec,
+    struct nameset *cand, struct nameset *qcand);
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * nameset — set of names with FIFO order; see nameset.h.
+ */
+#include "core/nameset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t
+hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a 64 */
+
+	for (; *s != '\0'; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+int
+nameset_init(struct nameset *ns)
+{
+	memset(ns, 0, sizeof(*ns));
+	ns->nbucket = 1024;
+	ns->bucket = calloc(ns->nbucket, sizeof(*ns->bucket));
+	return ns->bucket != NULL ? 0 : -1;
+}
+
+void
+nameset_fini(struct nameset *ns)
+{
+	struct nameset_node *n, *next;
+
+	if (ns == NULL || ns->bucket == NULL)
+		return;
+	for (n = ns->head; n != NULL; n = next) {
+		next = n->fnext;
+		free(n);
+	}
+	free(ns->bucket);
+	memset(ns, 0, sizeof(*ns));
+}
+
+static void
+grow(struct nameset *ns)
+{
+	size_t nb = ns->nbucket * 2;
+	struct nameset_node **b = calloc(nb, sizeof(*b));
+
+	if (b == NULL)
+		return;		/* keep working with longer chains */
+	for (struct nameset_node *n = ns->head; n != NULL; n = n->fnext) {
+		size_t i = hash(n->name) & (nb - 1);
+
+		n->hnext = b[i];
+		b[i] = n;
+	}
+	free(ns->bucket);
+	ns->bucket = b;
+	ns->nbucket = nb;
+}
+
+struct nameset_node *
+nameset_find(const struct nameset *ns, const char *name)
+{
+	struct nameset_node *n = ns->bucket[hash(name) & (ns->nbucket - 1)];
+
+	for (; n != NULL; n = n->hnext)
+		if (strcmp(n->name, name) == 0)
+			return n;
+	return NULL;
+}
+
+struct nameset_node *
+nameset_add(struct nameset *ns, const char *name, int *added)
+{
+	struct nameset_node *n = nameset_find(ns, name);
+	size_t len, i;
+
+	if (added != NULL)
+		*added = 0;
+	if (n != NULL)
+		return n;
+	len = strlen(name);
+	n = malloc(sizeof(*n) + len + 1);
+	if (n == NULL)
+		return NULL;
+	memcpy(n->name, name, len + 1);
+	n->key = 0;
+	n->flags = 0;
+	n->fnext = NULL;
+	if (ns->count + 1 > ns->nbucket * 2)
+		grow(ns);
+	i = hash(name) & (ns->nbucket - 1);
+	n->hnext = ns->bucket[i];
+	ns->bucket[i] = n;
+	if (ns->tail != NULL)
+		ns->tail->fnext = n;
+	else
+		ns->head = n;
+	ns->tail = n;
+	ns->count++;
+	if (added != NULL)
+		*added = 1;
+	return n;
+}
+
+static void
+unhash(struct nameset *ns, struct nameset_node *n)
+{
+	struct nameset_node **pp = &ns->bucket[hash(n->name) &
+	    (ns->nbucket - 1)];
+
+	for (; *pp != NULL; pp = &(*pp)->hnext)
+		if (*pp == n) {
+			*pp = n->hnext;
+			return;
+		}
+}
+
+int
+nameset_remove(struct nameset *ns, const char *name)
+{
+	struct nameset_node *n = nameset_find(ns, name), *p, *prev = NULL;
+
+	if (n == NULL)
+		return -1;
+	unhash(ns, n);
+	for (p = ns->head; p != NULL && p != n; p = p->fnext)
+		prev = p;
+	if (prev != NULL)
+		prev->fnext = n->fnext;
+	else
+		ns->head = n->fnext;
+	if (ns->tail == n)
+		ns->tail = prev;
+	ns->count--;
+	free(n);
+	return 0;
+}
+
+struct nameset_node *
+nameset_pop(struct nameset *ns)
+{
+	struct nameset_node *n = ns->head;
+
+	if (n == NULL)
+		return NULL;
+	unhash(ns, n);
+	ns->head = n->fnext;
+	if (ns->head == NULL)
+		ns->tail = NULL;
+	ns->count--;
+	n->fnext = n->hnext = NULL;
+	return n;
+}

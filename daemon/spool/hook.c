@@ -1,0 +1,204 @@
+/*
+ * hook — spawn a hook in its own process group; see hook.h.
+ */
+#include "spool/hook.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/*
+ * Under AddressSanitizer vfork's shared stack confuses the shadow memory,
+ * so sanitizer builds use fork(); production builds use vfork().
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define HOOK_FORK() fork()
+#define HOOK_SHARED_MEMORY 0
+#else
+#define HOOK_FORK() vfork()
+#define HOOK_SHARED_MEMORY 1
+#endif
+
+/*
+ * The signals this process ignores (SIG_IGN survives execve, so the child
+ * resets them).  Sampled once, at the first hook_spawn(): asking the
+ * kernel for all 64 dispositions in every vforked child cost 64 system
+ * calls per hook while the daemon was suspended.  A disposition set to
+ * SIG_IGN after the first spawn would not be reset (the daemon sets its
+ * own, SIGPIPE, before it starts any hook).
+ */
+static sigset_t ignored;
+static pthread_once_t ignored_once = PTHREAD_ONCE_INIT;
+
+static void
+ignored_sample(void)
+{
+	sigemptyset(&ignored);
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			sigaddset(&ignored, sig);
+	}
+}
+
+pid_t
+hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
+{
+	volatile int child_errno = 0;
+	int errpipe[2] = { -1, -1 };
+	pid_t parent = getpid(), pid;
+
+	*child_pid = -1;
+	(void)pthread_once(&ignored_once, ignored_sample);
+	/* Without shared memory (fork) the exec error comes back on a
+	 * close-on-exec pipe instead of through child_errno. */
+	if (!HOOK_SHARED_MEMORY && pipe2(errpipe, O_CLOEXEC) != 0)
+		return -1;
+	pid = HOOK_FORK();
+	if (pid < 0) {
+		int e = errno;
+
+		if (errpipe[0] >= 0) {
+			close(errpipe[0]);
+			close(errpipe[1]);
+		}
+		errno = e;
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		int fds[3] = { spec->stdin_fd, spec->stdout_fd,
+			spec->stderr_fd };
+		int e;
+
+		/* Only async-signal-safe system calls from here on. */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		for (int i = 0; i < 3; i++) {
+			if (fds[i] == i) {
+				/* Already in place: clear close-on-exec. */
+				int fl = fcntl(i, F_GETFD);
+
+				if (fl >= 0)
+					fcntl(i, F_SETFD, fl & ~FD_CLOEXEC);
+			} else if (dup2(fds[i], i) < 0)
+				goto fail;
+		}
+		if (spec->workdir != NULL && chdir(spec->workdir) != 0)
+			goto fail;
+		for (int i = 0; i < spec->nrlimits; i++)
+			if (setrlimit(spec->rlimits[i].resource,
+			    &spec->rlimits[i].rl) != 0)
+				goto fail;
+		/* Ignored dispositions survive execve: reset every one.
+		 * (The daemon installs no handlers, so none can run here on
+		 * the shared stack.) */
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sigismember(&ignored, sig) == 1)
+				signal(sig, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve(spec->path, spec->argv, spec->envp);
+fail:
+		e = errno;
+		if (HOOK_SHARED_MEMORY)
+			child_errno = e;
+		else
+			(void)!write(errpipe[1], &e, sizeof(e));
+		_exit(127);
+	}
+	if (!HOOK_SHARED_MEMORY) {
+		int e = 0;
+		ssize_t n;
+
+		close(errpipe[1]);
+		do
+			n = read(errpipe[0], &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		close(errpipe[0]);
+		if (n == (ssize_t)sizeof(e))
+			child_errno = e;
+	}
+	/* Under fork() set the group from the parent too, so it exists
+	 * before we might signal it (the child may not have run yet).  After
+	 * vfork() the child has already made it, before its execve. */
+	if (!HOOK_SHARED_MEMORY)
+		(void)setpgid(pid, pid);
+	if (child_errno != 0) {
+		*child_pid = pid;
+		errno = child_errno;
+		return -1;
+	}
+	return pid;
+}
+
+int
+hook_kill_group(pid_t pgid, int sig)
+{
+	if (pgid <= 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	return kill(-pgid, sig);
+}
+
+/* Whether the NUL-separated environment block env[0..len) has s. */
+static int
+env_has(const char *env, size_t len, const char *s)
+{
+	size_t sl = strlen(s);
+
+	for (size_t i = 0; i < len;) {
+		size_t el = strnlen(env + i, len - i);
+
+		if (el == sl && memcmp(env + i, s, sl) == 0)
+			return 1;
+		i += el + 1;
+	}
+	return 0;
+}
+
+int
+hook_kill_tagged(const char *tag1, const char *tag2)
+{
+	DIR *dp = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid();
+	int n = 0;
+
+	if (dp == NULL)
+		return 0;
+	while ((de = readdir(dp)) != NULL) {
+		char path[64], env[32768];
+		pid_t pid;
+		ssize_t len;
+		int fd;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, env, sizeof(env));
+		close(fd);
+		if (len > 0 && env_has(env, (size_t)len, tag1) &&
+		    env_has(env, (size_t)len, tag2) && kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	closedir(dp);
+	return n;
+}
