@@ -47,6 +47,7 @@
 #include "core/ssrf.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "callback/urlcheck.h"
 #include "coord/wakeup.h"
 

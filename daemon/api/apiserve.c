@@ -12,7 +12,7 @@
 
 #include "core/buf.h"
 #include "spool/config.h"
-#include "core/tstime.h"
+#include "spool/clock.h"
 
 void
 apiserve_init(int long_lived)

@@ -16,6 +16,7 @@
 #include <openssl/rand.h>
 
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "core/sign.h"
 #include "spool/spool.h"
 #include "spool/textfile.h"

@@ -34,6 +34,7 @@
 #include "spool/log.h"
 #include "core/ssrf.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "core/whsign.h"
 
 #include "callback/callback_impl.h"

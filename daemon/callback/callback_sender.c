@@ -32,9 +32,11 @@
 #include "records/records.h"
 #include "core/ssrf.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "core/whsign.h"
 
 #include "callback/callback_impl.h"
+#include "spool/readfd.h"
 
 /* --- registrations ------------------------------------------------------ */
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "cli/cli_apps.h"
 #include "callback/callback.h"
 #include "cli/cli_cron.h"
@@ -40,6 +41,7 @@
 #include "programs/version.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "coord/wakeup.h"
 
 #define EFTYPE_NOTREG	ENOTSUP	/* read_all: the path is not a regular file */

@@ -25,11 +25,13 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "cli/cli_jobs.h"
 #include "core/job.h"
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "core/tz.h"
 
 #define JOBS_N_DEFAULT	5

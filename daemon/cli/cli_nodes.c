@@ -10,7 +10,7 @@
 #include <sysexits.h>
 
 #include "coord/coord.h"
-#include "core/tstime.h"
+#include "spool/clock.h"
 
 int
 cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,

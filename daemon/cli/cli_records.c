@@ -27,6 +27,7 @@
 #include "records/records.h"
 #include "spool/spool.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 
 #define PAGE_DEFAULT	500	/* rows per query of history */
 

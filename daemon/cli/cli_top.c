@@ -27,6 +27,7 @@
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 
 #define TOP_ROWS	24	/* the frame fits a classic terminal */
 #define TOP_COLS	80

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/tstime.h"
+#include "spool/clock.h"
 
 /*
  * The two lease deadlines (cluster mode).  Every node of a cluster must

@@ -53,7 +53,7 @@
 #include <unistd.h>
 
 #include "spool/log.h"
-#include "core/tstime.h"
+#include "spool/clock.h"
 
 #define RETRY_MS	500	/* no reconnection attempt for this long */
 #define POLICY_MS	60000	/* maxmemory-policy read again this often */

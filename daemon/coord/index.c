@@ -16,7 +16,7 @@
 
 #include "coord/coord_impl.h"
 #include "coord/maxconc.h"
-#include "core/tstime.h"
+#include "spool/clock.h"
 
 #define KEY_LEN		(64 + 8 + TASK_ID_MAX + 1)
 

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void
 buf_init(struct buf *b, size_t cap)
@@ -97,24 +96,4 @@ buf_printf(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 	b->len += (size_t)n;
 	return 0;
-}
-
-int
-buf_read_fd(struct buf *b, int fd)
-{
-	char chunk[65536];
-
-	for (;;) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			return 0;
-		if (buf_append(b, chunk, (size_t)n) != 0)
-			return -1;
-	}
 }

@@ -38,10 +38,4 @@ int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/*
- * Read fd to EOF (or until the cap) appending to b.  Returns 0, or -1 with
- * errno from read(2), or EFBIG when the data exceeds the cap.
- */
-int buf_read_fd(struct buf *b, int fd);
-
 #endif

@@ -167,22 +167,6 @@ struct parse_ctx {
 
 /* ---- messages --------------------------------------------------------- */
 
-static void
-why_set(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-why_set(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why == NULL || whylen == 0)
-		return;
-	va_start(ap, fmt);
-	/* A reason cut at whylen-1 bytes is still a reason: no check. */
-	(void)vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
 
 /* Quote at most 40 bytes of [s, end), printable ASCII only. */
 static void
@@ -213,7 +197,7 @@ perr(struct parse_ctx *c, const char *s, const char *end, const char *fmt,
 	(void)vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
 	token_for_msg(s, end, tok, sizeof tok);
-	why_set(c->why, c->whylen, "%s: \"%s\" %s", c->f->name, tok, reason);
+	tz_why_set(c->why, c->whylen, "%s: \"%s\" %s", c->f->name, tok, reason);
 	return -1;
 }
 
@@ -613,7 +597,7 @@ expr_build(struct cron_expr *e, char **fields, int nf,
 	}
 	if (d == CRON_DIALECT_QUARTZ &&
 	    (e->dom_kind == DOM_ANY) == (e->dow_kind == DOW_ANY)) {
-		why_set(why, whylen, "day-of-month \"%.40s\", day-of-week "
+		tz_why_set(why, whylen, "day-of-month \"%.40s\", day-of-week "
 		    "\"%.40s\": exactly one of them must be \"?\" (quartz)",
 		    fields[3], fields[5]);
 		return -1;
@@ -640,17 +624,17 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 	errno = EINVAL;
 	if (text == NULL || (d != CRON_DIALECT_VIXIE &&
 	    d != CRON_DIALECT_QUARTZ)) {
-		why_set(why, whylen, "no expression");
+		tz_why_set(why, whylen, "no expression");
 		return NULL;
 	}
 	if ((len = strlen(text)) > CRON_TEXT_MAX) {
-		why_set(why, whylen, "expression longer than %d bytes",
+		tz_why_set(why, whylen, "expression longer than %d bytes",
 		    CRON_TEXT_MAX);
 		return NULL;
 	}
 	if ((buf = malloc(len + 1)) == NULL ||
 	    (e = calloc(1, sizeof *e)) == NULL) {
-		why_set(why, whylen, "out of memory");
+		tz_why_set(why, whylen, "out of memory");
 		free(buf);
 		errno = ENOMEM;
 		return NULL;
@@ -658,17 +642,17 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 	memcpy(buf, text, len + 1);
 	nf = fields_split(buf, fields, CRON_FIELDS_MAX);
 	if (nf == 0) {
-		why_set(why, whylen, "empty expression");
+		tz_why_set(why, whylen, "empty expression");
 		goto fail;
 	}
 	if (fields[0][0] == '@') {
 		if (d != CRON_DIALECT_VIXIE) {
-			why_set(why, whylen, "\"%.40s\": macros are only valid "
+			tz_why_set(why, whylen, "\"%.40s\": macros are only valid "
 			    "in the vixie dialect", fields[0]);
 			goto fail;
 		}
 		if (strcmp(fields[0], "@reboot") == 0) {
-			why_set(why, whylen, "\"@reboot\" has no next fire "
+			tz_why_set(why, whylen, "\"@reboot\" has no next fire "
 			    "time");
 			goto fail;
 		}
@@ -677,12 +661,12 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 			if (strcmp(fields[0], cron_macros[i].name) == 0)
 				break;
 		if (i == sizeof cron_macros / sizeof cron_macros[0]) {
-			why_set(why, whylen, "\"%.40s\": unknown macro",
+			tz_why_set(why, whylen, "\"%.40s\": unknown macro",
 			    fields[0]);
 			goto fail;
 		}
 		if (nf != 1) {
-			why_set(why, whylen, "\"%.40s\": a macro takes no "
+			tz_why_set(why, whylen, "\"%.40s\": a macro takes no "
 			    "fields", fields[0]);
 			goto fail;
 		}
@@ -691,12 +675,12 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 		return cron_parse(cron_macros[i].text, d, why, whylen);
 	}
 	if (d == CRON_DIALECT_VIXIE && nf != 5) {
-		why_set(why, whylen, "expected 5 fields (vixie), got %d%s", nf,
+		tz_why_set(why, whylen, "expected 5 fields (vixie), got %d%s", nf,
 		    nf > CRON_FIELDS_MAX ? " or more" : "");
 		goto fail;
 	}
 	if (d == CRON_DIALECT_QUARTZ && (nf < 6 || nf > 7)) {
-		why_set(why, whylen, "expected 6 or 7 fields (quartz), got "
+		tz_why_set(why, whylen, "expected 6 or 7 fields (quartz), got "
 		    "%d%s", nf, nf > CRON_FIELDS_MAX ? " or more" : "");
 		goto fail;
 	}

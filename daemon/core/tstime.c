@@ -1,5 +1,5 @@
 /*
- * tstime — clocks and RFC 3339 timestamps; see tstime.h.
+ * tstime — RFC 3339 timestamps; see tstime.h.
  */
 #include "core/tstime.h"
 
@@ -7,24 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-int64_t
-tstime_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t
-tstime_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 char *
 tstime_format_ms(char *buf, size_t len, int64_t ms)

@@ -1,10 +1,10 @@
 /*
- * tstime — clocks and RFC 3339 timestamps.
+ * tstime — RFC 3339 timestamps (pure: no clock read; the clocks are in
+ * spool/clock.h).
  *
- * Wall-clock instants are int64_t milliseconds since the Unix epoch (UTC);
- * intervals use CLOCK_MONOTONIC milliseconds.  Formatting and parsing are
- * pure (no clock read).  Follows RFC 3339 §5.6 ("date-time"), restricted
- * to the forms the API documents.
+ * Wall-clock instants are int64_t milliseconds since the Unix epoch (UTC).
+ * Follows RFC 3339 §5.6 ("date-time"), restricted to the forms the API
+ * documents.
  */
 #ifndef TASKSPOOL_TSTIME_H
 #define TASKSPOOL_TSTIME_H
@@ -19,12 +19,6 @@
 
 /* Size of a buffer that holds any timestamp tstime_format_ms writes. */
 #define TSTIME_BUF 32
-
-/* Current wall-clock time, epoch ms (CLOCK_REALTIME). */
-int64_t tstime_now_ms(void);
-
-/* Current monotonic time, ms (CLOCK_MONOTONIC); for intervals only. */
-int64_t tstime_mono_ms(void);
 
 /*
  * Write ms (epoch ms) as "2024-06-01T12:00:07.250Z" into buf (>= TSTIME_BUF

@@ -19,24 +19,16 @@
  * The loaders are the only I/O.  Malformed files and bad names are errors
  * returned to the caller (NULL + errno + reason), never aborts.
  */
-#include <sys/stat.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/tz.h"
-
-#define TZ_DIR_DEFAULT	"/usr/share/zoneinfo"
-
-/* Biggest TZif file we read; real ones are under 4 KiB (fat ones ~ 8 KiB). */
-#define TZ_FILE_MAX	(1024 * 1024)
 
 /* Longest footer TZ string accepted (real ones are under 60 bytes). */
 #define TZ_FOOTER_MAX	512
@@ -99,12 +91,8 @@ static const char *const tz_utc_names[] = {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static void
-why_set(char *why, size_t whylen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-why_set(char *why, size_t whylen, const char *fmt, ...)
+void
+tz_why_set(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -116,9 +104,8 @@ why_set(char *why, size_t whylen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Copy at most 64 bytes of s into out, printable ASCII only, for messages. */
-static void
-name_for_msg(const char *s, char *out, size_t outlen)
+void
+tz_name_for_msg(const char *s, char *out, size_t outlen)
 {
 	size_t i;
 
@@ -731,7 +718,7 @@ tz_free(struct tz *z)
 	free(z);
 }
 
-static struct tz *
+struct tz *
 tz_new_utc(const char *name)
 {
 	struct tz *z;
@@ -754,20 +741,20 @@ tz_load_posix(const char *spec, char *why, size_t whylen)
 	char shown[80];
 
 	if (spec == NULL || strlen(spec) > TZ_FOOTER_MAX) {
-		name_for_msg(spec, shown, sizeof shown);
-		why_set(why, whylen, "\"%s\": bad TZ rule", shown);
+		tz_name_for_msg(spec, shown, sizeof shown);
+		tz_why_set(why, whylen, "\"%s\": bad TZ rule", shown);
 		errno = EINVAL;
 		return NULL;
 	}
 	if ((z = tz_new_utc(spec)) == NULL) {
-		why_set(why, whylen, "out of memory");
+		tz_why_set(why, whylen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
 	z->is_utc = 0;
 	if (rule_parse(spec, &z->rule) != 0) {
-		name_for_msg(spec, shown, sizeof shown);
-		why_set(why, whylen, "\"%s\": bad TZ rule", shown);
+		tz_name_for_msg(spec, shown, sizeof shown);
+		tz_why_set(why, whylen, "\"%s\": bad TZ rule", shown);
 		tz_free(z);
 		errno = EINVAL;
 		return NULL;
@@ -815,12 +802,12 @@ block_parse(struct tz *z, const struct tzif_hdr *h, const unsigned char *p,
 	size_t i;
 
 	if (h->typecnt == 0 || h->typecnt > 256) {
-		why_set(why, whylen, "%s: bad type count %u", z->name,
+		tz_why_set(why, whylen, "%s: bad type count %u", z->name,
 		    h->typecnt);
 		return -1;
 	}
 	if (h->leapcnt != 0) {
-		why_set(why, whylen,
+		tz_why_set(why, whylen,
 		    "%s: leap-second zones are not supported", z->name);
 		return -1;
 	}
@@ -830,7 +817,7 @@ block_parse(struct tz *z, const struct tzif_hdr *h, const unsigned char *p,
 	z->tidx = calloc(z->ntrans ? z->ntrans : 1, 1);
 	z->types = calloc(z->ntypes, sizeof *z->types);
 	if (z->trans == NULL || z->tidx == NULL || z->types == NULL) {
-		why_set(why, whylen, "%s: out of memory", z->name);
+		tz_why_set(why, whylen, "%s: out of memory", z->name);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -838,7 +825,7 @@ block_parse(struct tz *z, const struct tzif_hdr *h, const unsigned char *p,
 		z->trans[i] = timesize == 8 ? get_be64(p + 8 * i) :
 		    (int32_t)get_be32(p + 4 * i);
 		if (i > 0 && z->trans[i] <= z->trans[i - 1]) {
-			why_set(why, whylen,
+			tz_why_set(why, whylen,
 			    "%s: transitions not in ascending order", z->name);
 			return -1;
 		}
@@ -847,7 +834,7 @@ block_parse(struct tz *z, const struct tzif_hdr *h, const unsigned char *p,
 	for (i = 0; i < z->ntrans; i++) {
 		z->tidx[i] = p[i];
 		if (p[i] >= z->ntypes) {
-			why_set(why, whylen, "%s: bad time type index",
+			tz_why_set(why, whylen, "%s: bad time type index",
 			    z->name);
 			return -1;
 		}
@@ -859,7 +846,7 @@ block_parse(struct tz *z, const struct tzif_hdr *h, const unsigned char *p,
 		if (z->types[i].utoff < TZ_UTOFF_MIN ||
 		    z->types[i].utoff > TZ_UTOFF_MAX || ti[4] > 1 ||
 		    ti[5] >= h->charcnt) {
-			why_set(why, whylen, "%s: bad local time type",
+			tz_why_set(why, whylen, "%s: bad local time type",
 			    z->name);
 			return -1;
 		}
@@ -880,19 +867,19 @@ tz_load_buf(const void *buf, size_t len, const char *name, char *why,
 	int saved;
 
 	if ((z = calloc(1, sizeof *z)) == NULL) {
-		why_set(why, whylen, "out of memory");
+		tz_why_set(why, whylen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
 	set_name(z, name != NULL ? name : "(buffer)");
 	errno = EINVAL;
 	if (p == NULL || hdr_read(p, len, &h1) != 0) {
-		why_set(why, whylen, "%s: not a TZif file", z->name);
+		tz_why_set(why, whylen, "%s: not a TZif file", z->name);
 		goto fail;
 	}
 	b1 = block_len(&h1, 4);
 	if (b1 > len - HDR_LEN) {
-		why_set(why, whylen, "%s: truncated TZif file", z->name);
+		tz_why_set(why, whylen, "%s: truncated TZif file", z->name);
 		goto fail;
 	}
 	if (h1.version == 1) {
@@ -904,7 +891,7 @@ tz_load_buf(const void *buf, size_t len, const char *name, char *why,
 	off = HDR_LEN + (size_t)b1;
 	if (hdr_read(p + off, len - off, &h2) != 0 ||
 	    (b2 = block_len(&h2, 8)) > len - off - HDR_LEN) {
-		why_set(why, whylen, "%s: truncated TZif file", z->name);
+		tz_why_set(why, whylen, "%s: truncated TZif file", z->name);
 		goto fail;
 	}
 	if (block_parse(z, &h2, p + off + HDR_LEN, 8, why, whylen) != 0)
@@ -912,7 +899,7 @@ tz_load_buf(const void *buf, size_t len, const char *name, char *why,
 	off += HDR_LEN + (size_t)b2;
 	/* Footer: "\n" TZ-string "\n". */
 	if (off >= len || p[off] != '\n') {
-		why_set(why, whylen, "%s: missing TZif footer", z->name);
+		tz_why_set(why, whylen, "%s: missing TZif footer", z->name);
 		goto fail;
 	}
 	off++;
@@ -920,14 +907,14 @@ tz_load_buf(const void *buf, size_t len, const char *name, char *why,
 		if (flen >= TZ_FOOTER_MAX || p[off + flen] == '\0')
 			break;
 	if (off + flen >= len || p[off + flen] != '\n') {
-		why_set(why, whylen, "%s: bad TZif footer", z->name);
+		tz_why_set(why, whylen, "%s: bad TZif footer", z->name);
 		goto fail;
 	}
 	memcpy(footer, p + off, flen);
 	footer[flen] = '\0';
 	if (flen > 0) {
 		if (rule_parse(footer, &z->rule) != 0) {
-			why_set(why, whylen, "%s: bad TZ rule \"%s\"",
+			tz_why_set(why, whylen, "%s: bad TZ rule \"%s\"",
 			    z->name, footer);
 			goto fail;
 		}
@@ -944,7 +931,7 @@ tz_load_buf(const void *buf, size_t len, const char *name, char *why,
 		if (z->ntrans > 0 && rule_offset(&z->rule,
 		    z->trans[z->ntrans - 1]) !=
 		    z->types[z->tidx[z->ntrans - 1]].utoff) {
-			why_set(why, whylen, "%s: TZ rule \"%s\" disagrees "
+			tz_why_set(why, whylen, "%s: TZ rule \"%s\" disagrees "
 			    "with the last transition", z->name, footer);
 			goto fail;
 		}
@@ -955,181 +942,4 @@ fail:
 	tz_free(z);
 	errno = saved;
 	return NULL;
-}
-
-struct tz *
-tz_load_file(const char *path, const char *name, char *why, size_t whylen)
-{
-	struct stat st;
-	struct tz *z;
-	unsigned char *buf;
-	char ebuf[128];		/* strerror() is not MT-safe */
-	size_t got = 0;
-	ssize_t n;
-	int fd, saved;
-
-	if (name == NULL)
-		name = path;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1) {
-		saved = errno;
-		if (saved == ENOENT || saved == ENOTDIR)
-			why_set(why, whylen, "%s: unknown time zone", name);
-		else
-			why_set(why, whylen, "%s: %s", name,
-			    strerror_r(saved, ebuf, sizeof ebuf));
-		errno = saved == ENOTDIR ? ENOENT : saved;
-		return NULL;
-	}
-	if (fstat(fd, &st) == -1) {
-		saved = errno;
-		why_set(why, whylen, "%s: %s", name,
-		    strerror_r(saved, ebuf, sizeof ebuf));
-		(void)close(fd);
-		errno = saved;
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		/* "America" is a directory of zones, not a zone. */
-		why_set(why, whylen, "%s: unknown time zone (not a file)",
-		    name);
-		(void)close(fd);
-		errno = S_ISDIR(st.st_mode) ? ENOENT : EINVAL;
-		return NULL;
-	}
-	if (st.st_size > TZ_FILE_MAX) {
-		why_set(why, whylen, "%s: file too large for a time zone",
-		    name);
-		(void)close(fd);
-		errno = EFBIG;
-		return NULL;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		why_set(why, whylen, "%s: out of memory", name);
-		(void)close(fd);
-		errno = ENOMEM;
-		return NULL;
-	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, buf + got, (size_t)st.st_size - got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	saved = errno;
-	(void)close(fd);
-	if (got != (size_t)st.st_size) {
-		why_set(why, whylen, "%s: short read", name);
-		free(buf);
-		errno = saved != 0 ? saved : EIO;
-		return NULL;
-	}
-	z = tz_load_buf(buf, got, name, why, whylen);
-	saved = errno;
-	free(buf);
-	errno = saved;
-	return z;
-}
-
-struct tz *
-tz_load(const char *name, char *why, size_t whylen)
-{
-	char path[PATH_MAX], shown[80];
-	const char *dir;
-	struct tz *z;
-	int n;
-
-	if (!tz_name_ok(name)) {
-		name_for_msg(name, shown, sizeof shown);
-		why_set(why, whylen, "\"%s\": invalid time zone name", shown);
-		errno = EINVAL;
-		return NULL;
-	}
-	if (strcmp(name, "UTC") == 0) {
-		if ((z = tz_new_utc(name)) == NULL) {
-			why_set(why, whylen, "UTC: out of memory");
-			errno = ENOMEM;
-		}
-		return z;
-	}
-	dir = secure_getenv("TZDIR");
-	if (dir == NULL || dir[0] == '\0')
-		dir = TZ_DIR_DEFAULT;
-	n = snprintf(path, sizeof path, "%s/%s", dir, name);
-	if (n < 0 || (size_t)n >= sizeof path) {
-		why_set(why, whylen, "%s: path too long", name);
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	return tz_load_file(path, name, why, whylen);
-}
-
-/* Zone name from a path below a "zoneinfo/" directory, or NULL. */
-static const char *
-zone_from_path(const char *path)
-{
-	const char *p = strstr(path, "zoneinfo/");
-
-	return p != NULL ? p + strlen("zoneinfo/") : NULL;
-}
-
-/*
- * The host's zone: TZ (a zone name, an absolute path or a POSIX TZ
- * string, with or without a leading ":"), else
- * /etc/timezone, else the /etc/localtime link target (or the file), else
- * UTC.  Returns new, or NULL with a reason when TZ is set but unusable.
- */
-struct tz *
-tz_load_host(char *why, size_t whylen)
-{
-	char buf[PATH_MAX], *p;
-	const char *tzenv, *name;
-	struct tz *z;
-	FILE *fp;
-	ssize_t n;
-
-	tzenv = getenv("TZ");
-	if (tzenv != NULL) {
-		if (*tzenv == ':')
-			tzenv++;
-		if (*tzenv == '\0')
-			return tz_load("UTC", why, whylen);
-		if (*tzenv != '/') {
-			/* A zone name, else a POSIX TZ string ("<+03>-3"). */
-			if (tz_name_ok(tzenv) &&
-			    (z = tz_load(tzenv, why, whylen)) != NULL)
-				return z;
-			if ((z = tz_load_posix(tzenv, NULL, 0)) != NULL)
-				return z;
-			if (!tz_name_ok(tzenv))
-				(void)tz_load(tzenv, why, whylen);
-			return NULL;
-		}
-		name = zone_from_path(tzenv);
-		if (name != NULL && (z = tz_load(name, NULL, 0)) != NULL)
-			return z;
-		return tz_load_file(tzenv, tzenv, why, whylen);
-	}
-	if ((fp = fopen("/etc/timezone", "re")) != NULL) {
-		p = fgets(buf, sizeof buf, fp);
-		(void)fclose(fp);
-		if (p != NULL) {
-			buf[strcspn(buf, " \t\r\n")] = '\0';
-			if (buf[0] != '\0' &&
-			    (z = tz_load(buf, NULL, 0)) != NULL)
-				return z;
-		}
-	}
-	n = readlink("/etc/localtime", buf, sizeof buf - 1);
-	if (n > 0) {
-		buf[n] = '\0';
-		name = zone_from_path(buf);
-		if (name != NULL && (z = tz_load(name, NULL, 0)) != NULL)
-			return z;
-	}
-	if ((z = tz_load_file("/etc/localtime", "localtime", NULL, 0)) != NULL)
-		return z;
-	return tz_load("UTC", why, whylen);
 }

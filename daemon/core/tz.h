@@ -3,9 +3,10 @@
  *
  * A struct tz is an immutable, loaded copy of one TZif file (RFC 8536,
  * tzfile(5)): its transition table plus the POSIX TZ rule of the file's
- * footer, which governs every instant after the last transition.  Loading is
- * the only I/O this module does; every other function is pure, reads no
- * clock, takes the loaded struct and is safe to call from any number of
+ * footer, which governs every instant after the last transition.  Loading
+ * from files (tz_load, tz_load_file, tz_load_host) is the only I/O, and it
+ * lives in spool/tzload.c, outside core/; every function of core/tz.c is
+ * pure, reads no clock, takes the loaded struct and is safe to call from any number of
  * threads at once (nothing here touches TZ, tzset() or localtime()).
  *
  * Vocabulary used below:
@@ -111,6 +112,27 @@ int		 tz_is_utc(const struct tz *z);
  * tz_load(), else 0.  Pure.
  */
 int		 tz_name_ok(const char *name);
+
+/*
+ * tz_name_for_msg() copies at most 64 bytes of s (may be NULL) into out
+ * (outlen bytes), printable ASCII only ('?' for others), for messages.
+ * Pure.
+ */
+/*
+ * tz_new_utc() returns a new zone of offset 0 named name (copied, cut to
+ * the name limit), to free with tz_free(), or NULL (ENOMEM).  Pure.
+ */
+struct tz	*tz_new_utc(const char *name);
+
+/*
+ * tz_why_set() writes the printf-style reason into why (whylen bytes; why
+ * may be NULL, then nothing is written); a reason cut at whylen-1 bytes
+ * is still a reason.  For the loaders and the cron parser.  Pure.
+ */
+void		 tz_why_set(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+void		 tz_name_for_msg(const char *s, char *out, size_t outlen);
 
 /*
  * tz_offset_at() returns the UTC offset in seconds (east positive) in

@@ -54,6 +54,7 @@
 #include "core/backoff.h"
 #include "callback/callback.h"
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "coord/claimmark.h"
 #include "coord/coord.h"
 #include "core/dispatch.h"
@@ -75,6 +76,7 @@
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "coord/wakeup.h"
 
 #define EV_SIGNAL	((uint64_t)-1)

@@ -12,13 +12,14 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "core/dispatch.h"
 #include "coord/index.h"
 #include "spool/log.h"
 #include "coord/maxconc.h"
 #include "core/nameset.h"
 #include "core/ring.h"
-#include "core/tstime.h"
+#include "spool/clock.h"
 #include "coord/wakeup.h"
 
 #define LIVE_TTL_MS	500	/* registry re-read at most this often */

@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "core/job.h"
 #include "core/jsontext.h"
 #include "spool/log.h"
 #include "records/records.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 #include "core/tz.h"
 #include "core/wheel.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/tstime.h"
+#include "spool/clock.h"
 #ifdef TS_MYSQL_DL
 #include "records/mysql_dl.h"	/* the CGI's copy: libmariadb by dlopen */
 #endif

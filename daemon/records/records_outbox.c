@@ -28,6 +28,7 @@
 #include "spool/log.h"
 #include "spool/metrics.h"
 #include "core/tstime.h"
+#include "spool/clock.h"
 
 #define BACKOFF_MIN_MS	500
 #define BACKOFF_MAX_MS	30000

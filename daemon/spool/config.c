@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "spool/readfd.h"
 #include "callback/callback.h"
 #include "spool/hooklimit.h"
 #include "coord/maxconc.h"

@@ -33,7 +33,7 @@
 #include "coord/maxconc.h"
 #include "core/nameset.h"
 #include "spool/spool.h"
-#include "core/tstime.h"
+#include "spool/clock.h"
 
 #define LEASE_MS	1000
 #define RENEW_MS	200

@@ -23,6 +23,7 @@
 #include <check.h>
 
 #include "core/tstime.h"
+#include "spool/clock.h"
 
 static const struct {
 	const char *s;
