@@ -4,6 +4,8 @@
 #   make deps       install missing Debian packages (needs root or sudo)
 #   make check      deps + build + unit tests (Check, and the replay of
 #                   tests/fuzz/'s corpora) + scenario tests
+#   make layers     check daemon/'s include graph against the folder
+#                   rules of daemon/README.md (part of make check)
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make fuzz       build the libFuzzer targets of tests/fuzz/ with clang
 #                   into build-fuzz/ and run each for FUZZ_SECONDS (60);
@@ -58,7 +60,7 @@ FUZZ_NAMES = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_DEPS = tests/fuzz/harness.c tests/fuzz/harness.h
 REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 
-.PHONY: all deps check unit scenario asan demo bench clean stress install \
+.PHONY: all deps check layers unit scenario asan demo bench clean stress install \
 	uninstall fuzz fuzz-targets
 all: $(PROGS) $(TOOL_BINS)
 
@@ -167,8 +169,13 @@ scenario: $(PROGS) $(TOOL_BINS)
 
 check: deps
 	$(MAKE) all
+	$(MAKE) layers
 	$(MAKE) unit
 	$(MAKE) scenario
+
+# The include graph of daemon/ against the rules of daemon/README.md.
+layers:
+	@python3 tests/layers/layers.py
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 \

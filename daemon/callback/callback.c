@@ -799,37 +799,3 @@ out:
 }
 
 /* --- configuration ------------------------------------------------------ */
-
-int
-callback_config_check(const struct config *c, char *why, size_t whylen)
-{
-	struct delivery_policy p;
-	struct ssrf_allow a;
-	unsigned char key[WHSIGN_KEY_MAX];
-	char msg[200];
-
-	delivery_policy_default(&p);
-	if (delivery_policy_parse(&p, c->callback_delays_ms) != 0) {
-		snprintf(why, whylen, "callback_delays_ms: \"%s\" is not 1..%d "
-		    "comma-separated delays of 1..86400000 ms",
-		    c->callback_delays_ms, DELIVERY_DELAYS_MAX);
-		return -1;
-	}
-	if (ssrf_parse_ports(&a, c->callback_allowed_ports, msg,
-	    sizeof(msg)) != 0) {
-		snprintf(why, whylen, "callback_allowed_ports: %s", msg);
-		return -1;
-	}
-	if (ssrf_parse_cidrs(&a, c->callback_allow_cidrs, msg,
-	    sizeof(msg)) != 0) {
-		snprintf(why, whylen, "callback_allow_cidrs: %s", msg);
-		return -1;
-	}
-	if (c->callback_secret[0] != '\0' &&
-	    whsign_secret_decode(c->callback_secret, key) < 0) {
-		snprintf(why, whylen, "callback_secret: not whsec_ + standard "
-		    "base64 (with padding) of 24..64 bytes");
-		return -1;
-	}
-	return 0;
-}

@@ -39,12 +39,6 @@
 #define CALLBACK_BODY_MAX (256 * 1024)	/* envelope bytes, API.md §8 */
 
 /*
- * Check the callback_* keys of c (schedule, ports, CIDRs, secret).
- * Returns 0, or -1 with a message naming the key in why.
- */
-int callback_config_check(const struct config *c, char *why, size_t whylen);
-
-/*
  * Build the delivery file for task t (its requestId, callbackUrl, appId)
  * whose result envelope (results/<id>.json) is result/rlen, into out.
  * s is used to look up the app's registration.  now_ms (epoch ms) is the

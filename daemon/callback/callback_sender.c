@@ -1323,7 +1323,7 @@ callback_sender_start(const struct config *cfg, const struct spool *sp,
 	const curl_version_info_data *vi;
 	char msg[200];
 
-	if (callback_config_check(cfg, why, whylen) != 0)
+	if (config_check_callback(cfg, why, whylen) != 0)
 		return NULL;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(why, whylen, "curl_global_init failed");

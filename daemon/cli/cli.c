@@ -38,7 +38,7 @@
 #include "coord/maxconc.h"
 #include "core/result.h"
 #include "spool/spool.h"
-#include "programs/version.h"
+#include "core/version.h"
 #include "core/task.h"
 #include "core/tstime.h"
 #include "spool/clock.h"

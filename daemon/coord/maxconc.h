@@ -32,21 +32,9 @@
 #include <stddef.h>
 
 #include "coord/coord.h"
+#include "core/limitspec.h"
 #include "core/nameset.h"
 #include "spool/spool.h"
-
-/*
- * Check a max_concurrent value (see above): every item is <code>=<N>,
- * code a valid task code, 1 <= N <= 4096.  Returns 0, or -1 with a
- * message naming the key and the item in why.
- */
-int limits_check(const char *spec, char *why, size_t whylen);
-
-/*
- * The limit of task code code in spec (a checked max_concurrent value),
- * 0 when code has none.
- */
-long limits_max(const char *spec, const char *code);
 
 /*
  * Take one of max slots of code for the lease held on fd (taken with

@@ -17,7 +17,7 @@
 #include "spool/log.h"
 #include "node/node.h"
 #include "spool/spool.h"
-#include "programs/version.h"
+#include "core/version.h"
 
 static void
 usage(FILE *fp)

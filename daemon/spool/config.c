@@ -12,10 +12,11 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/delivery.h"
+#include "core/limitspec.h"
+#include "core/ssrf.h"
+#include "core/whsign.h"
 #include "spool/readfd.h"
-#include "callback/callback.h"
-#include "spool/hooklimit.h"
-#include "coord/maxconc.h"
 #include "spool/log.h"
 #include "spool/spool.h"
 #include "spool/textfile.h"
@@ -451,6 +452,68 @@ config_finish(struct config *c, char *why, size_t whylen)
 	return -1;
 }
 
+int
+config_check_callback(const struct config *c, char *why, size_t whylen)
+{
+	struct delivery_policy p;
+	struct ssrf_allow a;
+	unsigned char key[WHSIGN_KEY_MAX];
+	char msg[200];
+
+	delivery_policy_default(&p);
+	if (delivery_policy_parse(&p, c->callback_delays_ms) != 0) {
+		snprintf(why, whylen, "callback_delays_ms: \"%s\" is not 1..%d "
+		    "comma-separated delays of 1..86400000 ms",
+		    c->callback_delays_ms, DELIVERY_DELAYS_MAX);
+		return -1;
+	}
+	if (ssrf_parse_ports(&a, c->callback_allowed_ports, msg,
+	    sizeof(msg)) != 0) {
+		snprintf(why, whylen, "callback_allowed_ports: %s", msg);
+		return -1;
+	}
+	if (ssrf_parse_cidrs(&a, c->callback_allow_cidrs, msg,
+	    sizeof(msg)) != 0) {
+		snprintf(why, whylen, "callback_allow_cidrs: %s", msg);
+		return -1;
+	}
+	if (c->callback_secret[0] != '\0' &&
+	    whsign_secret_decode(c->callback_secret, key) < 0) {
+		snprintf(why, whylen, "callback_secret: not whsec_ + standard "
+		    "base64 (with padding) of 24..64 bytes");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The hook_limit_* values that need more than a range: a non-zero
+ * hook_limit_as_bytes below HOOKLIMIT_AS_MIN or hook_limit_nofile below
+ * HOOKLIMIT_NOFILE_MIN (config.h).  Returns 0, or -1 with "key: ..." in
+ * why.
+ */
+static int
+hooklimit_keys_check(const struct config *cfg, char *why, size_t whylen)
+{
+	if (cfg->hook_limit_as_bytes > 0 && cfg->hook_limit_as_bytes <
+	    HOOKLIMIT_AS_MIN) {
+		snprintf(why, whylen, "hook_limit_as_bytes: %ld is below %ld "
+		    "bytes (16 MiB; too small to start a program); 0 = the "
+		    "daemon's limit", cfg->hook_limit_as_bytes,
+		    HOOKLIMIT_AS_MIN);
+		return -1;
+	}
+	if (cfg->hook_limit_nofile > 0 && cfg->hook_limit_nofile <
+	    HOOKLIMIT_NOFILE_MIN) {
+		snprintf(why, whylen, "hook_limit_nofile: %ld is below %ld "
+		    "(too few descriptors to start a program); 0 = the "
+		    "daemon's limit", cfg->hook_limit_nofile,
+		    HOOKLIMIT_NOFILE_MIN);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 config_check(struct config *c, char *why, size_t whylen)
 {
@@ -512,9 +575,9 @@ config_check(struct config *c, char *why, size_t whylen)
 		    "syslog", c->log_target);
 		return -1;
 	}
-	if (callback_config_check(c, why, whylen) != 0 ||
+	if (config_check_callback(c, why, whylen) != 0 ||
 	    limits_check(c->max_concurrent, why, whylen) != 0 ||
-	    hooklimit_config_check(c, why, whylen) != 0)
+	    hooklimit_keys_check(c, why, whylen) != 0)
 		return -1;
 	if (c->slots == 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);

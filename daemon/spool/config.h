@@ -22,6 +22,11 @@
 
 #define CONFIG_PATH_MAX 4096
 #define CONFIG_NODE_MAX 64	/* node ids use the task-code grammar */
+/* Smallest non-zero hook_limit_as_bytes and hook_limit_nofile (see
+ * spool/hooklimit.h): below them a dynamic executable cannot start. */
+#define HOOKLIMIT_AS_MIN	(16L << 20)	/* bytes */
+#define HOOKLIMIT_NOFILE_MIN	16L	/* the 3 standard descriptors, the
+					 * loader's libraries, room to work */
 
 struct config {
 	char spool[CONFIG_PATH_MAX];	/* spool root directory */
@@ -120,6 +125,15 @@ int config_locate(struct config *c, const char *explicit_path,
  * key: ..." when the loaded file set the bad value, else "key: ...") and
  * errno EINVAL. */
 int config_finish(struct config *c, char *why, size_t whylen);
+
+/*
+ * Check the callback_* keys of c (the delay schedule, ports, CIDRs, the
+ * whsec_ secret) with the parsers that use them (core/delivery.h,
+ * core/ssrf.h, core/whsign.h).  Part of config_finish; also run by the
+ * callback sender on the configuration it is given.  Returns 0, or -1
+ * with a message naming the key in why.
+ */
+int config_check_callback(const struct config *c, char *why, size_t whylen);
 
 /*
  * Write every key with its current value, unit and meaning to fp in the

@@ -55,28 +55,6 @@ hooklimit_from_config(const struct config *cfg, struct hook_rlimit *v)
 }
 
 int
-hooklimit_config_check(const struct config *cfg, char *why, size_t whylen)
-{
-	if (cfg->hook_limit_as_bytes > 0 && cfg->hook_limit_as_bytes <
-	    HOOKLIMIT_AS_MIN) {
-		snprintf(why, whylen, "hook_limit_as_bytes: %ld is below %ld "
-		    "bytes (16 MiB; too small to start a program); 0 = the "
-		    "daemon's limit", cfg->hook_limit_as_bytes,
-		    HOOKLIMIT_AS_MIN);
-		return -1;
-	}
-	if (cfg->hook_limit_nofile > 0 && cfg->hook_limit_nofile <
-	    HOOKLIMIT_NOFILE_MIN) {
-		snprintf(why, whylen, "hook_limit_nofile: %ld is below %ld "
-		    "(too few descriptors to start a program); 0 = the "
-		    "daemon's limit", cfg->hook_limit_nofile,
-		    HOOKLIMIT_NOFILE_MIN);
-		return -1;
-	}
-	return 0;
-}
-
-int
 hooklimit_check_process(const struct config *cfg, char *why, size_t whylen)
 {
 	struct hook_rlimit v[HOOKLIMIT_MAX];

@@ -28,10 +28,6 @@
 #include "spool/hook.h"
 
 #define HOOKLIMIT_MAX		4	/* resources we set */
-#define HOOKLIMIT_AS_MIN	(16L << 20) /* bytes: smaller and a dynamic
-					 * executable cannot even start */
-#define HOOKLIMIT_NOFILE_MIN	16L	/* descriptors: the 3 standard ones,
-					 * the loader's libraries, room to work */
 
 /*
  * Fill v (HOOKLIMIT_MAX entries) with the limits cfg (borrowed) sets, in
@@ -39,15 +35,6 @@
  * is 0: hook_spawn then makes no system call for limits).
  */
 int hooklimit_from_config(const struct config *cfg, struct hook_rlimit *v);
-
-/*
- * Check the values that need more than a range (config_finish): a
- * non-zero hook_limit_as_bytes below HOOKLIMIT_AS_MIN or
- * hook_limit_nofile below HOOKLIMIT_NOFILE_MIN.  Returns 0, or -1
- * with "key: ..." in why.
- */
-int hooklimit_config_check(const struct config *cfg, char *why,
-    size_t whylen);
 
 /*
  * Whether this process may give its children every limit of cfg: each

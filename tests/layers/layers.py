@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""layers.py — check daemon/'s include graph against daemon/README.md.
+
+Usage: python3 tests/layers/layers.py [REPO]   (REPO defaults to .)
+
+Reads the table "| folder | owns | may include |" of daemon/README.md (the
+one source of the rules), then every daemon/<folder>/*.c and *.h, and
+fails (exit 1, one line per finding) when:
+
+  - a file includes a header of a folder its folder may not include, or a
+    header that does not exist (every taskspool include names its folder:
+    #include "core/task.h");
+  - a library header escapes the folder the README's "Library headers"
+    list gives it (hiredis only in coord/, mysql.h only in records/...);
+  - a file of core/ includes a header of the OS interfaces that pure code
+    does not use (the "Pure code" list of the README);
+  - two concepts include each other, directly or through others (a cycle
+    in the concept graph: a concept is a file stem, x.c with x.h, and
+    x_impl.h belongs to concept x);
+  - the folder rules themselves have a cycle.
+
+It prints the folder-to-folder table of the include graph: for each
+folder, how many include lines name each other folder.  Exit 0 when
+nothing is found, 1 on findings, 2 when the README table cannot be read.
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
+
+
+def readme_rules(path):
+    """Parse daemon/README.md: folder rules, library headers, pure list."""
+    try:
+        text = open(path, encoding='utf-8').read()
+    except OSError as e:
+        sys.exit('layers: %s: %s' % (path, e.strerror))
+    rules = {}
+    for line in text.splitlines():
+        m = re.match(r'^\|\s*`([a-z]+)/`\s*\|.*\|\s*([^|]*)\|\s*$', line)
+        if not m:
+            continue
+        allowed = set(re.findall(r'`([a-z]+)/`', m.group(2)))
+        rules[m.group(1)] = allowed
+    libs = {}
+    for m in re.finditer(r'^- `<([^>]+)>` only in `([a-z]+)/`', text, re.M):
+        libs[m.group(1)] = m.group(2)
+    pure = set()
+    m = re.search(r'^Pure code includes none of: (.*)$', text, re.M)
+    if m:
+        pure = set(re.findall(r'`<([^>]+)>`', m.group(1)))
+    if not rules:
+        print('layers: %s has no "| `folder/` | owns | may include |" '
+              'table' % path)
+        sys.exit(2)
+    return rules, libs, pure
+
+
+def concept(path):
+    """The concept of daemon/F/x.c, x.h, x_impl.h: (F, x)."""
+    folder, name = path.split('/')[-2:]
+    stem = os.path.splitext(name)[0]
+    if stem.endswith('_impl'):
+        stem = stem[:-len('_impl')]
+    return folder + '/' + stem
+
+
+def cycles(graph):
+    """Strongly connected components with more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def main():
+    repo = sys.argv[1] if len(sys.argv) > 1 else '.'
+    daemon = os.path.join(repo, 'daemon')
+    rules, libs, pure = readme_rules(os.path.join(daemon, 'README.md'))
+    findings = []
+    table = {}
+    graph = {}
+    for folder in sorted(os.listdir(daemon)):
+        fdir = os.path.join(daemon, folder)
+        if not os.path.isdir(fdir):
+            continue
+        files = sorted(f for f in os.listdir(fdir)
+                       if f.endswith(('.c', '.h')))
+        if files and folder not in rules:
+            findings.append('daemon/%s/: a folder of code that '
+                            'daemon/README.md does not list' % folder)
+            continue
+        for name in files:
+            rel = 'daemon/%s/%s' % (folder, name)
+            text = open(os.path.join(fdir, name), encoding='utf-8').read()
+            me = concept(rel)
+            graph.setdefault(me, set())
+            for kind, inc in INCLUDE.findall(text):
+                if kind == '<':
+                    for lib, home in libs.items():
+                        hit = (inc.startswith(lib[:-1]) if lib.endswith('*')
+                               else inc == lib)
+                        if hit and folder != home:
+                            findings.append('%s: <%s> outside %s/' %
+                                            (rel, inc, home))
+                    if folder == 'core' and inc in pure:
+                        findings.append('%s: <%s> in core/ (pure code does '
+                                        'no I/O and reads no clock)' %
+                                        (rel, inc))
+                    continue
+                parts = inc.split('/')
+                if len(parts) != 2 or not os.path.isfile(
+                        os.path.join(daemon, inc)):
+                    findings.append('%s: "%s" is not daemon/<folder>/'
+                                    '<file>.h' % (rel, inc))
+                    continue
+                to = parts[0]
+                if to != folder:
+                    table.setdefault(folder, {}).setdefault(to, 0)
+                    table[folder][to] += 1
+                    if to not in rules[folder]:
+                        findings.append('%s: includes %s, but %s/ may '
+                                        'include only %s' %
+                                        (rel, inc, folder,
+                                         ', '.join(sorted(rules[folder]))
+                                         or 'itself'))
+                other = concept('daemon/' + inc)
+                if other != me:
+                    graph[me].add(other)
+    for comp in cycles(graph):
+        findings.append('include cycle between concepts: %s' %
+                        ' <-> '.join(comp))
+    for comp in cycles(rules):
+        findings.append('daemon/README.md: the folder rules have a cycle: '
+                        '%s' % ', '.join(comp))
+    folders = list(rules)	# the README's order: lowest layer first
+    print('folder-to-folder includes (row includes column; count of '
+          'include lines):')
+    width = max(len(f) for f in folders) + 1
+    print(' ' * width + ' '.join('%8s' % f for f in folders))
+    for f in folders:
+        row = table.get(f, {})
+        print(('%-' + str(width) + 's') % f + ' '.join(
+            '%8s' % (row[t] if t in row else ('.' if t != f else '-'))
+            for t in folders))
+    for line in findings:
+        print('layers: ' + line)
+    print('layers: %d finding(s) in %d concepts' % (len(findings),
+                                                    len(graph)))
+    return 1 if findings else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
