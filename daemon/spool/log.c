@@ -11,6 +11,7 @@
  */
 #include "spool/log.h"
 
+#include <sys/stat.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,9 +21,13 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "spool/clock.h"
 
 static const char *log_prog = "taskspool";
 static int log_syslog;
+static int log_journal;		/* stderr is the journal: "<N>" prefixes */
 static enum log_level log_max = LOG_LEVEL_INFO;
 static enum log_format log_fmt = LOG_FORMAT_TEXT;
 static char log_node[65];
@@ -46,21 +51,27 @@ struct log_repeat {
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct log_repeat log_rep[LOG_REPEAT_SLOTS];
 
-static int64_t
-log_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t (*log_clock)(void) = log_mono_ms;
+static int64_t (*log_clock)(void) = tstime_mono_ms;
 
 void
 log_set_clock(int64_t (*now_ms)(void))
 {
-	log_clock = now_ms != NULL ? now_ms : log_mono_ms;
+	log_clock = now_ms != NULL ? now_ms : tstime_mono_ms;
+}
+
+int
+log_stderr_is_journal(void)
+{
+	const char *v = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	int end = 0;
+
+	if (v == NULL || sscanf(v, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+	    v[end] != '\0' || fstat(STDERR_FILENO, &st) != 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
 }
 
 void
@@ -69,6 +80,7 @@ log_init(const char *progname, int use_syslog, enum log_level level)
 	log_prog = progname;
 	log_syslog = use_syslog;
 	log_max = level;
+	log_journal = !use_syslog && log_stderr_is_journal();
 	if (use_syslog)
 		openlog(progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -168,7 +180,7 @@ log_write(enum log_level lv, const char *event, const char *rid,
 		LOG_DEBUG };
 	struct timespec ts;
 	struct tm tm;
-	char when[40], sec[24], line[4096], num[16];
+	char when[40], sec[24], line[4096], num[16], pfx[8] = "";
 	size_t o = 0;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -176,12 +188,16 @@ log_write(enum log_level lv, const char *event, const char *rid,
 	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(when, sizeof(when), "%s.%03dZ", sec,
 	    (int)(ts.tv_nsec / 1000000));
+	/* On the journal's stream, "<N>" first: the line's priority
+	 * (sd-daemon(3), the SD_ERR... prefixes; N is syslog's). */
+	if (log_journal)
+		snprintf(pfx, sizeof(pfx), "<%d>", prio[lv]);
 	if (log_fmt == LOG_FORMAT_TEXT) {
 		if (log_syslog)
 			syslog(prio[lv], "%s", msg);
 		else
-			fprintf(stderr, "%s %s: %s: %s\n", when, log_prog,
-			    level_names[lv], msg);
+			fprintf(stderr, "%s%s %s: %s: %s\n", pfx, when,
+			    log_prog, level_names[lv], msg);
 		return;
 	}
 	o = kv_put(line, sizeof(line), o, "ts", when);
@@ -201,7 +217,7 @@ log_write(enum log_level lv, const char *event, const char *rid,
 	if (log_syslog)
 		syslog(prio[lv], "%s", line);
 	else
-		fprintf(stderr, "%s\n", line);
+		fprintf(stderr, "%s%s\n", pfx, line);
 }
 
 /* FNV-1a (64-bit; Fowler, Noll, Vo) over s and a 0 byte, into h. */

@@ -38,9 +38,22 @@ enum log_level { LOG_LEVEL_ERR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG 
 
 /*
  * Set the program name (borrowed: must stay valid), whether to use syslog
- * instead of stderr, and the most verbose level printed.
+ * instead of stderr, and the most verbose level printed.  When lines go
+ * to stderr and stderr is the systemd journal (log_stderr_is_journal),
+ * each line starts with its syslog priority as "<N>" (<3> error, <4>
+ * warning, <6> info, <7> debug; sd-daemon(3)), which journald strips and
+ * keeps as the entry's PRIORITY, so `journalctl -p warning` works.
  */
 void log_init(const char *progname, int use_syslog, enum log_level level);
+
+/*
+ * Whether stderr is the journal's stream: $JOURNAL_STREAM ("DEV:INODE",
+ * set by systemd for a service whose output goes to the journal) equals
+ * the device and inode of fstat(2) on descriptor 2, the check
+ * systemd.exec(5) prescribes ("JOURNAL_STREAM"), so output redirected
+ * elsewhere by the service's own shell gets no prefix.  Returns 1 or 0.
+ */
+int log_stderr_is_journal(void);
 
 /* Parse "err", "warn", "info" or "debug"; -1 if unknown. */
 int log_level_parse(const char *s);

@@ -1,6 +1,6 @@
 /*
  * check_log.c — unit tests for daemon/spool/log.c: the rate limit of repeated
- * warnings (log.h).
+ * warnings (log.h), and the journal's priority prefixes.
  *
  * Contract: the same warning (text after formatting) within 10 s of its
  * first line is counted, not written; once the 10 s are over, the next
@@ -10,6 +10,7 @@
  * is a fake one (log_set_clock); stderr is redirected to a file that the
  * test reads back, and the expected lines are written here by hand.
  */
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,82 @@ START_TEST(test_table_full)
 }
 END_TEST
 
+/* stderr emptied, unbuffered (the same file: the same inode). */
+static void
+reopen(void)
+{
+	ck_assert_ptr_nonnull(freopen(out_path, "w", stderr));
+	setvbuf(stderr, NULL, _IONBF, 0);
+}
+
+/* The whole first line of the output file, into buf. */
+static void
+first_line(char *buf, size_t len)
+{
+	FILE *f = fopen(out_path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, (int)len, f));
+	fclose(f);
+}
+
+/*
+ * stderr as the journal's stream: $JOURNAL_STREAM names the device and
+ * inode of descriptor 2 (systemd.exec(5)), and each line starts with the
+ * syslog priority in the "<N>" form of sd-daemon(3): <4> for a warning,
+ * <3> error, <6> info.  A JOURNAL_STREAM naming another file (output
+ * redirected by the service) or malformed gives no prefix.
+ */
+START_TEST(test_journal_priority)
+{
+	static const struct {
+		enum log_level lv;
+		const char *want;	/* line start; "2" = a timestamp */
+	} cases[] = {
+		{ LOG_LEVEL_ERR, "<3>2" }, { LOG_LEVEL_WARN, "<4>2" },
+		{ LOG_LEVEL_INFO, "<6>2" },
+	};
+	struct stat st;
+	char env[64], buf[512];
+
+	ck_assert_int_eq(fstat(STDERR_FILENO, &st), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(env, sizeof(env), "%llu:%llu",
+		    (unsigned long long)st.st_dev,
+		    (unsigned long long)st.st_ino);
+		setenv("JOURNAL_STREAM", env, 1);
+		ck_assert_int_eq(log_stderr_is_journal(), 1);
+		reopen();
+		log_init("t", 0, LOG_LEVEL_INFO);
+		log_task(cases[i].lv, "test", NULL, NULL, 0, "m%zu", i);
+		first_line(buf, sizeof(buf));
+		ck_assert_msg(strncmp(buf, cases[i].want, 4) == 0,
+		    "level %d: %s", (int)cases[i].lv, buf);
+	}
+	/* logfmt lines too */
+	reopen();
+	log_set_format(LOG_FORMAT_LOGFMT);
+	log_warnx("lf");
+	first_line(buf, sizeof(buf));
+	ck_assert_msg(strncmp(buf, "<4>ts=", 6) == 0, "%s", buf);
+	log_set_format(LOG_FORMAT_TEXT);
+	/* another inode, a malformed value, none: no prefix */
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino + 1);
+	setenv("JOURNAL_STREAM", env, 1);
+	ck_assert_int_eq(log_stderr_is_journal(), 0);
+	setenv("JOURNAL_STREAM", "8:x", 1);
+	ck_assert_int_eq(log_stderr_is_journal(), 0);
+	unsetenv("JOURNAL_STREAM");
+	ck_assert_int_eq(log_stderr_is_journal(), 0);
+	reopen();
+	log_init("t", 0, LOG_LEVEL_INFO);
+	log_warnx("plain");
+	first_line(buf, sizeof(buf));
+	ck_assert_msg(buf[0] == '2', "%s", buf);
+}
+END_TEST
+
 static Suite *
 log_suite(void)
 {
@@ -201,6 +278,7 @@ log_suite(void)
 	tcase_add_test(tc, test_distinct_not_held);
 	tcase_add_test(tc, test_errno_is_part_of_the_text);
 	tcase_add_test(tc, test_table_full);
+	tcase_add_test(tc, test_journal_priority);
 	suite_add_tcase(s, tc);
 	return s;
 }
