@@ -5,12 +5,15 @@
 #include "api/apiserve.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <openssl/crypto.h>
 
 #include "core/buf.h"
+#include "core/version.h"
 #include "spool/config.h"
 #include "spool/clock.h"
 
@@ -66,4 +69,21 @@ apiserve_request(struct api_request *rq,
 	rq->cfg = NULL;
 	rq->config_error = NULL;
 	return status;
+}
+
+int
+apiserve_options(const char *prog, const char *usage, int argc, char **argv)
+{
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "-h") == 0)) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc == 2 && (strcmp(argv[1], "--version") == 0 ||
+	    strcmp(argv[1], "-V") == 0)) {
+		printf("%s %s\n", prog, TASKSPOOL_VERSION);
+		return 0;
+	}
+	fputs(usage, stderr);
+	return 64;
 }

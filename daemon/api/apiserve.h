@@ -44,4 +44,17 @@ void apiserve_init(int long_lived);
 int apiserve_request(struct api_request *rq,
     void (*write_out)(void *ctx, const char *p, size_t n));
 
+/*
+ * The command line of an API program run by hand (not by a web server):
+ * argv[1] "--help" or "-h" prints usage (borrowed text, the program's
+ * own) on stdout and returns 0; "--version" or "-V" prints
+ * "<prog> <release>" and returns 0; anything else prints usage on stderr
+ * and returns 64 (EX_USAGE).  The caller exits with the value.  Callers
+ * look only when argc > 1 and, for the CGI, GATEWAY_INTERFACE is unset:
+ * a web server may pass a query without '=' as arguments (RFC 3875
+ * §4.4, the "search-string"), which are a request, not options.
+ */
+int apiserve_options(const char *prog, const char *usage, int argc,
+    char **argv);
+
 #endif

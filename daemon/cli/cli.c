@@ -52,6 +52,7 @@ struct cli {
 	struct config cfg;
 	const char *cfile;
 	const char *spool_arg;
+	const char *spool_from;	/* "-s", "$TASKSPOOL_SPOOL" or NULL */
 	int json;
 	struct spool sp;
 };
@@ -108,15 +109,18 @@ cli_open(struct cli *c)
 	}
 	if (spool_open(&c->sp, c->cfg.spool, NULL, (int)c->cfg.fsync, why,
 	    sizeof(why)) != 0) {
-		int missing = errno == ENOENT;
-
-		fprintf(stderr, "taskspool: %s\n", why);
-		/* Say how to fix it: the same advice as taskspoold's. */
-		if (missing)
-			fprintf(stderr, "taskspool: no spool at %s: create it "
-			    "with `taskspool init %s`, or name an existing one "
-			    "with -s DIR or $TASKSPOOL_SPOOL\n", c->cfg.spool,
-			    c->cfg.spool);
+		/* Say where the path came from and the ways out: the
+		 * same advice as taskspoold's. */
+		if (errno == ENOENT)
+			fprintf(stderr, "taskspool: no spool at %s (%s): create "
+			    "it with `taskspool init %s`, or name an existing "
+			    "one with -s DIR (before the command) or "
+			    "$TASKSPOOL_SPOOL\n", c->cfg.spool,
+			    c->spool_from != NULL ? c->spool_from :
+			    c->cfg.source[0] != '\0' ? c->cfg.source :
+			    "the default", c->cfg.spool);
+		else
+			fprintf(stderr, "taskspool: %s\n", why);
 		return EX_CONFIG;
 	}
 	return 0;
@@ -1276,6 +1280,64 @@ wait_for(struct cli *c, const char *id)
 	}
 }
 
+/*
+ * Whether a subcommand's arguments ask for its help: "--help" anywhere
+ * before a "--", or "-h" as the first argument (elsewhere "-h" may be an
+ * option's value).
+ */
+static int
+wants_help(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "-h") == 0)
+		return 1;
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * `taskspool CMD --help`: the lines of top_usage that describe CMD (a
+ * line "  CMD ..." and the lines indented deeper that continue it), the
+ * global options and the exit status, on stdout; exit 0.  An unknown CMD
+ * gets the whole usage on stderr and EX_USAGE.  One text for both, so
+ * `--help` and `taskspool --help` never disagree.
+ */
+static int
+command_help(const char *cmd)
+{
+	size_t cl = strlen(cmd);
+	const char *p = top_usage, *opts = strstr(top_usage, "\noptions:");
+	int found = 0, in = 0;
+
+	while (p < opts) {
+		const char *nl = strchr(p, '\n');
+		size_t len = (size_t)(nl - p) + 1;
+
+		if (strncmp(p, "  ", 2) == 0 && p[2] != ' ')
+			in = strncmp(p + 2, cmd, cl) == 0 &&
+			    (p[2 + cl] == ' ' || p[2 + cl] == '\n');
+		else if (strncmp(p, "   ", 3) != 0)
+			in = 0;
+		if (in) {
+			if (!found)
+				fputs("usage: taskspool [-c file] [-s spool] "
+				    "[--json]\n", stdout);
+			fwrite(p, 1, len, stdout);
+			found = 1;
+		}
+		p = nl + 1;
+	}
+	if (!found) {
+		fprintf(stderr, "taskspool: unknown command \"%s\"\n%s", cmd,
+		    top_usage);
+		return EX_USAGE;
+	}
+	fputs(opts + 1, stdout);
+	fputs("see taskspool(1) for each command's options.\n", stdout);
+	return 0;
+}
+
 static const char *usage_cmd;	/* the command cli_run dispatched to */
 static int cli_run(int argc, char **argv);
 
@@ -1308,11 +1370,15 @@ cli_run(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	config_defaults(&c.cfg);
-	c.spool_arg = getenv("TASKSPOOL_SPOOL");
+	if ((c.spool_arg = getenv("TASKSPOOL_SPOOL")) != NULL)
+		c.spool_from = "from $TASKSPOOL_SPOOL";
 	while ((ch = getopt_long(argc, argv, "+c:s:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c': c.cfile = optarg; break;
-		case 's': c.spool_arg = optarg; break;
+		case 's':
+			c.spool_arg = optarg;
+			c.spool_from = "from -s";
+			break;
 		case 'J': c.json = 1; break;
 		case 'V':
 			printf("taskspool %s\n", TASKSPOOL_VERSION);
@@ -1344,6 +1410,8 @@ cli_run(int argc, char **argv)
 			argc--;
 			i--;
 		}
+	if (wants_help(argc, argv))
+		return command_help(cmd);
 	if (strcmp(cmd, "init") == 0)
 		return cmd_init(&c, argc, argv);
 	if (strcmp(cmd, "submit") == 0)

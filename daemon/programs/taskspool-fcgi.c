@@ -15,7 +15,8 @@
  *
  * SIGTERM (the web server's stop) or SIGUSR1 (libfcgi's): between
  * requests exit at once, during one finish it first.  Exit 0 after them; 64 (EX_USAGE) with an
- * argument or when standard input is not a listening socket; 71
+ * argument other than --help or --version (which print and exit 0) or
+ * when standard input is not a listening socket; 71
  * (EX_OSERR) when libfcgi cannot start or stops accepting requests.
  */
 #include <errno.h>
@@ -75,6 +76,12 @@ fcgi_write(void *ctx, const char *p, size_t n)
 	}
 }
 
+static const char usage[] =
+"usage: taskspool.fcgi [--help | --version]\n"
+"The HTTP API of taskspool as a FastCGI application: started by the web\n"
+"server's process manager, spawn-fcgi or a systemd socket unit with the\n"
+"listening socket as standard input; see taskspool.cgi(8).\n";
+
 int
 main(int argc, char **argv)
 {
@@ -83,12 +90,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int rc = 0;
 
-	(void)argv;
-	if (argc > 1) {
-		fputs("usage: taskspool.fcgi (started by the web server or "
-		    "spawn-fcgi; see taskspool.cgi(8))\n", stderr);
-		return 64;
-	}
+	if (argc > 1)
+		return apiserve_options("taskspool.fcgi", usage, argc, argv);
 	if (FCGX_IsCGI()) {
 		fputs("taskspool.fcgi: standard input is not a listening "
 		    "socket: start it from the web server's FastCGI process "

@@ -1,0 +1,83 @@
+#!/bin/sh
+# The first hour with the command line (issue 13 item 7): `--help` on
+# every command prints that command's lines of the usage and exits 0,
+# whatever else is on the line and whether a spool exists; `-h` as the
+# first argument too; an unknown command's help is a usage error (64).
+# Without a spool, every command names the path, where it came from
+# (-s, $TASKSPOOL_SPOOL, the configuration file or the default) and the
+# three ways out, in one line.
+. "$(dirname "$0")/test-lib.sh"
+
+# The commands of `taskspool --help`, read from its own text: a line
+# "  NAME ..." under "commands:".
+cmds=$("$TS" --help | sed -n '/^commands:/,/^$/p' |
+    sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' | sort -u)
+
+test_expect_success 'the usage lists the commands' '
+	for c in init submit status top result logs list cancel retry config \
+	    nodes cron jobs apps callbacks db history stats purge; do
+		echo "$cmds" | grep -qx "$c" || { echo "missing $c"; return 1; }
+	done
+'
+
+test_expect_success 'CMD --help: exit 0, its own lines on stdout, nothing on stderr' '
+	for c in $cmds; do
+		env -u TASKSPOOL_SPOOL "$TS" -s "$TRASH/none" $c --help \
+		    >"$TRASH/h.out" 2>"$TRASH/h.err" ||
+		    { echo "$c --help: exit $?"; return 1; }
+		grep -q "^  $c " "$TRASH/h.out" ||
+		    { echo "$c --help:"; cat "$TRASH/h.out"; return 1; }
+		test ! -s "$TRASH/h.err" || { cat "$TRASH/h.err"; return 1; }
+		# only this command: no line of another command
+		if sed "/^options:/q" "$TRASH/h.out" | grep "^  [a-z]" |
+		    grep -v "^  $c " | grep -q .; then
+			echo "$c --help prints other commands:"; cat "$TRASH/h.out"
+			return 1
+		fi
+	done
+'
+
+test_expect_success '--help after operands and options, -h first' '
+	"$TS" -s "$TRASH/none" submit --code x --help >/dev/null &&
+	"$TS" -s "$TRASH/none" status some-id --help | grep -q "^  status " &&
+	"$TS" -s "$TRASH/none" logs -h | grep -q "^  logs " &&
+	"$TS" -s "$TRASH/none" jobs add f.json --help | grep -q "^  jobs "
+'
+
+test_expect_success 'an unknown command with --help: exit 64' '
+	"$TS" bogus --help >/dev/null 2>"$TRASH/e"; test $? = 64 &&
+	grep -q "unknown command \"bogus\"" "$TRASH/e"
+'
+
+test_expect_success 'no spool: one line naming the path, its source and the ways out' '
+	env -u TASKSPOOL_SPOOL "$TS" -s "$TRASH/none" status x 2>"$TRASH/e"
+	test $? = 78 && test "$(wc -l <"$TRASH/e")" = 1 &&
+	grep -q "no spool at $TRASH/none (from -s)" "$TRASH/e" &&
+	grep -q "taskspool init $TRASH/none" "$TRASH/e" &&
+	grep -q "\$TASKSPOOL_SPOOL" "$TRASH/e" &&
+	TASKSPOOL_SPOOL="$TRASH/none2" "$TS" nodes 2>"$TRASH/e"
+	test $? = 78 &&
+	grep -q "no spool at $TRASH/none2 (from \$TASKSPOOL_SPOOL)" "$TRASH/e" &&
+	printf "spool = %s\n" "$TRASH/none3" >"$TRASH/other.conf" &&
+	env -u TASKSPOOL_SPOOL "$TS" -c "$TRASH/other.conf" list 2>"$TRASH/e"
+	test $? = 78 &&
+	grep -q "no spool at $TRASH/none3 ($TRASH/other.conf)" "$TRASH/e"
+'
+
+test_expect_success 'taskspool.cgi and .fcgi run by hand: --help, --version, 64 otherwise' '
+	"$BUILD/taskspool.cgi" --help | grep -q "^usage: taskspool.cgi" &&
+	test "$("$BUILD/taskspool.cgi" --version)" = \
+	    "taskspool.cgi $("$TS" --version | cut -d" " -f2)" &&
+	"$BUILD/taskspool.fcgi" -h | grep -q "^usage: taskspool.fcgi" &&
+	{ "$BUILD/taskspool.cgi" --bogus 2>/dev/null; test $? = 64; }
+'
+
+test_expect_success 'under a web server (GATEWAY_INTERFACE) an argument is a search word, not an option' '
+	GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET SCRIPT_NAME=/api \
+	    PATH_INFO=/nope QUERY_STRING=--help TASKSPOOL_CONFIG="$CONF" \
+	    "$BUILD/taskspool.cgi" --help </dev/null >"$TRASH/cgi.out" &&
+	head -1 "$TRASH/cgi.out" | grep -q "^Status: " &&
+	! grep -q "^usage:" "$TRASH/cgi.out"
+'
+
+test_done
