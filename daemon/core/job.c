@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/jsontext.h"
+#include "core/suggest.h"
 #include "core/tstime.h"
 
 static const char *const misfire_names[] = { "fire_once", "skip",
@@ -187,6 +188,14 @@ struct job_seen {
 	int misfire_cap_given;
 };
 
+/* The members decode_member knows, for the "did you mean" of another. */
+static const char *const job_members[] = {
+	"jobCode", "taskCode", "cron", "fixedRateMs", "fixedDelayMs",
+	"dialect", "timezone", "executeParams", "route", "maxRetries",
+	"timeoutSec", "misfire", "misfireCap", "overlap", "enabled",
+	"startAt", "endAt", "createdAt", "jitterMs"
+};
+
 static int
 decode_member(struct job *j, struct job_seen *seen, const char *k,
     json_t *v, struct task_error *err)
@@ -290,6 +299,14 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		return get_time(v, k, &j->created_ms, err);
 	if (strcmp(k, "jitterMs") == 0)
 		return get_int(v, k, 0, JOB_JITTER_MAX_MS, &j->jitter_ms, err);
+	{
+		const char *near = suggest_name(k, job_members,
+		    NELEM(job_members));
+
+		if (near != NULL)
+			return fail(err, k, "unknown member (did you mean "
+			    "\"%s\"? see the job file format)", near);
+	}
 	return fail(err, k, "unknown member (see the job file format)");
 }
 

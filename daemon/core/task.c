@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/jsontext.h"
+#include "core/suggest.h"
 #include "core/tstime.h"
 
 static const char *const outcome_names[] = { "SUCCESS", "FAILED",
@@ -114,6 +115,34 @@ fail(struct task_error *err, const char *field, const char *fmt, ...)
 	vsnprintf(err->rule, sizeof(err->rule), fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+/* The members of a task file and of an attempts[] entry (decode_member,
+ * decode_attempt), for the "did you mean" of an unknown one. */
+static const char *const task_members[] = {
+	"requestId", "taskCode", "taskName", "triggerType", "delayMs",
+	"runAt", "executeParams", "callbackUrl", "maxRetries", "timeoutSec",
+	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
+	"createdAt", "notBefore", "triggerTime", "attempts"
+};
+static const char *const attempt_members[] = {
+	"attempt", "node", "startedAt", "finishedAt", "retryAt",
+	"durationMs", "exitCode", "signal", "outcome", "reason"
+};
+#define NELEM_T(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* "unknown member": field is the error's field, name the member as
+ * written; with a close known name, "did you mean" it. */
+static int
+unknown(struct task_error *err, const char *field, const char *name,
+    const char *const *known, size_t n, const char *where)
+{
+	const char *near = suggest_name(name, known, n);
+
+	if (near != NULL)
+		return fail(err, field, "unknown member (did you mean "
+		    "\"%s\"? see %s)", near, where);
+	return fail(err, field, "unknown member (see %s)", where);
 }
 
 /* Depth of nesting below v, failing past TASK_DEPTH_MAX. */
@@ -427,7 +456,8 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 				return -1;
 			memcpy(a->reason, s, strlen(s) + 1);
 		} else
-			return fail(err, field, "unknown member");
+			return unknown(err, field, k, attempt_members,
+			    NELEM_T(attempt_members), "an attempts[] entry");
 	}
 	if (a->attempt == 0) {
 		snprintf(field, sizeof(field), "attempts[%zu].attempt", idx);
@@ -557,7 +587,8 @@ decode_member(struct task *t, const char *k, json_t *v,
 		}
 		return 0;
 	}
-	return fail(err, k, "unknown member (see the task file format)");
+	return unknown(err, k, k, task_members, NELEM_T(task_members),
+	    "the task file format");
 }
 
 /*

@@ -15,6 +15,7 @@
 #include "core/delivery.h"
 #include "core/limitspec.h"
 #include "core/ssrf.h"
+#include "core/suggest.h"
 #include "core/whsign.h"
 #include "spool/readfd.h"
 #include "spool/log.h"
@@ -179,7 +180,16 @@ config_set(struct config *c, const char *key, const char *value, char *why,
 	long v;
 
 	if (k == NULL) {
-		snprintf(why, whylen, "unknown key \"%s\"", key);
+		const char *names[NKEYS], *near;
+
+		for (size_t i = 0; i < NKEYS; i++)
+			names[i] = keys[i].name;
+		if ((near = suggest_name(key, names, NKEYS)) != NULL)
+			snprintf(why, whylen, "unknown key \"%s\" (did you "
+			    "mean \"%s\"?)", key, near);
+		else
+			snprintf(why, whylen, "unknown key \"%s\" (taskspool "
+			    "config lists every key)", key);
 		return -1;
 	}
 	if (k->type == KEY_STR) {

@@ -136,7 +136,7 @@ test_expect_success 'drop malformed task files (cp and tmp+mv)' '
 
 	printf "{\"taskcode\":\"probe\"}" >"$SRC/typo" &&
 	put_cp typo.json "$SRC/typo" &&
-	expect typo.json "taskcode" "unknown member" &&
+	expect typo.json "taskcode" "unknown member .did you mean .taskCode.\?" &&
 
 	printf "{\"requestId\":\"other-id\",\"taskCode\":\"probe\"}" >"$SRC/mism" &&
 	put_mv mismatch.json "$SRC/mism" &&

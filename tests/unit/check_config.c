@@ -239,6 +239,10 @@ static const struct {
 	{ "Slots = 4\n", 1, "Slots" },		/* keys are case-sensitive */
 	{ "slots = 4\n\n\nbogus_key = 1 # c\n", 4, "bogus_key" },
 	{ "slots 4\n", 1, "key = value" },	/* no '=' */
+	/* a typo: the nearest key suggested */
+	{ "slot = 4\n", 1, "unknown key \"slot\" (did you mean \"slots\"?)" },
+	{ "max_retry = 1\n", 1, "(did you mean \"max_retries\"?)" },
+	{ "nothing_like_it = 1\n", 1, "(taskspool config lists every key)" },
 };
 
 START_TEST(test_load_errors)

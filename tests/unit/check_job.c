@@ -449,7 +449,11 @@ START_TEST(test_rules_members)
 
 	/* Unknown members, including task-only ones. */
 	bad_m("\"cron\":\"@daily\",\"cronn\":\"@daily\"", "cronn",
-	    "unknown member");
+	    "unknown member (did you mean \"cron\"?");
+	bad_m("\"cron\":\"@daily\",\"timeZone\":\"UTC\"", "timeZone",
+	    "unknown member (did you mean \"timezone\"?");
+	bad_m("\"cron\":\"@daily\",\"fixedRate\":5", "fixedRate",
+	    "(did you mean \"fixedRateMs\"?");
 	bad_m("\"cron\":\"@daily\",\"triggerType\":\"now\"", "triggerType",
 	    "unknown member");
 }

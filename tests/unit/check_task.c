@@ -272,13 +272,26 @@ struct bad_case {
 };
 
 static const struct bad_case bad_cases[] = {
-	/* unknown members: a typo fails loudly */
+	/* unknown members: a typo fails loudly, and a close known name is
+	 * suggested (case, one swap, one or two missing letters); a name
+	 * close to none is not */
 	{ "typo taskcode", "{\"taskcode\":\"a\"}", "taskcode",
-	    "unknown member" },
+	    "unknown member (did you mean \"taskCode\"?" },
 	{ "typo beside good", "{\"taskCode\":\"a\",\"taskcode\":\"a\"}",
-	    "taskcode", "unknown member" },
+	    "taskcode", "unknown member (did you mean \"taskCode\"?" },
 	{ "typo timeoutsec", "{\"taskCode\":\"a\",\"timeoutsec\":5}",
-	    "timeoutsec", "unknown member" },
+	    "timeoutsec", "unknown member (did you mean \"timeoutSec\"?" },
+	{ "typo tiemoutSec", "{\"taskCode\":\"a\",\"tiemoutSec\":5}",
+	    "tiemoutSec", "(did you mean \"timeoutSec\"?" },
+	{ "typo maxRetry", "{\"taskCode\":\"a\",\"maxRetry\":1}",
+	    "maxRetry", "(did you mean \"maxRetries\"?" },
+	{ "typo excuteParams", "{\"taskCode\":\"a\",\"excuteParams\":1}",
+	    "excuteParams", "(did you mean \"executeParams\"?" },
+	{ "far name", "{\"taskCode\":\"a\",\"colour\":1}", "colour",
+	    "unknown member (see the task file format)" },
+	{ "attempt typo", "{\"taskCode\":\"a\",\"attempts\":[{\"attempt\":1,"
+	    "\"node\":\"n\",\"exitcode\":0}]}", "attempts[0].exitcode",
+	    "(did you mean \"exitCode\"? see an attempts[] entry)" },
 	/* timeoutSec: integer 1..604800 */
 	{ "timeout string", "{\"taskCode\":\"a\",\"timeoutSec\":\"abc\"}",
 	    "timeoutSec", "integer 1..604800" },
