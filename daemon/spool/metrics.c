@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/version.h"
+
 /* Histogram upper bounds, seconds.  A hook runs from milliseconds to
  * hours; a trigger is late by milliseconds when healthy, by the retry and
  * rescan intervals when not. */
@@ -437,6 +439,13 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 		    "last file of a daemon that stopped cleanly.");
 		rc |= buf_printf(b, "taskspool_metrics_stopped{node=\"%s\"} %d\n",
 		    nd, self->stopped ? 1 : 0);
+		/* The release as a label of a constant 1, the *_build_info
+		 * convention of Prometheus's own exporters. */
+		rc |= family(b, "taskspool_build_info", "gauge", "Always 1; "
+		    "the release of the daemon that wrote this file is its "
+		    "version label.");
+		rc |= buf_printf(b, "taskspool_build_info{node=\"%s\",version="
+		    "\"%s\"} 1\n", nd, TASKSPOOL_VERSION);
 	}
 	rc |= family(b, "taskspool_tasks_total", "counter", "Tasks that "
 	    "reached a terminal state on this node, by task code and status.");

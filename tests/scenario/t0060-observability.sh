@@ -112,6 +112,8 @@ test_expect_success 'counters equal what happened' '
 	test "$(metric "taskspool_lease_lost_total{node=\"n1\"}" $m)" = 0 &&
 	test "$(metric "taskspool_metrics_interval_seconds{node=\"n1\"}" $m)" = 0.200 &&
 	test "$(metric "taskspool_metrics_stopped{node=\"n1\"}" $m)" = 0 &&
+	v=$("$TS" --version | cut -d" " -f2) &&
+	test "$(metric "taskspool_build_info{node=\"n1\",version=\"$v\"}" $m)" = 1 &&
 	w=$(metric "taskspool_metrics_written_timestamp_seconds{node=\"n1\"}" $m) &&
 	awk -v w="$w" -v t="$(stat -c %Y "$M")" "BEGIN { exit !(w > t - 60 && w < t + 60) }" &&
 	test "$(metric "taskspool_trigger_delay_seconds_count{node=\"n1\"}" $m)" = 18 &&
