@@ -33,6 +33,7 @@
 #include "cli/cli_records.h"
 #include "cli/cli_nodes.h"
 #include "spool/config.h"
+#include "coord/coord.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
 #include "coord/maxconc.h"
@@ -65,6 +66,7 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
+"         [--wait-timeout S]\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
 "  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
@@ -95,7 +97,8 @@ static const char *const top_usage =
 "  2 it was CANCELLED; 64 usage; 65 invalid task or damaged result;\n"
 "  66 no such task; 67 no such group (init); 69 no result yet or\n"
 "  registry unreadable; 73 requestId already used; 74 I/O error;\n"
-"  75 try again (callbacks redeliver); 78 configuration error.\n";
+"  75 try again (callbacks redeliver; --wait-timeout passed);\n"
+"  78 configuration error.\n";
 
 static int
 cli_open(struct cli *c)
@@ -249,7 +252,7 @@ read_all(const char *path, struct buf *b)
 	return rc;
 }
 
-static int wait_for(struct cli *c, const char *id);
+static int wait_for(struct cli *c, const char *id, int64_t limit_ms);
 
 static int
 cmd_submit(struct cli *c, int argc, char **argv)
@@ -264,10 +267,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "retries", required_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "wait", no_argument, NULL, 'w' },
+		{ "wait-timeout", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
+	const char *wait_timeout = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -287,6 +292,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'r': retries = optarg; break;
 		case 't': timeout = optarg; break;
 		case 'w': waitp = 1; break;
+		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 0;
@@ -295,10 +301,11 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 	}
 	{
-		const char *nums[] = { retries, timeout };
-		const char *names[] = { "--retries", "--timeout" };
+		const char *nums[] = { retries, timeout, wait_timeout };
+		const char *names[] = { "--retries", "--timeout",
+		    "--wait-timeout" };
 
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (nums[i] != NULL && (nums[i][0] == '\0' ||
 			    strspn(nums[i], "0123456789") != strlen(nums[i]) ||
 			    strlen(nums[i]) > 9)) {
@@ -470,7 +477,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	else
 		printf("%s\n", t.request_id);
 	fflush(stdout);
-	rc = waitp ? wait_for(c, t.request_id) : 0;
+	rc = waitp ? wait_for(c, t.request_id, wait_timeout != NULL ?
+	    strtol(wait_timeout, NULL, 10) * 1000 : -1) : 0;
 out:
 	task_fini(&t);
 	buf_fini(&in);
@@ -1229,16 +1237,79 @@ cmd_retry(struct cli *c, int argc, char **argv)
 
 /* --- --wait --- */
 
+/*
+ * How many daemons of the spool are alive now: in the node registry
+ * (coord_nodes: heartbeat files, or Redis in cluster mode) with a
+ * heartbeat younger than 3 heartbeat_ms, the rule of `taskspool nodes`.
+ * -1 when the registry cannot be read (then nothing is said).
+ */
 static int
-wait_for(struct cli *c, const char *id)
+live_daemons(struct cli *c)
 {
-	int tty = isatty(2);
-	int64_t start = tstime_mono_ms();
+	struct coord *co;
+	struct coord_node *v = NULL;
+	size_t n = 0;
+	char why[512];
+	int64_t now = tstime_now_ms();
+	int alive = 0;
+
+	if ((co = coord_open(&c->cfg, "", &c->sp, why, sizeof(why))) == NULL)
+		return -1;
+	if (coord_nodes(co, &v, &n, why, sizeof(why)) != 0) {
+		coord_close(co);
+		return -1;
+	}
+	coord_close(co);
+	for (size_t i = 0; i < n; i++)
+		alive += now - v[i].at_ms < 3 * c->cfg.heartbeat_ms;
+	free(v);
+	return alive;
+}
+
+/*
+ * --wait: follow task id until it ends; progress on stderr (one line
+ * rewritten on a terminal, a line per state otherwise).  Says so, once,
+ * when no live daemon serves the spool (checked at the start and every
+ * WAIT_LIVE_CHECK_MS): the task then waits in the spool until one
+ * starts.  limit_ms >= 0 (--wait-timeout) ends the wait after that long
+ * with EX_TEMPFAIL, the task left where it is.  Returns the exit status
+ * of `submit --wait` (taskspool(1), EXIT STATUS).
+ */
+#define WAIT_LIVE_CHECK_MS	5000
+static int
+wait_for(struct cli *c, const char *id, int64_t limit_ms)
+{
+	int tty = isatty(2), said = 0;
+	int64_t start = tstime_mono_ms(), next_check = start;
 	const char *last = "";
 
 	for (;;) {
 		struct status st;
 		const char *s;
+		int64_t now = tstime_mono_ms();
+
+		if (now >= next_check) {
+			next_check = now + WAIT_LIVE_CHECK_MS;
+			if (!said && live_daemons(c) == 0) {
+				if (tty)
+					fprintf(stderr, "\r\033[K");
+				fprintf(stderr, "taskspool: no live daemon "
+				    "serves %s (`taskspool nodes` shows none "
+				    "alive): %s waits in the spool until one "
+				    "starts (taskspoold -s %s)\n", c->cfg.spool,
+				    id, c->cfg.spool);
+				said = 1;
+			}
+		}
+		if (limit_ms >= 0 && now - start >= limit_ms) {
+			if (tty)
+				fprintf(stderr, "\r\033[K");
+			fprintf(stderr, "%s still %s after --wait-timeout %lld "
+			    "s: not waiting longer (the task goes on; "
+			    "`taskspool status %s`)\n", id, last[0] != '\0' ?
+			    last : "PENDING", (long long)(limit_ms / 1000), id);
+			return EX_TEMPFAIL;
+		}
 
 		if (get_status(c, id, &st) != 0) {
 			usleep(20000);

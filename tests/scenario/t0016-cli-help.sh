@@ -5,7 +5,8 @@
 # first argument too; an unknown command's help is a usage error (64).
 # Without a spool, every command names the path, where it came from
 # (-s, $TASKSPOOL_SPOOL, the configuration file or the default) and the
-# three ways out, in one line.
+# three ways out, in one line.  `submit --wait` says when no live daemon
+# serves the spool, and --wait-timeout ends the wait (75).
 . "$(dirname "$0")/test-lib.sh"
 
 # The commands of `taskspool --help`, read from its own text: a line
@@ -78,6 +79,23 @@ test_expect_success 'under a web server (GATEWAY_INTERFACE) an argument is a sea
 	    "$BUILD/taskspool.cgi" --help </dev/null >"$TRASH/cgi.out" &&
 	head -1 "$TRASH/cgi.out" | grep -q "^Status: " &&
 	! grep -q "^usage:" "$TRASH/cgi.out"
+'
+
+test_expect_success 'submit --wait with no live daemon says so; --wait-timeout ends the wait with 75' '
+	"$TS" -c "$CONF" submit --code probe --wait-timeout 2 \
+	    >"$TRASH/id" 2>"$TRASH/e"; test $? = 75 &&
+	id=$(cat "$TRASH/id") &&
+	test "$(grep -c "no live daemon serves $SPOOL" "$TRASH/e")" = 1 &&
+	grep -q "$id still PENDING after --wait-timeout 2 s" "$TRASH/e" &&
+	test -f "$SPOOL/incoming/$id.json"
+'
+
+test_expect_success 'with a daemon: the waiting task runs, no such line' '
+	start_daemon n1 &&
+	wait_terminal "$(cat "$TRASH/id")" &&
+	"$TS" -c "$CONF" submit --code probe --wait-timeout 60 >/dev/null \
+	    2>"$TRASH/e" &&
+	! grep -q "no live daemon" "$TRASH/e"
 '
 
 test_done
