@@ -1,0 +1,272 @@
+/*
+ * jobrun — the per-job run marker; see jobrun.h.
+ */
+#include "jobrun.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "claimmark.h"
+#include "task.h"
+
+#define JOBRUN_LOCK_TRIES 50	/* critical section: tries, 2 ms apart
+				 * (held for a marker write at most) */
+#define JOBRUN_LINE_MAX	(TASK_ID_MAX + JOBRUN_TOKEN_MAX + 160)
+
+/* What a marker says. */
+struct marker {
+	char id[TASK_ID_MAX + 1];		/* "" when there is none or it is torn */
+	char token[JOBRUN_TOKEN_MAX];
+	int64_t at_ms;			/* -1 when not stated */
+};
+
+int
+jobrun_open(const struct spool *sp)
+{
+	if (mkdirat(sp->dir[SPOOL_STATE], "jobruns", 02750) != 0 &&
+	    errno != EEXIST)
+		return -1;
+	return openat(sp->dir[SPOOL_STATE], "jobruns", O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int
+jobrun_task_live(const struct spool *sp, const char *id)
+{
+	static const enum spool_dir order[] = { SPOOL_DELAYED,
+		SPOOL_INCOMING, SPOOL_QUEUE, SPOOL_ACTIVE };
+	char file[SPOOL_NAME_MAX];
+	struct stat st;
+
+	if (!spool_id_ok(id))
+		return 0;
+	snprintf(file, sizeof(file), "%s.json", id);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			enum spool_dir d = order[i];
+
+			if (d == SPOOL_QUEUE || d == SPOOL_ACTIVE) {
+				if (spool_in_nodes(sp, d, file, NULL))
+					return 1;
+			} else if (fstatat(sp->dir[d], file, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0)
+				return 1;
+		}
+	return 0;
+}
+
+/* Whether task id exists anywhere (live or finished: a result, or a
+ * file in a terminal directory). */
+static int
+task_known(const struct spool *sp, const char *id)
+{
+	char file[SPOOL_NAME_MAX];
+	enum spool_dir where;
+	struct stat st;
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	return spool_locate(sp, id, &where, NULL) == 0 ||
+	    fstatat(sp->dir[SPOOL_RESULTS], file, &st, 0) == 0 ||
+	    fstatat(sp->dir[SPOOL_CORRUPT], file, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* "<job><suffix>" into out; 0, or -1 with EINVAL. */
+static int
+name_of(char *out, size_t len, const char *job, const char *suffix)
+{
+	int l;
+
+	if (!spool_code_ok(job)) {
+		errno = EINVAL;
+		return -1;
+	}
+	l = snprintf(out, len, "%s%s", job, suffix);
+	if (l < 0 || (size_t)l >= len) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Read job's marker into m.  Returns 1 (a marker; m->id "" when torn),
+ * 0 (none) or -1 with errno. */
+static int
+marker_read(int dirfd, const char *job, struct marker *m)
+{
+	char name[SPOOL_NAME_MAX], *data, *sp, *p;
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	m->at_ms = -1;
+	if (name_of(name, sizeof(name), job, ".run") != 0)
+		return -1;
+	data = spool_read_file(dirfd, name, JOBRUN_LINE_MAX, &len);
+	if (data == NULL)
+		return errno == ENOENT ? 0 : -1;
+	data[strcspn(data, "\n")] = '\0';
+	sp = strchr(data, ' ');
+	if (sp != NULL)
+		*sp = '\0';
+	if (spool_id_ok(data))
+		snprintf(m->id, sizeof(m->id), "%s", data);
+	if (sp != NULL) {
+		if ((p = strstr(sp + 1, "token=")) != NULL)
+			snprintf(m->token, sizeof(m->token), "%.*s",
+			    (int)strspn(p + 6, "0123456789abcdef"), p + 6);
+		if ((p = strstr(sp + 1, "at_ms=")) != NULL) {
+			char *end;
+			long long v = strtoll(p + 6, &end, 10);
+
+			if (end != p + 6 && v >= 0)
+				m->at_ms = v;
+		}
+	}
+	free(data);
+	return 1;
+}
+
+/* Make job's marker name id (crash-safe: tmp + fsync + rename + fsync of
+ * the directory).  0, or -1 with errno. */
+static int
+marker_write(const struct spool *sp, int dirfd, const char *job,
+    const char *id, const char *token, const char *node, int64_t now_ms)
+{
+	char name[SPOOL_NAME_MAX], line[JOBRUN_LINE_MAX];
+	int l;
+
+	if (name_of(name, sizeof(name), job, ".run") != 0)
+		return -1;
+	l = snprintf(line, sizeof(line), "%s token=%s node=%.64s at_ms=%lld\n",
+	    id, token, node, (long long)now_ms);
+	if (l < 0 || (size_t)l >= sizeof(line)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return spool_publish(sp, dirfd, name, line, (size_t)l, -1, 0);
+}
+
+/* Enter job's critical section.  Returns the lock's descriptor or -1
+ * with errno (EWOULDBLOCK: held all along). */
+static int
+lock_take(int dirfd, const char *job, const char *node, int64_t now_ms,
+    char *lname, size_t llen)
+{
+	if (name_of(lname, llen, job, ".lock") != 0)
+		return -1;
+	for (int i = 0;; i++) {
+		int fd = claimmark_take_at(dirfd, lname, node, now_ms, NULL,
+		    NULL, 0);
+		struct timespec ts = { 0, 2000000L };
+
+		if (fd >= 0 || (errno != EWOULDBLOCK && errno != EAGAIN) ||
+		    i + 1 >= JOBRUN_LOCK_TRIES)
+			return fd;
+		(void)nanosleep(&ts, NULL);
+	}
+}
+
+/* Whether a marker written at at_ms (its writer's clock) is still within
+ * JOBRUN_PUBLISH_MS of now_ms (either way: the clocks of two nodes). */
+static int
+young(int64_t at_ms, int64_t now_ms)
+{
+	return at_ms >= 0 && now_ms - at_ms < JOBRUN_PUBLISH_MS &&
+	    at_ms - now_ms < JOBRUN_PUBLISH_MS;
+}
+
+int
+jobrun_begin(const struct spool *sp, int dirfd, const char *job,
+    const char *id, const char *token, const char *node, int replace,
+    int64_t now_ms, char *prev, size_t prevlen)
+{
+	char lname[SPOOL_NAME_MAX];
+	struct marker m;
+	int lfd, r, v = JOBRUN_FIRE;
+
+	if (prev != NULL && prevlen > 0)
+		prev[0] = '\0';
+	if (!spool_id_ok(id)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((lfd = lock_take(dirfd, job, node, now_ms, lname,
+	    sizeof(lname))) < 0)
+		return -1;
+	if ((r = marker_read(dirfd, job, &m)) < 0) {
+		int e = errno;
+
+		claimmark_release_at(dirfd, lname, lfd);
+		errno = e;
+		return -1;
+	}
+	if (prev != NULL && prevlen > 0)
+		snprintf(prev, prevlen, "%s", m.id);
+	if (r == 1 && m.id[0] != '\0') {
+		int live = jobrun_task_live(sp, m.id);
+		int unpub = !live && !task_known(sp, m.id);
+
+		if (strcmp(m.id, id) == 0) {
+			/* This very fire: made, or being made — unless it
+			 * is our own that failed to publish, or stale. */
+			if (!unpub || (strcmp(m.token, token) != 0 &&
+			    young(m.at_ms, now_ms)))
+				v = JOBRUN_MADE;
+		} else if (!replace && (live || (unpub &&
+		    young(m.at_ms, now_ms))))
+			v = JOBRUN_LIVE;
+	}
+	if (v == JOBRUN_FIRE && marker_write(sp, dirfd, job, id, token, node,
+	    now_ms) != 0) {
+		int e = errno;
+
+		claimmark_release_at(dirfd, lname, lfd);
+		errno = e;
+		return -1;
+	}
+	claimmark_release_at(dirfd, lname, lfd);
+	return v;
+}
+
+int
+jobrun_publish(int dirfd, const char *job, const char *id, const char *node,
+    int64_t now_ms, int fromfd, const char *from, int tofd, const char *to)
+{
+	char lname[SPOOL_NAME_MAX];
+	struct marker m;
+	int lfd, r, e = 0;
+
+	if ((lfd = lock_take(dirfd, job, node, now_ms, lname,
+	    sizeof(lname))) < 0)
+		return -1;
+	r = marker_read(dirfd, job, &m);
+	if (r < 0)
+		e = errno;
+	else if (r == 0 || strcmp(m.id, id) != 0)
+		e = ESTALE;
+	else if (spool_move_excl(fromfd, from, tofd, to) != 0)
+		e = errno;
+	claimmark_release_at(dirfd, lname, lfd);
+	if (e != 0) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int
+jobrun_read(int dirfd, const char *job, char *id, size_t idlen)
+{
+	struct marker m;
+	int r = marker_read(dirfd, job, &m);
+
+	if (idlen > 0)
+		snprintf(id, idlen, "%s", r == 1 ? m.id : "");
+	return r < 0 ? -1 : (r == 1 && m.id[0] != '\0');
+}
