@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,21 @@ jobrun_open(const struct spool *sp)
 		return -1;
 	return openat(sp->dir[SPOOL_STATE], "jobruns", O_RDONLY |
 	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int
+jobrun_token(char *out)
+{
+	unsigned char r[(JOBRUN_TOKEN_MAX - 1) / 2];
+
+	out[0] = '\0';
+	if (RAND_bytes(r, sizeof(r)) != 1) {
+		errno = EIO;
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(out + 2 * i, 3, "%02x", r[i]);
+	return 0;
 }
 
 int

@@ -60,6 +60,13 @@ enum jobrun_verdict {
 int jobrun_open(const struct spool *sp);
 
 /*
+ * A new writer token into out (JOBRUN_TOKEN_MAX bytes: 32 hex digits
+ * from RAND_bytes, NUL-terminated), one per scheduler or CLI run.
+ * Returns 0, or -1 with errno EIO when the generator fails.
+ */
+int jobrun_token(char *out);
+
+/*
  * Whether task id (borrowed) is pending or running on sp: in delayed/,
  * incoming/, queue/<node>/ or active/<node>/ (DESIGN §3).  The
  * directories are looked at in the order a task moves through them,

@@ -104,7 +104,6 @@ struct sched *
 scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 {
 	struct sched *s = calloc(1, sizeof(*s));
-	unsigned char r[(JOBRUN_TOKEN_MAX - 1) / 2];
 
 	if (s == NULL)
 		return NULL;
@@ -113,13 +112,8 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 	s->statefd = open_subdir(sp->dir[SPOOL_STATE], "jobs");
 	s->runsfd = jobrun_open(sp);
 	s->w = wheel_new((uint64_t)now_ms);
-	if (RAND_bytes(r, sizeof(r)) != 1)
-		errno = EIO;
-	else
-		for (size_t i = 0; i < sizeof(r); i++)
-			snprintf(s->token + 2 * i, 3, "%02x", r[i]);
 	if (s->statefd < 0 || s->runsfd < 0 || s->w == NULL ||
-	    s->token[0] == '\0') {
+	    jobrun_token(s->token) != 0) {
 		int e = errno;
 
 		scheduler_free(s);
@@ -703,7 +697,6 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		int v;
 
 		prev[0] = '\0';
-
 		if (j->def.overlap == JOB_OVERLAP_REPLACE) {
 			out[0] = out[n - 1];
 			n = 1;
@@ -711,13 +704,12 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 			n = 0;
 		else
 			n = 1;
+		if (job_task_id(j->def.code, out[0], lid, sizeof(lid)) != 0)
+			lid[0] = '\0';
 		if (n == 0)
 			log_info("job %s: fire skipped: %s still pending or "
 			    "running (overlap forbid)", j->def.code,
 			    j->live[0]);
-		else if (job_task_id(j->def.code, out[0], lid,
-		    sizeof(lid)) != 0)
-			lid[0] = '\0';
 		v = n > 0 && lid[0] != '\0' ? jobrun_begin(s->sp, s->runsfd,
 		    j->def.code, lid, s->token, s->sp->node,
 		    j->def.overlap == JOB_OVERLAP_REPLACE, now, prev,
