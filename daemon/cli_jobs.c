@@ -73,7 +73,8 @@ struct jobs_cli {
 "  enable, disable   set \"enabled\" in the job's file\n" \
 "  remove    delete the job's file\n" \
 "  run-now   submit the job's task now, as task JOB.<UTC time>; print\n" \
-"            its requestId\n" \
+"            its requestId (overlap forbid: exit 75 while a run of the\n" \
+"            job is pending or running; replace: that run is cancelled)\n" \
 "  next      the next N (default %d) fire times: the instant in the job's\n" \
 "            zone, a space, the same instant in UTC (fixedDelay: assuming\n" \
 "            each run ends as it starts); --from starts after that instant\n" \
