@@ -58,38 +58,30 @@ int
 claimmark_take(const struct spool *sp, const char *id, const char *node,
     int64_t now_ms, int *taken_over, char *prev, size_t prevlen)
 {
-	return claimmark_take_at(sp->claims, id, node, now_ms, taken_over,
-	    prev, prevlen);
-}
-
-int
-claimmark_take_at(int dirfd, const char *id, const char *node,
-    int64_t now_ms, int *taken_over, char *prev, size_t prevlen)
-{
 	struct stat st;
 
 	if (taken_over != NULL)
 		*taken_over = 0;
 	if (prev != NULL && prevlen > 0)
 		prev[0] = '\0';
-	if (dirfd < 0) {
+	if (sp->claims < 0) {
 		errno = EBADF;
 		return -1;
 	}
 	for (int i = 0; i < CLAIMMARK_TRIES; i++) {
 		int fd, created = 1;
 
-		fd = openat(dirfd, id, O_RDWR | O_CREAT | O_EXCL |
+		fd = openat(sp->claims, id, O_RDWR | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd < 0 && errno == EEXIST) {
 			created = 0;
-			fd = openat(dirfd, id, O_RDWR | O_NOFOLLOW |
+			fd = openat(sp->claims, id, O_RDWR | O_NOFOLLOW |
 			    O_NONBLOCK | O_CLOEXEC);
 			if (fd < 0 && errno == ENOENT)
 				continue;	/* released meanwhile */
 			if (fd < 0 && errno == ELOOP) {
 				/* Not ours: a marker is a regular file. */
-				(void)unlinkat(dirfd, id, 0);
+				(void)unlinkat(sp->claims, id, 0);
 				continue;
 			}
 		}
@@ -101,10 +93,10 @@ claimmark_take_at(int dirfd, const char *id, const char *node,
 		}
 		if (!S_ISREG(st.st_mode)) {
 			close(fd);
-			(void)unlinkat(dirfd, id, 0);
+			(void)unlinkat(sp->claims, id, 0);
 			continue;
 		}
-		if (coord_flock_verify(fd, dirfd, id) != 0) {
+		if (coord_flock_verify(fd, sp->claims, id) != 0) {
 			int e = errno;
 
 			close(fd);
@@ -121,7 +113,7 @@ claimmark_take_at(int dirfd, const char *id, const char *node,
 		if (write_info(fd, node, now_ms, created) != 0) {
 			int e = errno;
 
-			claimmark_release_at(dirfd, id, fd);
+			claimmark_release(sp, id, fd);
 			errno = e;
 			return -1;
 		}
@@ -134,15 +126,9 @@ claimmark_take_at(int dirfd, const char *id, const char *node,
 void
 claimmark_release(const struct spool *sp, const char *id, int fd)
 {
-	claimmark_release_at(sp->claims, id, fd);
-}
-
-void
-claimmark_release_at(int dirfd, const char *id, int fd)
-{
 	if (fd < 0)
 		return;
-	(void)unlinkat(dirfd, id, 0);
+	(void)unlinkat(sp->claims, id, 0);
 	close(fd);
 }
 

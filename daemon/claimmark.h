@@ -52,25 +52,12 @@ int claimmark_take(const struct spool *sp, const char *id,
     size_t prevlen);
 
 /*
- * claimmark_take() in any directory dirfd (borrowed) instead of
- * state/claims/: the same exclusive, crash-released critical section
- * over the name id (a file name, no '/'), for another namespace of
- * markers (jobrun.h: the per-job run lock in state/jobruns/).  Returns
- * and errors as claimmark_take (EBADF: dirfd < 0).
- */
-int claimmark_take_at(int dirfd, const char *id, const char *node,
-    int64_t now_ms, int *taken_over, char *prev, size_t prevlen);
-
-/*
  * End the critical section: remove state/claims/<id> while the lock is
  * still held (so that a claimant waiting on the old inode sees it gone),
  * then close fd.  fd < 0 is allowed (nothing held).  Errors are ignored:
  * a marker left behind is unlocked, hence taken over or swept.
  */
 void claimmark_release(const struct spool *sp, const char *id, int fd);
-
-/* claimmark_release() of a marker taken with claimmark_take_at(dirfd). */
-void claimmark_release_at(int dirfd, const char *id, int fd);
 
 /*
  * Remove the markers nobody holds whose last change is at least

@@ -755,7 +755,7 @@ run_now_fenced(struct jobs_cli *c, const struct job *j, const char *id,
 		return EX_IOERR;
 	}
 	v = jobrun_begin(&c->sp, dfd, j->code, id, token, node,
-	    j->overlap == JOB_OVERLAP_REPLACE, tstime_now_ms(), prev,
+	    j->overlap == JOB_OVERLAP_REPLACE, 0, tstime_now_ms(), prev,
 	    sizeof(prev));
 	if (v < 0) {
 		rc = errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
@@ -791,8 +791,8 @@ run_now_fenced(struct jobs_cli *c, const struct job *j, const char *id,
 		goto out;
 	}
 	close(fd);
-	if (jobrun_publish(dfd, j->code, id, node, tstime_now_ms(),
-	    c->sp.dir[SPOOL_TMP], tmp, c->sp.dir[SPOOL_INCOMING], file) != 0) {
+	if (jobrun_publish(dfd, j->code, id, c->sp.dir[SPOOL_TMP], tmp,
+	    c->sp.dir[SPOOL_INCOMING], file) != 0) {
 		rc = errno == EEXIST ? EX_CANTCREAT : errno == ESTALE ||
 		    errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
 		fprintf(stderr, "taskspool jobs run-now: incoming/%s: %s\n",

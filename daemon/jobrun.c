@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "claimmark.h"
+#include "coord.h"
 #include "task.h"
 
 #define JOBRUN_LOCK_TRIES 50	/* critical section: tries, 2 ms apart
@@ -22,7 +22,7 @@
 
 /* What a marker says. */
 struct marker {
-	char id[TASK_ID_MAX + 1];		/* "" when there is none or it is torn */
+	char id[TASK_ID_MAX + 1];	/* "" when none, or torn */
 	char token[JOBRUN_TOKEN_MAX];
 	int64_t at_ms;			/* -1 when not stated */
 };
@@ -149,11 +149,16 @@ marker_read(int dirfd, const char *job, struct marker *m)
 }
 
 /* Make job's marker name id (crash-safe: tmp + fsync + rename + fsync of
- * the directory).  0, or -1 with errno. */
+ * the directory; with JOBRUN_NOSYNC tmp + rename only, the caller syncs
+ * before it publishes the run).  0, or -1 with errno. */
 static int
 marker_write(const struct spool *sp, int dirfd, const char *job,
-    const char *id, const char *token, const char *node, int64_t now_ms)
+    const char *id, const char *token, const char *node, int64_t now_ms,
+    int flags)
 {
+	char tmp[SPOOL_TMPNAME_MAX];
+	int fd;
+
 	char name[SPOOL_NAME_MAX], line[JOBRUN_LINE_MAX];
 	int l;
 
@@ -165,25 +170,64 @@ marker_write(const struct spool *sp, int dirfd, const char *job,
 		errno = EINVAL;
 		return -1;
 	}
-	return spool_publish(sp, dirfd, name, line, (size_t)l, -1, 0);
+	if (!(flags & JOBRUN_NOSYNC))
+		return spool_publish(sp, dirfd, name, line, (size_t)l, -1, 0);
+	if ((fd = spool_stage(sp, line, (size_t)l, -1, tmp, sizeof(tmp))) < 0)
+		return -1;
+	close(fd);
+	if (renameat(sp->dir[SPOOL_TMP], tmp, dirfd, name) != 0) {
+		int e = errno;
+
+		(void)unlinkat(sp->dir[SPOOL_TMP], tmp, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
-/* Enter job's critical section.  Returns the lock's descriptor or -1
- * with errno (EWOULDBLOCK: held all along). */
-static int
-lock_take(int dirfd, const char *job, const char *node, int64_t now_ms,
-    char *lname, size_t llen)
+int
+jobrun_sync(const struct spool *sp, int dirfd, const char *job)
 {
-	if (name_of(lname, llen, job, ".lock") != 0)
+	char name[SPOOL_NAME_MAX];
+	int fd, rc;
+
+	if (!sp->do_fsync)
+		return 0;
+	if (name_of(name, sizeof(name), job, ".run") != 0)
+		return -1;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* Enter job's critical section: flock(2) on state/jobruns/<job>.lock,
+ * a file that stays (only the lock comes and goes, so nothing needs
+ * taking over: the kernel drops the lock of a holder that dies).
+ * Returns the lock's descriptor (close it to leave) or -1 with errno
+ * (EWOULDBLOCK: held all along). */
+static int
+lock_take(int dirfd, const char *job)
+{
+	char lname[SPOOL_NAME_MAX];
+
+	if (name_of(lname, sizeof(lname), job, ".lock") != 0)
 		return -1;
 	for (int i = 0;; i++) {
-		int fd = claimmark_take_at(dirfd, lname, node, now_ms, NULL,
-		    NULL, 0);
 		struct timespec ts = { 0, 2000000L };
+		int fd = openat(dirfd, lname, O_RDWR | O_CREAT | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC, 0640);
 
-		if (fd >= 0 || (errno != EWOULDBLOCK && errno != EAGAIN) ||
-		    i + 1 >= JOBRUN_LOCK_TRIES)
+		if (fd < 0)
+			return -1;
+		if (coord_flock_verify(fd, dirfd, lname) == 0)
 			return fd;
+		close(fd);
+		if ((errno != EWOULDBLOCK && errno != ESTALE &&
+		    errno != ENOENT) || i + 1 >= JOBRUN_LOCK_TRIES)
+			return -1;
 		(void)nanosleep(&ts, NULL);
 	}
 }
@@ -200,9 +244,8 @@ young(int64_t at_ms, int64_t now_ms)
 int
 jobrun_begin(const struct spool *sp, int dirfd, const char *job,
     const char *id, const char *token, const char *node, int replace,
-    int64_t now_ms, char *prev, size_t prevlen)
+    int flags, int64_t now_ms, char *prev, size_t prevlen)
 {
-	char lname[SPOOL_NAME_MAX];
 	struct marker m;
 	int lfd, r, v = JOBRUN_FIRE;
 
@@ -212,13 +255,12 @@ jobrun_begin(const struct spool *sp, int dirfd, const char *job,
 		errno = EINVAL;
 		return -1;
 	}
-	if ((lfd = lock_take(dirfd, job, node, now_ms, lname,
-	    sizeof(lname))) < 0)
+	if ((lfd = lock_take(dirfd, job)) < 0)
 		return -1;
 	if ((r = marker_read(dirfd, job, &m)) < 0) {
 		int e = errno;
 
-		claimmark_release_at(dirfd, lname, lfd);
+		close(lfd);
 		errno = e;
 		return -1;
 	}
@@ -239,27 +281,25 @@ jobrun_begin(const struct spool *sp, int dirfd, const char *job,
 			v = JOBRUN_LIVE;
 	}
 	if (v == JOBRUN_FIRE && marker_write(sp, dirfd, job, id, token, node,
-	    now_ms) != 0) {
+	    now_ms, flags) != 0) {
 		int e = errno;
 
-		claimmark_release_at(dirfd, lname, lfd);
+		close(lfd);
 		errno = e;
 		return -1;
 	}
-	claimmark_release_at(dirfd, lname, lfd);
+	close(lfd);
 	return v;
 }
 
 int
-jobrun_publish(int dirfd, const char *job, const char *id, const char *node,
-    int64_t now_ms, int fromfd, const char *from, int tofd, const char *to)
+jobrun_publish(int dirfd, const char *job, const char *id, int fromfd,
+    const char *from, int tofd, const char *to)
 {
-	char lname[SPOOL_NAME_MAX];
 	struct marker m;
 	int lfd, r, e = 0;
 
-	if ((lfd = lock_take(dirfd, job, node, now_ms, lname,
-	    sizeof(lname))) < 0)
+	if ((lfd = lock_take(dirfd, job)) < 0)
 		return -1;
 	r = marker_read(dirfd, job, &m);
 	if (r < 0)
@@ -268,7 +308,7 @@ jobrun_publish(int dirfd, const char *job, const char *id, const char *node,
 		e = ESTALE;
 	else if (spool_move_excl(fromfd, from, tofd, to) != 0)
 		e = errno;
-	claimmark_release_at(dirfd, lname, lfd);
+	close(lfd);
 	if (e != 0) {
 		errno = e;
 		return -1;

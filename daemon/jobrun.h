@@ -9,12 +9,14 @@
  *
  * state/jobruns/<jobCode>.run holds the id of the job's current run:
  * "<taskId> token=<writer> node=<node> at_ms=<Unix ms>\n", written with
- * the writer protocol (tmp + fsync + rename + fsync(dir)).  Every read,
+ * the writer protocol (tmp + fsync + rename + fsync(dir); the scheduler
+ * batches the fsyncs with its pass's, before any publish).  Every read,
  * decision and change of it, and every publication of the run it names,
- * happens inside the per-job critical section state/jobruns/<jobCode>.lock
- * (claimmark_take_at(): O_EXCL create + flock, released by the kernel
- * when its holder dies).  The two suffixes keep the names of different
- * job codes apart (a code may hold '.').
+ * happens inside the per-job critical section: flock(2) on
+ * state/jobruns/<jobCode>.lock (a file that stays; the kernel drops the
+ * lock when its holder dies, and for a spool on NFS the lock manager
+ * does, as for the claim markers of claimmark.h).  The two suffixes
+ * keep the names of different job codes apart (a code may hold '.').
  *
  * A fire of instant id first asks jobrun_begin(); only on JOBRUN_FIRE is
  * the task staged, and it is moved into incoming/ or delayed/ with
@@ -38,10 +40,12 @@
 
 #include "spool.h"
 
-/* How long an unpublished run's marker is respected (ms): well above
- * the time from the marker to the publish of one scheduler pass (at
- * most SCHED_TICK_MAX fires and one syncfs), and small beside a job's
- * period.  A writer slower than this loses the fire (jobrun_publish). */
+/* How long an unpublished run's marker is respected (ms): above the
+ * time from the marker to the publish of a scheduler pass (a few ms per
+ * forbid fire: a pass of thousands of them on a loaded disk may take
+ * longer), and small beside how long a leader crash may block the job.
+ * Safety does not depend on it: a writer slower than this whose marker
+ * was taken over publishes nothing (jobrun_publish). */
 #define JOBRUN_PUBLISH_MS	10000
 
 #define JOBRUN_TOKEN_MAX	33	/* a writer's token, with the NUL */
@@ -92,19 +96,32 @@ int jobrun_task_live(const struct spool *sp, const char *id);
  *     the bound: with replace = 0 (forbid) JOBRUN_LIVE; with replace = 1
  *     the marker is made to name id and JOBRUN_FIRE (the caller cancels
  *     the run in prev when it is live).
+ * flags: 0 writes the marker by the writer protocol (tmp + fsync +
+ * rename + fsync of the directory); JOBRUN_NOSYNC leaves out both fsyncs,
+ * for a caller that batches them (jobrun_sync) before the publish.
  * prev (prevlen bytes, may be NULL) gets the run the marker named before
  * ("" when none).  Returns the verdict, or -1 with errno: EWOULDBLOCK
  * (another writer kept the critical section: try again later), EINVAL
  * (a bad job or id), or the errno of the marker's write.
  */
+#define JOBRUN_NOSYNC	1	/* jobrun_begin: the caller syncs */
 int jobrun_begin(const struct spool *sp, int dirfd, const char *job,
     const char *id, const char *token, const char *node, int replace,
-    int64_t now_ms, char *prev, size_t prevlen);
+    int flags, int64_t now_ms, char *prev, size_t prevlen);
 
 /*
- * Publish run id (borrowed) of job (borrowed) for node (borrowed, for
- * the operator) at now_ms (Unix ms), dirfd being jobrun_open()'s: inside the job's critical section, check that
- * the marker still names id, then move fromfd/from (the staged, synced
+ * Make job's marker durable (fsync of state/jobruns/<job>.run; nothing
+ * when sp does not fsync), for a marker written with JOBRUN_NOSYNC: the
+ * caller calls it (or syncfs(2) of the spool), then fsyncs dirfd, before
+ * it publishes the run, so that after a power failure no published run
+ * is missing from its marker.  Returns 0, or -1 with errno.
+ */
+int jobrun_sync(const struct spool *sp, int dirfd, const char *job);
+
+/*
+ * Publish run id (borrowed) of job (borrowed), dirfd being
+ * jobrun_open()'s: inside the job's critical section, check that the
+ * marker still names id, then move fromfd/from (the staged, synced
  * task file) exclusively to tofd/to (spool_move_excl; the caller fsyncs
  * tofd).  Returns 0, or -1 with errno ESTALE (the marker names another
  * run now: the caller removes its staged file and does not fire),
@@ -112,8 +129,7 @@ int jobrun_begin(const struct spool *sp, int dirfd, const char *job,
  * exists: published before), or the errno of the move.
  */
 int jobrun_publish(int dirfd, const char *job, const char *id,
-    const char *node, int64_t now_ms, int fromfd, const char *from,
-    int tofd, const char *to);
+    int fromfd, const char *from, int tofd, const char *to);
 
 /*
  * The run the marker of job names, into id (idlen bytes; "" when there

@@ -519,12 +519,15 @@ static void
 publish_staged(struct sched *s)
 {
 	struct staged *st, *next;
-	int dirty[2] = { 0, 0 };
+	int dirty[2] = { 0, 0 }, fenced = 0;
 
 	if (s->staged == NULL) {
 		saves_flush(s);
 		return;
 	}
+	/* The run markers of the pass's forbid/replace fires (written
+	 * without fsync by jobrun_begin) become durable here too, before
+	 * any of their runs is published. */
 	if (s->sp->do_fsync && s->nstaged >= SCHED_SYNCFS_MIN) {
 		if (syncfs(s->sp->dir[SPOOL_TMP]) != 0)
 			log_warn("syncfs before publishing %zu fire(s)",
@@ -540,7 +543,14 @@ publish_staged(struct sched *s)
 				log_warn("fsync tmp/%s", st->tmp);
 			if (fd >= 0)
 				close(fd);
+			if (st->fenced && jobrun_sync(s->sp, s->runsfd,
+			    st->j->def.code) != 0)
+				log_warn("fsync state/jobruns/%s.run",
+				    st->j->def.code);
+			fenced |= st->fenced;
 		}
+		if (fenced && fsync(s->runsfd) != 0)
+			log_warn("fsync state/jobruns/");
 	}
 	for (st = s->staged; st != NULL; st = next) {
 		char file[JOB_TASK_ID_MAX + 8];
@@ -551,9 +561,9 @@ publish_staged(struct sched *s)
 		 * marker names it (jobrun.h): a leader whose marker another
 		 * took over meanwhile publishes nothing. */
 		if ((st->fenced ? jobrun_publish(s->runsfd, st->j->def.code,
-		    st->id, s->sp->node, tstime_now_ms(),
-		    s->sp->dir[SPOOL_TMP], st->tmp, s->sp->dir[st->dest],
-		    file) : spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
+		    st->id, s->sp->dir[SPOOL_TMP], st->tmp,
+		    s->sp->dir[st->dest], file) :
+		    spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
 		    s->sp->dir[st->dest], file)) == 0) {
 			dirty[st->dest == SPOOL_DELAYED] = 1;
 			s->published++;
@@ -712,8 +722,8 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 			    j->live[0]);
 		v = n > 0 && lid[0] != '\0' ? jobrun_begin(s->sp, s->runsfd,
 		    j->def.code, lid, s->token, s->sp->node,
-		    j->def.overlap == JOB_OVERLAP_REPLACE, now, prev,
-		    sizeof(prev)) : JOBRUN_FIRE;
+		    j->def.overlap == JOB_OVERLAP_REPLACE, JOBRUN_NOSYNC, now,
+		    prev, sizeof(prev)) : JOBRUN_FIRE;
 		if (v < 0) {
 			/* Not decided: this instant is tried again in 1 s. */
 			if (errno == EWOULDBLOCK)
