@@ -28,6 +28,7 @@
 #include "spool/readfd.h"
 #include "cli/cli_jobs.h"
 #include "core/job.h"
+#include "coord/jobrun.h"
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/tstime.h"
@@ -74,7 +75,8 @@ struct jobs_cli {
 "  enable, disable   set \"enabled\" in the job's file\n" \
 "  remove    delete the job's file\n" \
 "  run-now   submit the job's task now, as task JOB.<UTC time>; print\n" \
-"            its requestId\n" \
+"            its requestId (overlap forbid: exit 75 while a run of the\n" \
+"            job is pending or running; replace: that run is cancelled)\n" \
 "  next      the next N (default %d) fire times: the instant in the job's\n" \
 "            zone, a space, the same instant in UTC (fixedDelay: assuming\n" \
 "            each run ends as it starts); --from starts after that instant\n" \
@@ -730,6 +732,84 @@ cmd_remove(struct jobs_cli *c, int ac, char **av)
 
 /* --- run-now --- */
 
+/*
+ * run-now of a forbid or replace job (j): the fire goes through the
+ * job's run marker like the leader's (jobrun.h), so it honours the
+ * overlap policy whoever leads: forbid refuses while a run of the job is
+ * pending or running (exit 75), replace cancels that run.  id is the
+ * task's requestId, file its name, b its encoded text.  Returns 0 (the
+ * task is in incoming/) or the exit status, having said why on stderr.
+ */
+static int
+run_now_fenced(struct jobs_cli *c, const struct job *j, const char *id,
+    const char *file, const struct buf *b)
+{
+	char token[JOBRUN_TOKEN_MAX], prev[TASK_ID_MAX + 1];
+	char tmp[SPOOL_TMPNAME_MAX];
+	const char *node = c->sp.node[0] != '\0' ? c->sp.node : "cli";
+	int dfd, fd, v, rc = 0;
+
+	if ((dfd = jobrun_open(&c->sp)) < 0 || jobrun_token(token) != 0) {
+		fprintf(stderr, "taskspool jobs run-now: state/jobruns: %s\n",
+		    strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return EX_IOERR;
+	}
+	v = jobrun_begin(&c->sp, dfd, j->code, id, token, node,
+	    j->overlap == JOB_OVERLAP_REPLACE, 0, tstime_now_ms(), prev,
+	    sizeof(prev));
+	if (v < 0) {
+		rc = errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
+		fprintf(stderr, "taskspool jobs run-now: %s: run marker: %s\n",
+		    j->code, errno == EWOULDBLOCK ? "busy (the leader is "
+		    "firing the job now; try again)" : strerror(errno));
+	} else if (v == JOBRUN_LIVE) {
+		rc = EX_TEMPFAIL;
+		fprintf(stderr, "taskspool jobs run-now: %s: %s is still "
+		    "pending or running (overlap forbid)\n", j->code, prev);
+	} else if (v == JOBRUN_MADE) {
+		rc = EX_CANTCREAT;
+		fprintf(stderr, "taskspool jobs run-now: task %s already "
+		    "exists\n", id);
+	}
+	if (rc != 0)
+		goto out;
+	if (prev[0] != '\0' && strcmp(prev, id) != 0 &&
+	    jobrun_task_live(&c->sp, prev) && (c->sp.cancel < 0 ||
+	    spool_publish(&c->sp, c->sp.cancel, prev, "", 0, -1, 0) != 0))
+		fprintf(stderr, "taskspool jobs run-now: %s: cannot cancel "
+		    "%s (overlap replace): %s\n", j->code, prev,
+		    strerror(errno));
+	fd = spool_stage(&c->sp, b->data, b->len, -1, tmp, sizeof(tmp));
+	if (fd < 0 || (c->sp.do_fsync && fsync(fd) != 0)) {
+		rc = EX_IOERR;
+		fprintf(stderr, "taskspool jobs run-now: tmp/: %s\n",
+		    strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			(void)unlinkat(c->sp.dir[SPOOL_TMP], tmp, 0);
+		}
+		goto out;
+	}
+	close(fd);
+	if (jobrun_publish(dfd, j->code, id, c->sp.dir[SPOOL_TMP], tmp,
+	    c->sp.dir[SPOOL_INCOMING], file) != 0) {
+		rc = errno == EEXIST ? EX_CANTCREAT : errno == ESTALE ||
+		    errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
+		fprintf(stderr, "taskspool jobs run-now: incoming/%s: %s\n",
+		    file, errno == EEXIST ? "already exists" : errno ==
+		    ESTALE ? "the leader fired the job meanwhile" :
+		    strerror(errno));
+		(void)unlinkat(c->sp.dir[SPOOL_TMP], tmp, 0);
+		goto out;
+	}
+	(void)spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
+out:
+	close(dfd);
+	return rc;
+}
+
 static int
 cmd_run_now(struct jobs_cli *c, int ac, char **av)
 {
@@ -775,8 +855,11 @@ cmd_run_now(struct jobs_cli *c, int ac, char **av)
 		rc = EX_SOFTWARE;
 		goto out;
 	}
-	if (spool_publish(&c->sp, c->sp.dir[SPOOL_INCOMING], file, b.data,
-	    b.len, -1, SPOOL_PUBLISH_EXCL) != 0) {
+	if (j.overlap != JOB_OVERLAP_ALLOW) {
+		if ((rc = run_now_fenced(c, &j, t.request_id, file, &b)) != 0)
+			goto out;
+	} else if (spool_publish(&c->sp, c->sp.dir[SPOOL_INCOMING], file,
+	    b.data, b.len, -1, SPOOL_PUBLISH_EXCL) != 0) {
 		rc = errno == EEXIST ? EX_CANTCREAT : EX_IOERR;
 		fprintf(stderr, "taskspool jobs run-now: incoming/%s: %s\n",
 		    file, errno == EEXIST ? "already exists" :

@@ -17,6 +17,7 @@
 #include "core/buf.h"
 #include "spool/readfd.h"
 #include "core/job.h"
+#include "coord/jobrun.h"
 #include "core/jsontext.h"
 #include "spool/log.h"
 #include "records/records.h"
@@ -74,6 +75,8 @@ struct sched {
 	size_t late_n;
 	unsigned long long published;	/* tasks fired into the spool */
 	int64_t next_live_scan;		/* mono ms: live_scan() due */
+	int runsfd;			/* state/jobruns (jobrun.h) */
+	char token[JOBRUN_TOKEN_MAX];	/* this scheduler, in run markers */
 };
 
 /*
@@ -85,6 +88,7 @@ struct staged {
 	struct sched_job *j;
 	int64_t t;			/* the instant, epoch ms */
 	enum spool_dir dest;		/* SPOOL_INCOMING or SPOOL_DELAYED */
+	int fenced;			/* published through the run marker */
 	char tmp[64];			/* name in tmp/ */
 	char id[JOB_TASK_ID_MAX + 1];
 };
@@ -108,8 +112,10 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 	s->sp = sp;
 	s->cfg = cfg;
 	s->statefd = open_subdir(sp->dir[SPOOL_STATE], "jobs");
+	s->runsfd = jobrun_open(sp);
 	s->w = wheel_new((uint64_t)now_ms);
-	if (s->statefd < 0 || s->w == NULL) {
+	if (s->statefd < 0 || s->runsfd < 0 || s->w == NULL ||
+	    jobrun_token(s->token) != 0) {
 		int e = errno;
 
 		scheduler_free(s);
@@ -151,6 +157,8 @@ scheduler_free(struct sched *s)
 	wheel_free(s->w);
 	if (s->statefd >= 0)
 		close(s->statefd);
+	if (s->runsfd > 0)
+		close(s->runsfd);
 	free(s);
 }
 
@@ -223,39 +231,6 @@ state_save(struct sched *s, struct sched_job *j)
 
 /* --- firing --- */
 
-/*
- * Whether the task id is pending or running: in delayed/, incoming/,
- * queue/<node>/ or active/<node>/ (DESIGN §3).  The directories are looked
- * at in the order a task moves through them, twice, so that a task moving
- * on (a claim, a dispatch) or back (a retry into delayed/, a give-back
- * from a queue) while we look is still seen.  Not a lookup of the state
- * file: what runs is what the spool holds, whoever fired it.
- */
-static int
-task_live(struct sched *s, const char *id)
-{
-	static const enum spool_dir order[] = { SPOOL_DELAYED,
-		SPOOL_INCOMING, SPOOL_QUEUE, SPOOL_ACTIVE };
-	char file[JOB_TASK_ID_MAX + 8];
-	struct stat st;
-
-	if (!spool_id_ok(id))
-		return 0;
-	snprintf(file, sizeof(file), "%s.json", id);
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-			enum spool_dir d = order[i];
-
-			if (d == SPOOL_QUEUE || d == SPOOL_ACTIVE) {
-				if (spool_in_nodes(s->sp, d, file, NULL))
-					return 1;
-			} else if (fstatat(s->sp->dir[d], file, &st,
-			    AT_SYMLINK_NOFOLLOW) == 0)
-				return 1;
-		}
-	return 0;
-}
-
 /* Remember id as a task of j that may be live (a fire, or a name found by
  * live_scan).  Returns 0, or -1 (ENOMEM: the next scan finds it). */
 static int
@@ -285,7 +260,7 @@ live_prune(struct sched *s, struct sched_job *j)
 	size_t k = 0;
 
 	for (size_t i = 0; i < j->nlive; i++)
-		if (task_live(s, j->live[i])) {
+		if (jobrun_task_live(s->sp, j->live[i])) {
 			if (k != i)
 				memcpy(j->live[k], j->live[i],
 				    sizeof(*j->live));
@@ -500,6 +475,7 @@ fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 	close(fd);
 	st->j = j;
 	st->t = t;
+	st->fenced = live_tracked(j);
 	st->dest = due > now ? SPOOL_DELAYED : SPOOL_INCOMING;
 	st->next = s->staged;
 	s->staged = st;
@@ -545,12 +521,15 @@ static void
 publish_staged(struct sched *s)
 {
 	struct staged *st, *next;
-	int dirty[2] = { 0, 0 };
+	int dirty[2] = { 0, 0 }, fenced = 0;
 
 	if (s->staged == NULL) {
 		saves_flush(s);
 		return;
 	}
+	/* The run markers of the pass's forbid/replace fires (written
+	 * without fsync by jobrun_begin) become durable here too, before
+	 * any of their runs is published. */
 	if (s->sp->do_fsync && s->nstaged >= SCHED_SYNCFS_MIN) {
 		if (syncfs(s->sp->dir[SPOOL_TMP]) != 0)
 			log_warn("syncfs before publishing %zu fire(s)",
@@ -566,15 +545,28 @@ publish_staged(struct sched *s)
 				log_warn("fsync tmp/%s", st->tmp);
 			if (fd >= 0)
 				close(fd);
+			if (st->fenced && jobrun_sync(s->sp, s->runsfd,
+			    st->j->def.code) != 0)
+				log_warn("fsync state/jobruns/%s.run",
+				    st->j->def.code);
+			fenced |= st->fenced;
 		}
+		if (fenced && fsync(s->runsfd) != 0)
+			log_warn("fsync state/jobruns/");
 	}
 	for (st = s->staged; st != NULL; st = next) {
 		char file[JOB_TASK_ID_MAX + 8];
 
 		next = st->next;
 		snprintf(file, sizeof(file), "%s.json", st->id);
-		if (spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
-		    s->sp->dir[st->dest], file) == 0) {
+		/* A forbid/replace fire is moved only while the job's run
+		 * marker names it (jobrun.h): a leader whose marker another
+		 * took over meanwhile publishes nothing. */
+		if ((st->fenced ? jobrun_publish(s->runsfd, st->j->def.code,
+		    st->id, s->sp->dir[SPOOL_TMP], st->tmp,
+		    s->sp->dir[st->dest], file) :
+		    spool_move_excl(s->sp->dir[SPOOL_TMP], st->tmp,
+		    s->sp->dir[st->dest], file)) == 0) {
 			dirty[st->dest == SPOOL_DELAYED] = 1;
 			s->published++;
 			snprintf(st->j->last_id, sizeof(st->j->last_id), "%s",
@@ -585,7 +577,12 @@ publish_staged(struct sched *s)
 				    st->j->def.code, st->id);
 			log_debug("job %s: fired %s", st->j->def.code, st->id);
 		} else {
-			if (errno != EEXIST) {
+			if (errno == ESTALE)
+				log_info("job %s: fire %s dropped: the job's "
+				    "run marker names another run now (another "
+				    "leader fired the job)", st->j->def.code,
+				    st->id);
+			else if (errno != EEXIST) {
 				/* Not fired: rewind, so this instant is
 				 * planned again in a second. */
 				log_warn("job %s: publish %s (tried again in "
@@ -698,16 +695,20 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		n = k;
 	}
 	/* Overlap, decided once per pass from what the spool holds (the
-	 * job's tasks pending or running, whoever fired them: task_live):
-	 * with forbid, a live task skips the whole pass, and a catch-up of
+	 * job's tasks pending or running, whoever fired them:
+	 * jobrun_task_live), fenced by the job's run marker (jobrun.h: what
+	 * another leader at the same time, or `jobs run-now`, fired): with
+	 * forbid, a live task skips the whole pass, and a catch-up of
 	 * several instants fires only the first; with replace, only the
 	 * last instant fires and every live task of the job is cancelled.
 	 * A replayed instant whose task is the live one is that task, not a
 	 * new fire. */
 	if (n > 0 && live_tracked(j)) {
-		char lid[JOB_TASK_ID_MAX + 1];
+		char lid[JOB_TASK_ID_MAX + 1], prev[JOB_TASK_ID_MAX + 1];
 		size_t live = live_prune(s, j);
+		int v;
 
+		prev[0] = '\0';
 		if (j->def.overlap == JOB_OVERLAP_REPLACE) {
 			out[0] = out[n - 1];
 			n = 1;
@@ -715,14 +716,47 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 			n = 0;
 		else
 			n = 1;
+		if (job_task_id(j->def.code, out[0], lid, sizeof(lid)) != 0)
+			lid[0] = '\0';
 		if (n == 0)
 			log_info("job %s: fire skipped: %s still pending or "
 			    "running (overlap forbid)", j->def.code,
 			    j->live[0]);
-		else if (job_task_id(j->def.code, out[0], lid,
-		    sizeof(lid)) != 0)
-			lid[0] = '\0';
-		for (size_t i = 0; n > 0 && i < live; i++) {
+		v = n > 0 && lid[0] != '\0' ? jobrun_begin(s->sp, s->runsfd,
+		    j->def.code, lid, s->token, s->sp->node,
+		    j->def.overlap == JOB_OVERLAP_REPLACE, JOBRUN_NOSYNC, now,
+		    prev, sizeof(prev)) : JOBRUN_FIRE;
+		if (v < 0) {
+			/* Not decided: this instant is tried again in 1 s. */
+			if (errno == EWOULDBLOCK)
+				log_info("job %s: its run marker is busy "
+				    "(another leader fires it now); %s tried "
+				    "again in 1 s", j->def.code, lid);
+			else
+				log_warn("job %s: run marker state/jobruns/"
+				    "%s.run (%s tried again in 1 s)",
+				    j->def.code, j->def.code, lid);
+			if (out[0] - 1 > j->last_fire)
+				j->last_fire = out[0] - 1;
+			state_save(s, j);
+			schedule(s, j, now + 1000);
+			return;
+		}
+		if (v == JOBRUN_LIVE) {
+			log_info("job %s: fire skipped: %s still pending or "
+			    "running (overlap forbid)", j->def.code, prev);
+			(void)live_add(j, prev);
+			n = 0;
+		} else if (v == JOBRUN_MADE) {
+			log_info("job %s: %s already fired by another leader "
+			    "(run marker)", j->def.code, lid);
+			snprintf(j->last_id, sizeof(j->last_id), "%s", lid);
+			(void)live_add(j, lid);
+			n = 0;
+		} else if (prev[0] != '\0' && strcmp(prev, lid) != 0 &&
+		    jobrun_task_live(s->sp, prev))
+			(void)live_add(j, prev);	/* replace: cancelled */
+		for (size_t i = 0; n > 0 && i < j->nlive; i++) {
 			if (strcmp(lid, j->live[i]) == 0)
 				continue;
 			log_info("job %s: new fire replaces %s (overlap "
