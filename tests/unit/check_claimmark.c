@@ -24,6 +24,7 @@
 
 #include "coord/claimmark.h"
 #include "spool/spool.h"
+#include "unit.h"
 
 static char tmpdir[200];
 static struct spool sp;
@@ -258,14 +259,4 @@ claimmark_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(claimmark_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(claimmark_suite)

@@ -34,6 +34,7 @@
 #include "core/nameset.h"
 #include "spool/spool.h"
 #include "spool/clock.h"
+#include "unit.h"
 
 #define LEASE_MS	1000
 #define RENEW_MS	200
@@ -976,34 +977,24 @@ redis_start(void)
 int
 main(void)
 {
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
 	const char *td = getenv("TESTDATA");
-	SRunner *sr;
 	char cmd[1024];
-	int failed;
+	int rc;
 
-	snprintf(basedir, sizeof(basedir), "%s/check_coord.XXXXXX", base);
-	if (mkdtemp(basedir) == NULL) {
-		perror(basedir);
+	if (unit_mkdtemp(basedir, sizeof(basedir), "check_coord") != 0)
 		return EXIT_FAILURE;
-	}
 	redis_start();
 	if (redis_addr[0] == '\0')
 		fprintf(stderr, "check_coord: no redis-server (set "
 		    "TS_TEST_REDIS or install redis-server): the redis cases "
 		    "fail\n");
-	sr = srunner_create(coord_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = unit_run(coord_suite());
 	if (redis_dir[0] != '\0') {
 		snprintf(cmd, sizeof(cmd), "sh '%s/../servers/redis.sh' stop "
 		    "'%s' >/dev/null", td != NULL ? td : "tests/data",
 		    redis_dir);
 		(void)!system(cmd);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", basedir);
-	(void)!system(cmd);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	unit_rmtree(basedir);
+	return rc;
 }

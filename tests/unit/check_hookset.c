@@ -20,6 +20,7 @@
 
 #include "coord/coord_impl.h"	/* coord_node_field */
 #include "spool/hookset.h"
+#include "unit.h"
 
 static char dir[64];
 static int dfd = -1;
@@ -147,13 +148,11 @@ START_TEST(test_heartbeat_field)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+hookset_suite(void)
 {
 	Suite *s = suite_create("hookset");
 	TCase *tc = tcase_create("hookset");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_scan);
@@ -161,9 +160,7 @@ main(void)
 	tcase_add_test(tc, test_has);
 	tcase_add_test(tc, test_heartbeat_field);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return s;
 }
+
+CHECK_MAIN(hookset_suite)

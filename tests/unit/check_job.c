@@ -23,6 +23,7 @@
 #include "core/job.h"
 #include "core/task.h"
 #include "core/tz.h"
+#include "unit.h"
 
 /*
  * Days 1970-01-01 .. 2024-01-01 = 54 * 365 + 13 leap days (1972..2020) =
@@ -1320,14 +1321,4 @@ job_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(job_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(job_suite)

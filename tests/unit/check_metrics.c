@@ -23,6 +23,7 @@
 #include "spool/log.h"
 #include "spool/metrics.h"
 #include "spool/spool.h"
+#include "unit.h"
 
 static char basedir[128];
 
@@ -349,22 +350,4 @@ metrics_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr;
-	int failed;
-	char cmd[200];
-
-	snprintf(basedir, sizeof(basedir), "%s/check_metrics.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(basedir) == NULL)
-		return 1;
-	sr = srunner_create(metrics_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", basedir);
-	(void)!system(cmd);
-	return failed == 0 ? 0 : 1;
-}
+CHECK_MAIN_TMPDIR(metrics_suite, basedir, "check_metrics")

@@ -27,6 +27,7 @@
 #include "spool/config.h"
 #include "spool/hooklimit.h"
 #include "coord/ratelimit.h"
+#include "unit.h"
 
 static char dir[128];
 static int dfd = -1;
@@ -402,14 +403,4 @@ ratelimit_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(ratelimit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(ratelimit_suite)

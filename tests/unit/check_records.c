@@ -20,6 +20,7 @@
 
 #include "cli/cli_records.h"
 #include "records/records.h"
+#include "unit.h"
 
 #define T1	"2026-01-02T03:04:05.678Z"
 #define T1_MS	1767323045678LL
@@ -380,14 +381,4 @@ records_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(records_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(records_suite)

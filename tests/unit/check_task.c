@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/task.h"
+#include "unit.h"
 
 /* 2024-06-01T12:00:00Z: days 1970-01-01 .. 2024-01-01 = 54*365 + 13 leap
  * days (1972..2020) = 19723; + Jan..May 2024 (31+29+31+30+31 = 152) =
@@ -1380,14 +1381,4 @@ task_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(task_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(task_suite)

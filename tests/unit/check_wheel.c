@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/wheel.h"
+#include "unit.h"
 
 #define MS_SEC	1000ULL
 #define MS_MIN	(60 * MS_SEC)
@@ -996,14 +997,4 @@ wheel_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(wheel_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(wheel_suite)
