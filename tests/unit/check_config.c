@@ -31,23 +31,13 @@ static char tmpdir[256];
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void
-rm_tmpdir(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	(void)!system(cmd);
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 }
 
 static void
 teardown(void)
 {
-	rm_tmpdir();
+	unit_rmtree(tmpdir);
 }
 
 /* Write text to <tmpdir>/name; path receives the full path. */

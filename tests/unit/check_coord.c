@@ -52,8 +52,7 @@ setup(void)
 {
 	char why[256], path[300];
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	snprintf(path, sizeof(path), "%s/spool", tmpdir);
 	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
 	ck_assert_msg(spool_open(&sp, path, "a", 0, why, sizeof(why)) == 0,

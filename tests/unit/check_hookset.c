@@ -22,7 +22,7 @@
 #include "spool/hookset.h"
 #include "unit.h"
 
-static char dir[64];
+static char dir[200];
 static int dfd = -1;
 
 /* A file name in the test directory with mode. */
@@ -40,8 +40,7 @@ mk(const char *name, mode_t mode)
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/check_hookset.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	unit_case_mkdtemp(dir, sizeof(dir), NULL, "check_hookset");
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
 }
@@ -49,12 +48,8 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[128];
-
 	close(dfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "%s failed\n", cmd);
+	unit_rmtree(dir);
 }
 
 START_TEST(test_scan)

@@ -276,8 +276,7 @@ START_TEST(test_scan_and_write)
 	struct spool sp;
 	int d;
 
-	snprintf(dir, sizeof(dir), "%s/s.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	unit_case_mkdtemp(dir, sizeof(dir), basedir, "s");
 	snprintf(path, sizeof(path), "%s/spool", dir);
 	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
 	ck_assert_int_eq(spool_open(&sp, path, "n1", 0, why, sizeof(why)), 0);
@@ -323,8 +322,7 @@ START_TEST(test_scan_and_write)
 	free(txt);
 	metrics_fini();
 	spool_close(&sp);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	(void)!system(path);
+	unit_rmtree(dir);
 }
 END_TEST
 

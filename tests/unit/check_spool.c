@@ -39,25 +39,14 @@ static char sp_path[512];	/* <tmpdir>/a/b/spool */
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	snprintf(sp_path, sizeof(sp_path), "%s/a/b/spool", tmpdir);
-}
-
-static void
-rm_tmpdir(void)
-{
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; "
-	    "rm -rf '%s'", tmpdir, tmpdir);
-	(void)!system(cmd);
 }
 
 static void
 teardown(void)
 {
-	rm_tmpdir();
+	unit_rmtree(tmpdir);
 }
 
 /* Create and open the test spool as node n1. */

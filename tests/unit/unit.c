@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <check.h>
 
@@ -22,17 +23,24 @@ unit_run(Suite *s)
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* "<parent>/<name>.XXXXXX" into buf; 0, or -1 when it does not fit. */
+static int
+template(char *buf, size_t size, const char *parent, const char *name)
+{
+	int n;
+
+	if (parent == NULL)
+		parent = getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp";
+	n = snprintf(buf, size, "%s/%s.XXXXXX", parent, name);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
 int
 unit_mkdtemp(char *buf, size_t size, const char *name)
 {
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
-	int n;
-
-	n = snprintf(buf, size, "%s/%s.XXXXXX", base, name);
-	if (n < 0 || (size_t)n >= size) {
+	if (template(buf, size, NULL, name) != 0) {
 		errno = ENAMETOOLONG;
-		perror(base);
+		perror(name);
 		return -1;
 	}
 	if (mkdtemp(buf) == NULL) {
@@ -40,6 +48,17 @@ unit_mkdtemp(char *buf, size_t size, const char *name)
 		return -1;
 	}
 	return 0;
+}
+
+void
+unit_case_mkdtemp(char *buf, size_t size, const char *parent,
+    const char *name)
+{
+	ck_assert_msg(template(buf, size, parent, name) == 0,
+	    "%s/%s.XXXXXX: longer than %zu bytes", parent != NULL ? parent :
+	    "$TMPDIR", name, size);
+	ck_assert_msg(mkdtemp(buf) != NULL, "mkdtemp %s: %s", buf,
+	    strerror(errno));
 }
 
 void

@@ -38,6 +38,15 @@ int unit_run(Suite *s);
 int unit_mkdtemp(char *buf, size_t size, const char *name);
 
 /*
+ * For a fixture's setup or a test case: make "<parent>/<name>.XXXXXX"
+ * (parent NULL: $TMPDIR, else /tmp) with mkdtemp(3) into buf (size
+ * bytes).  The running test fails (ck_assert) when the path does not fit
+ * or mkdtemp fails.
+ */
+void unit_case_mkdtemp(char *buf, size_t size, const char *parent,
+    const char *name);
+
+/*
  * Remove dir and everything below it, giving the owner rwx first so a
  * test's read-only or unsearchable directories go too (chmod -R u+rwx,
  * rm -rf).  Errors are ignored: it is the clean-up of a scratch directory.
