@@ -15,7 +15,6 @@
  * largest depth accepted.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +32,6 @@
 #define T_20240601_1200	1717243200000LL
 
 /* ---- helpers ---------------------------------------------------------- */
-
-/* A new string from printf arguments (test input construction). */
-static char *
-fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static char *
-fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, f);
-	ck_assert(vasprintf(&s, f, ap) >= 0);
-	va_end(ap);
-	return s;
-}
 
 /* A new string of n copies of c. */
 static char *
@@ -533,40 +516,40 @@ START_TEST(test_length_boundaries)
 
 	/* requestId: 128 accepted, 129 rejected (TASK_ID_MAX = 128). */
 	v = rep('r', 128);
-	s = fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
 	expect_accept("id 128", s, &t);
 	ck_assert_uint_eq(strlen(t.request_id), 128);
 	ck_assert_str_eq(t.request_id, v);
 	free(s);
 	free(v);
 	v = rep('r', 129);
-	s = fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
 	expect_reject("id 129", s, "requestId", "128");
 	free(s);
 	free(v);
 
 	/* taskCode: 64 accepted, 65 rejected (TASK_CODE_MAX = 64). */
 	v = rep('c', 64);
-	s = fmt("{\"taskCode\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"%s\"}", v);
 	expect_accept("code 64", s, &t);
 	ck_assert_str_eq(t.task_code, v);
 	free(s);
 	free(v);
 	v = rep('c', 65);
-	s = fmt("{\"taskCode\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"%s\"}", v);
 	expect_reject("code 65", s, "taskCode", "64");
 	free(s);
 	free(v);
 
 	/* taskName <= 256 bytes (counted in bytes: 128 x U+00E9 = 256). */
 	v = rep('n', 256);
-	s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
 	expect_accept("name 256", s, &t);
 	ck_assert_str_eq(t.task_name, v);
 	free(s);
 	free(v);
 	v = rep('n', 257);
-	s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
 	expect_reject("name 257", s, "taskName", "256");
 	free(s);
 	free(v);
@@ -576,43 +559,45 @@ START_TEST(test_length_boundaries)
 		for (int i = 0; i < 129; i++)
 			memcpy(e2 + 2 * i, "\xc3\xa9", 2);
 		e2[258] = '\0';	/* 129 x 2 = 258 bytes > 256 */
-		s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
+		s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
 		expect_reject("name 258 UTF-8 bytes", s, "taskName", "256");
 		free(s);
 		e2[256] = '\0';	/* 128 x 2 = 256 bytes */
-		s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
+		s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
 		expect_accept("name 256 UTF-8 bytes", s, &t);
 		free(s);
 	}
 
 	/* callbackUrl <= 2048 bytes (TASK_URL_MAX). */
 	v = rep('u', 2048 - strlen("https://x/"));
-	s = fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}",
+	    v);
 	expect_accept("url 2048", s, &t);
 	ck_assert_uint_eq(strlen(t.callback_url), 2048);
 	free(s);
 	free(v);
 	v = rep('u', 2049 - strlen("https://x/"));
-	s = fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}",
+	    v);
 	expect_reject("url 2049", s, "callbackUrl", "2048");
 	free(s);
 	free(v);
 
 	/* route node:<id>, id up to 64 (node ids use the code grammar). */
 	v = rep('n', 64);
-	s = fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
 	expect_accept("node:64", s, &t);
 	free(s);
 	free(v);
 	v = rep('n', 65);
-	s = fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
 	expect_reject("node:65", s, "route", NULL);
 	free(s);
 	free(v);
 
 	/* shardKey <= 256 bytes */
 	v = rep('k', 257);
-	s = fmt("{\"taskCode\":\"a\",\"shardKey\":\"%s\"}", v);
+	s = unit_fmt("{\"taskCode\":\"a\",\"shardKey\":\"%s\"}", v);
 	expect_reject("shardKey 257", s, "shardKey", "256");
 	free(s);
 	free(v);
@@ -668,7 +653,7 @@ START_TEST(test_routes_accept)
 
 	task_init(&t);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		char *s = fmt("{\"taskCode\":\"a\",\"route\":\"%s\"}",
+		char *s = unit_fmt("{\"taskCode\":\"a\",\"route\":\"%s\"}",
 		    routes[i]);
 
 		expect_accept(routes[i], s, &t);
@@ -687,7 +672,7 @@ START_TEST(test_grammar_accept)
 
 	task_init(&t);
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		char *s = fmt("{\"taskCode\":\"%s\",\"requestId\":\"%s\"}",
+		char *s = unit_fmt("{\"taskCode\":\"%s\",\"requestId\":\"%s\"}",
 		    ids[i], ids[i]);
 
 		expect_accept(ids[i], s, &t);
@@ -702,8 +687,8 @@ START_TEST(test_grammar_accept)
 		    "app-test-01" };
 
 		for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-			char *s = fmt("{\"taskCode\":\"a\",\"appId\":\"%s\"}",
-			    apps[i]);
+			char *s = unit_fmt("{\"taskCode\":\"a\","
+			    "\"appId\":\"%s\"}", apps[i]);
 
 			expect_accept(apps[i], s, &t);
 			ck_assert_str_eq(t.app_id, apps[i]);
@@ -767,11 +752,12 @@ START_TEST(test_deep_nesting_no_crash)
 	 * (no stack overflow), reported as a JSON error. */
 	const size_t n = 100000;
 	char *inner = nest("[", "", "]", n);
-	char *s = fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", inner);
+	char *s = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", inner);
 	char *open = nest("[", "", "", n);
-	char *s2 = fmt("{\"taskCode\":\"a\",\"executeParams\":%s", open);
+	char *s2 = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s", open);
 	char *oinner = nest("{\"a\":", "1", "}", n);
-	char *s3 = fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", oinner);
+	char *s3 = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s}",
+	    oinner);
 
 	expect_reject("100000 [ closed", s, "executeParams", "nested deeper");
 	expect_reject("100000 [ unclosed", s2, "executeParams",
@@ -822,7 +808,8 @@ START_TEST(test_depth_boundary)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *v = nest(cases[i].open, cases[i].mid, cases[i].close,
 		    cases[i].n);
-		char *s = fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", v);
+		char *s = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s}",
+		    v);
 		struct task t;
 		struct task_error err;
 		int rc;

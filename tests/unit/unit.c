@@ -3,6 +3,7 @@
  * scratch directory and its removal.  Contract in unit.h.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,18 @@ unit_case_mkdtemp(char *buf, size_t size, const char *parent,
 	    "$TMPDIR", name, size);
 	ck_assert_msg(mkdtemp(buf) != NULL, "mkdtemp %s: %s", buf,
 	    strerror(errno));
+}
+
+char *
+unit_fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, f);
+	ck_assert(vasprintf(&s, f, ap) >= 0);
+	va_end(ap);
+	return s;
 }
 
 void

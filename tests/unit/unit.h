@@ -47,6 +47,13 @@ void unit_case_mkdtemp(char *buf, size_t size, const char *parent,
     const char *name);
 
 /*
+ * A new string from printf(3) arguments (vasprintf), for building a
+ * test's input; the caller frees it.  The running test fails when it
+ * cannot be made.
+ */
+char *unit_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+/*
  * Remove dir and everything below it, giving the owner rwx first so a
  * test's read-only or unsearchable directories go too (chmod -R u+rwx,
  * rm -rf).  Errors are ignored: it is the clean-up of a scratch directory.
