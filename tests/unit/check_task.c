@@ -506,53 +506,84 @@ START_TEST(test_reject_empty_and_random)
 }
 END_TEST
 
+/* The stored member of a decoded task, for test_length_boundaries. */
+static const char *got_id(const struct task *t) { return t->request_id; }
+static const char *got_code(const struct task *t) { return t->task_code; }
+static const char *got_name(const struct task *t) { return t->task_name; }
+static const char *got_url(const struct task *t) { return t->callback_url; }
+
 /* Length boundaries: accepted at the limit, rejected one past it. */
 START_TEST(test_length_boundaries)
 {
-	char *s, *v;
+	/*
+	 * The task is head, the member's text and a closing quote and brace;
+	 * the text is prefix and then c up to max bytes (accepted), then one
+	 * byte more (refused, naming member and limit).  got (NULL: not
+	 * checked) reads back the stored text of the accepted one, which must
+	 * be that text; accept 0: only the refusal is tried.
+	 */
+	static const struct {
+		const char *what, *head, *prefix, *member, *limit;
+		char c;
+		size_t max;	/* bytes of the member, prefix included */
+		int accept;
+		const char *(*got)(const struct task *);
+	} cases[] = {
+		/* requestId: 128 accepted, 129 rejected (TASK_ID_MAX = 128) */
+		{ "id", "{\"taskCode\":\"a\",\"requestId\":\"", "", "requestId",
+		    "128", 'r', 128, 1, got_id },
+		/* taskCode: 64 accepted, 65 rejected (TASK_CODE_MAX = 64) */
+		{ "code", "{\"taskCode\":\"", "", "taskCode", "64", 'c', 64, 1,
+		    got_code },
+		/* taskName <= 256 bytes */
+		{ "name", "{\"taskCode\":\"a\",\"taskName\":\"", "", "taskName",
+		    "256", 'n', 256, 1, got_name },
+		/* callbackUrl <= 2048 bytes (TASK_URL_MAX) */
+		{ "url", "{\"taskCode\":\"a\",\"callbackUrl\":\"", "https://x/",
+		    "callbackUrl", "2048", 'u', 2048, 1, got_url },
+		/* route node:<id>, id up to 64 (node ids use the code
+		 * grammar); the refusal names no limit */
+		{ "node", "{\"taskCode\":\"a\",\"route\":\"", "node:", "route",
+		    NULL, 'n', 5 + 64, 1, NULL },
+		/* shardKey <= 256 bytes */
+		{ "shardKey", "{\"taskCode\":\"a\",\"shardKey\":\"", "",
+		    "shardKey", "256", 'k', 256, 0, NULL },
+	};
+	char *s, *v, label[64];
 	struct task t;
 
 	task_init(&t);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = cases[i].max - strlen(cases[i].prefix);
 
-	/* requestId: 128 accepted, 129 rejected (TASK_ID_MAX = 128). */
-	v = rep('r', 128);
-	s = unit_fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
-	expect_accept("id 128", s, &t);
-	ck_assert_uint_eq(strlen(t.request_id), 128);
-	ck_assert_str_eq(t.request_id, v);
-	free(s);
-	free(v);
-	v = rep('r', 129);
-	s = unit_fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
-	expect_reject("id 129", s, "requestId", "128");
-	free(s);
-	free(v);
+		if (cases[i].accept) {
+			v = rep(cases[i].c, n);
+			s = unit_fmt("%s%s%s\"}", cases[i].head,
+			    cases[i].prefix, v);
+			snprintf(label, sizeof(label), "%s %zu", cases[i].what,
+			    cases[i].max);
+			expect_accept(label, s, &t);
+			if (cases[i].got != NULL) {
+				const char *g = cases[i].got(&t);
 
-	/* taskCode: 64 accepted, 65 rejected (TASK_CODE_MAX = 64). */
-	v = rep('c', 64);
-	s = unit_fmt("{\"taskCode\":\"%s\"}", v);
-	expect_accept("code 64", s, &t);
-	ck_assert_str_eq(t.task_code, v);
-	free(s);
-	free(v);
-	v = rep('c', 65);
-	s = unit_fmt("{\"taskCode\":\"%s\"}", v);
-	expect_reject("code 65", s, "taskCode", "64");
-	free(s);
-	free(v);
+				ck_assert_uint_eq(strlen(g), cases[i].max);
+				ck_assert_str_eq(g + strlen(cases[i].prefix),
+				    v);
+			}
+			free(s);
+			free(v);
+		}
+		v = rep(cases[i].c, n + 1);
+		s = unit_fmt("%s%s%s\"}", cases[i].head, cases[i].prefix,
+		    v);
+		snprintf(label, sizeof(label), "%s %zu", cases[i].what,
+		    cases[i].max + 1);
+		expect_reject(label, s, cases[i].member, cases[i].limit);
+		free(s);
+		free(v);
+	}
 
-	/* taskName <= 256 bytes (counted in bytes: 128 x U+00E9 = 256). */
-	v = rep('n', 256);
-	s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
-	expect_accept("name 256", s, &t);
-	ck_assert_str_eq(t.task_name, v);
-	free(s);
-	free(v);
-	v = rep('n', 257);
-	s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
-	expect_reject("name 257", s, "taskName", "256");
-	free(s);
-	free(v);
+	/* taskName counted in bytes: 128 x U+00E9 = 256. */
 	{
 		char e2[257 * 2 + 1];
 
@@ -567,40 +598,6 @@ START_TEST(test_length_boundaries)
 		expect_accept("name 256 UTF-8 bytes", s, &t);
 		free(s);
 	}
-
-	/* callbackUrl <= 2048 bytes (TASK_URL_MAX). */
-	v = rep('u', 2048 - strlen("https://x/"));
-	s = unit_fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}",
-	    v);
-	expect_accept("url 2048", s, &t);
-	ck_assert_uint_eq(strlen(t.callback_url), 2048);
-	free(s);
-	free(v);
-	v = rep('u', 2049 - strlen("https://x/"));
-	s = unit_fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}",
-	    v);
-	expect_reject("url 2049", s, "callbackUrl", "2048");
-	free(s);
-	free(v);
-
-	/* route node:<id>, id up to 64 (node ids use the code grammar). */
-	v = rep('n', 64);
-	s = unit_fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
-	expect_accept("node:64", s, &t);
-	free(s);
-	free(v);
-	v = rep('n', 65);
-	s = unit_fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
-	expect_reject("node:65", s, "route", NULL);
-	free(s);
-	free(v);
-
-	/* shardKey <= 256 bytes */
-	v = rep('k', 257);
-	s = unit_fmt("{\"taskCode\":\"a\",\"shardKey\":\"%s\"}", v);
-	expect_reject("shardKey 257", s, "shardKey", "256");
-	free(s);
-	free(v);
 
 	task_fini(&t);
 }
