@@ -71,6 +71,16 @@ decode_ok(const char *rec, struct records_row *r)
 	    sizeof(why)) == 0, "refused (%s): %s", why, rec);
 }
 
+/* The row's status, attempt number and fence (attempt * 4 + rank). */
+static void
+expect_head(const struct records_row *r, const char *status, int attempt,
+    int64_t fence)
+{
+	ck_assert_str_eq(r->status, status);
+	ck_assert_int_eq(r->attempt, attempt);
+	ck_assert_int_eq(r->fence, fence);
+}
+
 START_TEST(test_decode_running)
 {
 	struct records_row r;
@@ -80,10 +90,8 @@ START_TEST(test_decode_running)
 	ck_assert_str_eq(r.task_code, "probe");
 	ck_assert_str_eq(r.job_code, "nightly");
 	ck_assert_ptr_null(r.app_id);
-	ck_assert_str_eq(r.status, "RUNNING");
+	expect_head(&r, "RUNNING", 2, 2 * 4 + 1);
 	ck_assert_str_eq(r.node, "n1");
-	ck_assert_int_eq(r.attempt, 2);
-	ck_assert_int_eq(r.fence, 2 * 4 + 1);
 	ck_assert_int_eq(r.created_at, T1_MS);
 	ck_assert_int_eq(r.started_at, T2_MS);
 	/* no triggerTime: the createdAt */
@@ -103,8 +111,7 @@ START_TEST(test_decode_pending)
 	struct records_row r;
 
 	decode_ok(pending, &r);
-	ck_assert_str_eq(r.status, "PENDING");
-	ck_assert_int_eq(r.fence, 1 * 4 + 2);
+	expect_head(&r, "PENDING", 1, 1 * 4 + 2);
 	ck_assert_int_eq(r.exit_code, 75);
 	ck_assert_int_eq(r.duration_ms, 323);
 	ck_assert_str_eq(r.att[0].state, "TEMPFAIL");
@@ -121,11 +128,9 @@ START_TEST(test_decode_result)
 	struct records_row r;
 
 	decode_ok(result, &r);
-	ck_assert_str_eq(r.status, "FAILED");
+	expect_head(&r, "FAILED", 2, 2 * 4 + 3);
 	ck_assert_str_eq(r.app_id, "app7");
 	ck_assert_ptr_null(r.job_code);
-	ck_assert_int_eq(r.attempt, 2);
-	ck_assert_int_eq(r.fence, 2 * 4 + 3);
 	ck_assert_int_eq(r.trigger_time, T2_MS);
 	ck_assert_int_eq(r.created_at, T1_MS);
 	ck_assert_int_eq(r.finished_at, T2_MS);
