@@ -121,9 +121,11 @@ $(BUILD)/taskspool.fcgi: daemon/programs/taskspool-fcgi.c \
     $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
 	$(call api_link,$(FCGI_FLAGS))
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtaskspool.a
+# Every unit test is linked with unit.c, the main() they share (unit.h).
+UNIT_DEPS = tests/unit/unit.c tests/unit/unit.h tests/unit/apivectors.h
+$(BUILD)/tests/%: tests/unit/%.c $(UNIT_DEPS) $(BUILD)/libtaskspool.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< \
+	$(CC) $(CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< tests/unit/unit.c \
 	    $(BUILD)/libtaskspool.a $(LDLIBS) $(CHECK_LIBS) -ldl
 
 # A fuzz target with the replay main (any compiler; `make unit`).

@@ -10,7 +10,7 @@
 # (fsync = 1) unless FSYNC=0.
 set -u
 : "${BUILD:?BUILD must name the build directory}"
-here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/bench-lib.sh"
 SECS=${SECS:-10}
 CONNS=${CONNS:-2}
 FCGI_PROCS=${FCGI_PROCS:-2}
@@ -21,10 +21,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/bench-api.XXXXXX")
 trap 'sh "$here/tests/servers/lighttpd.sh" stop "$T/srv"
     sh "$here/tests/servers/lighttpd.sh" stop "$T/srv-f"; [ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT
 
-"$BUILD/taskspool" init "$T/spool" >/dev/null
-echo "fsync = ${FSYNC:-1}" >>"$T/spool/taskspool.conf"
-printf '#!/bin/sh\nexit 0\n' >"$T/spool/hooks/noop" && chmod +x "$T/spool/hooks/noop"
-secret=$("$BUILD/taskspool" -s "$T/spool" apps add bench --codes noop)
+secret=$(bench_api_spool "$T/spool" "${FSYNC:-1}" bench)
 # The FastCGI run's fresh spool: same settings, hook and app.
 "$BUILD/taskspool" init "$T/spool-f" >/dev/null
 echo "fsync = ${FSYNC:-1}" >>"$T/spool-f/taskspool.conf"

@@ -12,10 +12,10 @@
 # pending/ rescan, 1 s, is printed apart).  FSYNC=0 turns durable writes
 # off.  Numbers only: nothing is asserted.
 set -eu
-: "${BUILD:=build}"
+. "$(dirname "$0")/bench-lib.sh"
 NCB=${NCB:-5000}
 PORTS=${CB_PORTS:-32}
-work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-cbbench.XXXXXX")
+bench_workdir taskspool-cbbench
 dpid="" spid=""
 trap 'kill -TERM $dpid $spid 2>/dev/null || true; sleep 0.2; rm -rf "$work"' EXIT
 spool="$work/spool"
@@ -33,9 +33,8 @@ CONF
 "$BUILD/tools/cbsink" "$work/ports" "$PORTS" >"$work/sink.out" &
 spid=$!
 while [ ! -f "$work/ports" ]; do sleep 0.01; done
-"$BUILD/taskspoold" -d -s "$spool" >"$work/daemon.log" 2>&1 &
-dpid=$!
-while [ ! -f "$spool/state/heartbeat.cbbench" ]; do sleep 0.01; done
+bench_daemon "$spool" cbbench "$work/daemon.log"
+dpid=$bench_pid
 
 # Delivery files as the daemon writes them (spool-layout/README.md).
 mkdir -p "$work/stage"

@@ -8,50 +8,32 @@
 # cluster/embedded throughput ratio (target: at least 0.70).  Uses
 # $TS_TEST_REDIS when set, else starts its own server.
 set -eu
-: "${BUILD:=build}"
+. "$(dirname "$0")/bench-lib.sh"
 N=${N:-2000}
 LAT=${LAT:-300}
-servers="$(cd "$(dirname "$0")/../servers" && pwd)"
-work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-benchc.XXXXXX")
+bench_workdir taskspool-benchc
 pids=""
-rdir=""
 cleanup() {
 	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
-	[ -n "$rdir" ] && sh "$servers/redis.sh" stop "$rdir" >/dev/null 2>&1
+	bench_servers_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
-if [ -n "${TS_TEST_REDIS:-}" ]; then
-	redis=$TS_TEST_REDIS
-else
-	rdir="$work/redis"
-	out=$(sh "$servers/redis.sh" start "$rdir")
-	redis=${out#TS_TEST_REDIS=}
-fi
+bench_server redis TS_TEST_REDIS
+redis=$bench_addr
 
 # run MODE NDAEMONS: prints "TASKS_PER_S P50_MS P99_MS"
 run() {
 	spool="$work/$1-$2/spool"
-	"$BUILD/taskspool" init "$spool" >/dev/null
-	mkdir -p "$work/$1-$2/hooks"
-	cp "$BUILD/tools/stamp" "$work/$1-$2/hooks/stamp"
-	{
-		echo "spool = $spool"
-		echo "hooks_dir = $work/$1-$2/hooks"
-		echo "slots = 2"
-		echo "fsync = ${FSYNC:-1}"
-		echo "log_level = warning"
-		if [ "$1" = cluster ]; then
-			echo "redis = $redis"
-			echo "redis_prefix = bench:$$:$2:"
-		fi
-	} >"$spool/taskspool.conf"
+	bench_spool "$spool" "$work/$1-$2/hooks" 2 "${FSYNC:-1}"
+	if [ "$1" = cluster ]; then
+		echo "redis = $redis"
+		echo "redis_prefix = bench:$$:$2:"
+	fi >>"$spool/taskspool.conf"
 	i=1
 	while [ "$i" -le "$2" ]; do
-		"$BUILD/taskspoold" -d -s "$spool" -i "b$i" \
-		    >>"$work/$1-$2/daemon.log" 2>&1 &
-		pids="$pids $!"
-		while [ ! -f "$spool/state/heartbeat.b$i" ]; do sleep 0.01; done
+		bench_daemon "$spool" "b$i" "$work/$1-$2/daemon.log" -i "b$i"
+		pids="$pids $bench_pid"
 		i=$((i + 1))
 	done
 	tp=$("$BUILD/tools/spoolbench" throughput "$spool" "$N")

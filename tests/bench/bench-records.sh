@@ -12,23 +12,18 @@
 # MariaDB: TS_TEST_MARIADB (user/password TS_TEST_MARIADB_USER/_PASSWORD,
 # default taskspool/taskspool), else a private server started here.
 set -eu
-: "${BUILD:=build}"
+. "$(dirname "$0")/bench-lib.sh"
 N=${N:-2000}
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-bench-records.XXXXXX")
+bench_workdir taskspool-bench-records
 pid=""
 cleanup() {
 	[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null || true
-	[ -d "$work/mariadb" ] && sh "$here/../servers/mariadb.sh" stop "$work/mariadb"
+	bench_servers_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
-if [ -n "${TS_TEST_MARIADB:-}" ]; then
-	addr=$TS_TEST_MARIADB
-else
-	out=$(sh "$here/../servers/mariadb.sh" start "$work/mariadb")
-	addr=${out#TS_TEST_MARIADB=}
-fi
+bench_server mariadb TS_TEST_MARIADB
+addr=$bench_addr
 user=${TS_TEST_MARIADB_USER:-taskspool}
 pass=${TS_TEST_MARIADB_PASSWORD:-taskspool}
 db="ts_bench_$$"
@@ -41,16 +36,9 @@ nfiles() { find "$1" -type f -name '*.json' 2>/dev/null | wc -l; }
 # run NAME MARIADB_ADDR: a fresh spool, N stamp tasks, daemon until done.
 setup() {
 	spool="$work/$1"
-	"$BUILD/taskspool" init "$spool" >/dev/null
-	mkdir -p "$work/hooks"
-	cp "$BUILD/tools/stamp" "$work/hooks/stamp"
-	cat >"$spool/taskspool.conf" <<CONF
-spool = $spool
-hooks_dir = $work/hooks
+	bench_spool "$spool" "$work/hooks" 2 1
+	cat >>"$spool/taskspool.conf" <<CONF
 node_id = bench
-slots = 2
-fsync = 1
-log_level = warning
 mariadb = $2
 mariadb_user = $user
 mariadb_password = $pass
@@ -59,10 +47,8 @@ CONF
 	"$BUILD/taskspool" -s "$spool" db migrate >/dev/null 2>&1 || true
 }
 start() {
-	rm -f "$spool/state/heartbeat.bench"
-	"$BUILD/taskspoold" -d -s "$spool" >>"$work/daemon.log" 2>&1 &
-	pid=$!
-	while [ ! -f "$spool/state/heartbeat.bench" ]; do sleep 0.01; done
+	bench_daemon "$spool" bench "$work/daemon.log"
+	pid=$bench_pid
 }
 stop() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
 

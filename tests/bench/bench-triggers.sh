@@ -19,7 +19,7 @@
 # TMPDIR, BDIR (see (b)).  Everything is removed at the end; about 2.5
 # minutes on 2 CPUs.
 set -eu
-: "${BUILD:=build}"
+. "$(dirname "$0")/bench-lib.sh"
 JOBS=${JOBS:-10000}
 SECS=${SECS:-10}
 DELAYED=${DELAYED:-1000000}
@@ -28,7 +28,7 @@ RUNS=${RUNS:-$JOBS:1 $JOBS:0 100:1}
 SLOTS=${SLOTS:-$(( $(nproc) * 4 ))}
 GRACE=${GRACE:-5}		# s after the window for late fires to count
 TB="$BUILD/tools/trigbench"
-work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-bench-triggers.XXXXXX")
+bench_workdir taskspool-bench-triggers
 pid= hold= bwork=
 cleanup() {
 	for p in $pid $hold; do kill -9 "$p" 2>/dev/null || true; done
@@ -54,17 +54,11 @@ stop() {
 	return $rc
 }
 
+# mkspool SPOOL LOG_LEVEL FSYNC
 mkspool() {
-	"$BUILD/taskspool" init "$1" >/dev/null
-	mkdir -p "$work/hooks"
-	cp "$BUILD/tools/stamp" "$work/hooks/stamp"
-	cat >"$1/taskspool.conf" <<CONF
-spool = $1
-hooks_dir = $work/hooks
+	bench_spool "$1" "$work/hooks" "$SLOTS" "$3" "$2"
+	cat >>"$1/taskspool.conf" <<CONF
 node_id = bench
-slots = $SLOTS
-fsync = $3
-log_level = $2
 reap_interval_ms = 300
 CONF
 }

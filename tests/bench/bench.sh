@@ -4,27 +4,18 @@
 #   2 slots and durable writes (fsync = 1), versus `xargs -P2` running the
 #   same hook N times, in the same run; plus drop→hook-start latency.
 set -eu
-: "${BUILD:=build}"
+. "$(dirname "$0")/bench-lib.sh"
 N=${N:-2000}
 LAT=${LAT:-300}
-work=$(mktemp -d "${TMPDIR:-/tmp}/taskspool-bench.XXXXXX")
+bench_workdir taskspool-bench
 pid=
 # Wait for the daemon's exit before removing its spool (it writes its
 # last metrics file while it stops).
 trap 'if [ -n "$pid" ]; then kill -TERM $pid 2>/dev/null; wait $pid || true; fi
 rm -rf "$work"' EXIT
 spool="$work/spool"
-"$BUILD/taskspool" init "$spool" >/dev/null
-mkdir -p "$work/hooks"
-cp "$BUILD/tools/stamp" "$work/hooks/stamp"
-cat >"$spool/taskspool.conf" <<CONF
-spool = $spool
-hooks_dir = $work/hooks
-node_id = bench
-slots = 2
-fsync = ${FSYNC:-1}
-log_level = warning
-CONF
+bench_spool "$spool" "$work/hooks" 2 "${FSYNC:-1}"
+echo "node_id = bench" >>"$spool/taskspool.conf"
 echo "taskspool bench: N=$N tasks, 2 slots, fsync on; $(nproc) CPU(s)"
 
 # xargs -P2 baseline: the same hook, N times, two at a time.
@@ -35,9 +26,8 @@ t1=$(date +%s%N)
 cd - >/dev/null
 xw=$(echo "$t0 $t1" | awk '{printf "%.3f", ($2-$1)/1e9}')
 
-"$BUILD/taskspoold" -d -s "$spool" >"$work/daemon.log" 2>&1 &
-pid=$!
-while [ ! -f "$spool/state/heartbeat.bench" ]; do sleep 0.01; done
+bench_daemon "$spool" bench "$work/daemon.log"
+pid=$bench_pid
 
 tp=$("$BUILD/tools/spoolbench" throughput "$spool" "$N")
 dw=$(echo "$tp" | awk '{print $3}')

@@ -11,7 +11,7 @@
 #   BUILD=build sh tests/bench/valgrind-fcgi.sh [N1 [N2]]   (default 100 600)
 set -u
 : "${BUILD:?BUILD must name the build directory}"
-here=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/bench-lib.sh"
 build=$(cd "$BUILD" && pwd)
 command -v valgrind >/dev/null 2>&1 || { echo "valgrind-fcgi: valgrind not installed; skipped"; exit 0; }
 T=$(mktemp -d "${TMPDIR:-/tmp}/valgrind-fcgi.XXXXXX")
@@ -20,10 +20,7 @@ trap 'sh "$here/tests/servers/lighttpd.sh" stop "$T/srv" 2>/dev/null; [ -n "${KE
 one() {
 	n=$1
 	rm -rf "$T/spool" "$T/srv" "$T/bin"
-	"$build/taskspool" init "$T/spool" >/dev/null
-	echo "fsync = 0" >>"$T/spool/taskspool.conf"
-	printf '#!/bin/sh\nexit 0\n' >"$T/spool/hooks/noop" && chmod +x "$T/spool/hooks/noop"
-	secret=$("$build/taskspool" -s "$T/spool" apps add vg --codes noop)
+	secret=$(bench_api_spool "$T/spool" 0 vg)
 	# lighttpd.sh links DIR/taskspool.fcgi to $BUILD/taskspool.fcgi:
 	# here a build directory whose taskspool.fcgi runs the real one
 	# under valgrind.

@@ -29,14 +29,7 @@
 
 static struct config cfg;
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_spool_init(&cfg);
-	return 0;
-}
+FUZZ_SPOOL_INITIALIZE(cfg)
 
 /* Every file of incoming/ must pass task_decode. */
 static void

@@ -21,14 +21,7 @@
 
 static struct config cfg;
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	fuzz_spool_init(&cfg);
-	return 0;
-}
+FUZZ_SPOOL_INITIALIZE(cfg)
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -59,6 +59,18 @@ void fuzz_same_encoding(const char *what, const struct buf *a,
  */
 void fuzz_spool_init(struct config *cfg);
 
+/* The whole LLVMFuzzerInitialize() of a target whose inputs need only
+ * that spool: fuzz_spool_init(&cfg) once per process (cfg: the target's
+ * static struct config). */
+#define FUZZ_SPOOL_INITIALIZE(cfg)					\
+	int LLVMFuzzerInitialize(int *argc, char ***argv)		\
+	{								\
+		(void)argc;						\
+		(void)argv;						\
+		fuzz_spool_init(&(cfg));				\
+		return 0;						\
+	}
+
 /*
  * Remove every file under cfg's spool directories (recursively, keeping
  * the directories, hooks/ and the spool's top-level files), so every

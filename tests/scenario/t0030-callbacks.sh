@@ -13,14 +13,7 @@ RECV="$(dirname "$0")/../tools/cbrecv.py"
 OLD=whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=
 NEW=whsec_9SIcdt2b90CyMFb/v9AArWzXC0BiG1qlSLwslw92iM8=
 cp "$CONF" "$TRASH/base.conf"
-cat >>"$CONF" <<C
-callback_allow_http = 1
-callback_allow_cidrs = 127.0.0.0/8
-callback_allowed_ports =
-callback_delays_ms = 300,300,300,300
-callback_jitter_pct = 0
-callback_secret = $OLD
-C
+local_callbacks 300,300,300,300 "$OLD"
 
 # start_receiver NAME SECRETS [--tls CERT KEY]: port in $TRASH/NAME.port.
 start_receiver() {

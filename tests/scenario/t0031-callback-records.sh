@@ -13,15 +13,8 @@ RECV="$(cd "$(dirname "$0")/../tools" && pwd)/cbrecv.py"
 mdb_use_server
 mdb_database
 # The secret of api-vectors.json C01.
-cat >>"$CONF" <<C
-fsync = 0
-callback_allow_http = 1
-callback_allow_cidrs = 127.0.0.0/8
-callback_allowed_ports =
-callback_delays_ms = 200,200
-callback_jitter_pct = 0
-callback_secret = whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=
-C
+echo "fsync = 0" >>"$CONF"
+local_callbacks 200,200 whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=
 cat >"$HOOKS/res" <<'H'
 #!/bin/sh
 echo '{"ok":true}' >"$TASKSPOOL_RESULT_FILE"

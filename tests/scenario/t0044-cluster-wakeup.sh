@@ -21,6 +21,18 @@ CONF
 # start_ns ID ATTEMPT: the probe's START time of that attempt, ns.
 start_ns() { awk -v i="$1" -v a="$2" '$1 == "START" && $2 == i && $3 == a { print $4 }' "$SPOOL/probe.log"; }
 
+# started_soon ID ATTEMPT FROM WHAT: wait for the probe's START of that
+# attempt, print its latency after FROM (ns; evaluated once the START is
+# there, so it may name an earlier attempt's start_ns) as "# WHAT: N ms",
+# and succeed only when it is below scan_interval_ms / 4.
+started_soon() {
+	wait_for "grep -q \"^START $1 $2 \" \"$SPOOL/probe.log\"" 20 &&
+	eval "from=$3" &&
+	lat=$(( ($(start_ns "$1" "$2") - from) / 1000000 )) &&
+	echo "# $4: $lat ms (scan_interval_ms $SCAN_MS)" >&3 &&
+	test "$lat" -lt $((SCAN_MS / 4))
+}
+
 test_expect_success 'a daemon with inotify = 0 subscribes to the wake-up channel' '
 	start_daemon w -j 2 -o inotify=0 &&
 	wait_for "grep -q \"subscribed to the wake-up channel\" \"$TRASH/log.w\"" 20 &&
@@ -39,27 +51,18 @@ test_expect_success 'a file dropped without a wake-up waits (no inotify, rescan 
 test_expect_success 'taskspool submit wakes it: started far sooner than the rescan' '
 	t0=$(now_ns) &&
 	ts submit --code probe --id sub1 >/dev/null &&
-	wait_for "grep -q \"^START sub1 \" \"$SPOOL/probe.log\"" 20 &&
-	lat=$(( ($(start_ns sub1 1) - t0) / 1000000 )) &&
-	echo "# submit -> START: $lat ms (scan_interval_ms $SCAN_MS)" >&3 &&
-	test "$lat" -lt $((SCAN_MS / 4))
+	started_soon sub1 1 "$t0" "submit -> START"
 ' 3>&1
 
 test_expect_success 'a PUBLISH on the channel makes it take the dropped file' '
 	t0=$(now_ns) &&
 	rcli PUBLISH "${PREFIX}wake" "incoming/quiet.json" >/dev/null &&
-	wait_for "grep -q \"^START quiet \" \"$SPOOL/probe.log\"" 20 &&
-	lat=$(( ($(start_ns quiet 1) - t0) / 1000000 )) &&
-	echo "# PUBLISH -> START: $lat ms" >&3 &&
-	test "$lat" -lt $((SCAN_MS / 4))
+	started_soon quiet 1 "$t0" "PUBLISH -> START"
 ' 3>&1
 
 test_expect_success 'a retry that becomes due is picked up without a rescan' '
 	ts submit --code probe --id rt1 --params "{\"fail_attempts\":1}" >/dev/null &&
-	wait_for "grep -q \"^START rt1 2 \" \"$SPOOL/probe.log\"" 20 &&
-	gap=$(( ($(start_ns rt1 2) - $(start_ns rt1 1)) / 1000000 )) &&
-	echo "# retry gap: $gap ms (retry_base_ms 200)" >&3 &&
-	test "$gap" -lt $((SCAN_MS / 4)) &&
+	started_soon rt1 2 "\$(start_ns rt1 1)" "retry gap (retry_base_ms 200)" &&
 	wait_for "test -e \"$SPOOL/done/rt1.json\"" 20
 ' 3>&1
 
@@ -67,10 +70,8 @@ test_expect_success 'a routed task (node:w) reaches the node through its queue' 
 	t0=$(now_ns) &&
 	printf "{\"requestId\":\"routed\",\"taskCode\":\"probe\",\"route\":\"node:w\"}" >"$TRASH/r.json" &&
 	ts submit "$TRASH/r.json" >/dev/null &&
+	started_soon routed 1 "$t0" "routed submit -> START" &&
 	wait_for "test -e \"$SPOOL/done/routed.json\"" 20 &&
-	lat=$(( ($(start_ns routed 1) - t0) / 1000000 )) &&
-	echo "# routed submit -> START: $lat ms" >&3 &&
-	test "$lat" -lt $((SCAN_MS / 4)) &&
 	jq -e ".status == \"SUCCESS\"" "$SPOOL/results/sub1.json" "$SPOOL/results/quiet.json"
 ' 3>&1
 

@@ -19,14 +19,7 @@
 
 RECV="$(dirname "$0")/../tools/cbrecv.py"
 SECRET=whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=
-cat >>"$CONF" <<C
-callback_allow_http = 1
-callback_allow_cidrs = 127.0.0.0/8
-callback_allowed_ports =
-callback_delays_ms = 300,300,300,300
-callback_jitter_pct = 0
-callback_secret = $SECRET
-C
+local_callbacks 300,300,300,300 "$SECRET"
 cat >"$HOOKS/res" <<'HOOK'
 #!/bin/sh
 echo "out of $TASKSPOOL_REQUEST_ID"

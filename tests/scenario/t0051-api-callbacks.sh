@@ -16,14 +16,8 @@ RECV="$API_HERE/tests/tools/cbrecv.py"
 VEC="${TESTDATA:-$API_HERE/tests/data}/api-vectors.json"
 # The secret of api-vectors.json C01: a secret that is not the app's.
 C01=whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8=
-cat >>"$CONF" <<C
-fsync = 0
-callback_allow_http = 1
-callback_allowed_ports =
-callback_allow_cidrs = 127.0.0.0/8
-callback_delays_ms = 300,300,300,300
-callback_jitter_pct = 0
-C
+echo "fsync = 0" >>"$CONF"
+local_callbacks 300,300,300,300
 api_server
 
 cat >"$HOOKS/echo" <<'H'

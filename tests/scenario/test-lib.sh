@@ -136,6 +136,21 @@ drop() {
 	printf '%s' "$2" >"$SPOOL/tmp/drop.$$" && mv "$SPOOL/tmp/drop.$$" "$SPOOL/incoming/$1"
 }
 
+# local_callbacks DELAYS [SECRET]: append to $CONF what callbacks to a
+# receiver on 127.0.0.1 (tools/cbrecv.py) need: plain http, the loopback
+# range, any port, callback_delays_ms = DELAYS without jitter, and
+# callback_secret = SECRET when given.
+local_callbacks() {
+	cat >>"$CONF" <<C
+callback_allow_http = 1
+callback_allow_cidrs = 127.0.0.0/8
+callback_allowed_ports =
+callback_delays_ms = $1
+callback_jitter_pct = 0
+C
+	[ $# -lt 2 ] || echo "callback_secret = $2" >>"$CONF"
+}
+
 # count_files DIR: regular files directly in DIR.
 count_files() { find "$1" -maxdepth 1 -type f | wc -l; }
 

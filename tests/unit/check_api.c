@@ -33,6 +33,8 @@
 #include "spool/config.h"
 #include "spool/spool.h"
 
+#include "apivectors.h"
+
 static json_t *vectors;
 
 #define NVARS 32
@@ -756,25 +758,4 @@ api_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	const char *dir = getenv("TESTDATA");
-	char path[4096];
-	json_error_t e;
-	SRunner *sr;
-	int failed;
-
-	snprintf(path, sizeof(path), "%s/api-vectors.json", dir != NULL ?
-	    dir : "tests/data");
-	if ((vectors = json_load_file(path, 0, &e)) == NULL) {
-		fprintf(stderr, "%s: %s\n", path, e.text);
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(api_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	json_decref(vectors);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+API_VECTORS_MAIN(api_suite, vectors)

@@ -15,6 +15,7 @@
 #include <check.h>
 
 #include "core/backoff.h"
+#include "unit.h"
 
 START_TEST(test_delay_table)
 {
@@ -227,14 +228,4 @@ backoff_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(backoff_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(backoff_suite)

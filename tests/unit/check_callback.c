@@ -22,6 +22,7 @@
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/whsign.h"
+#include "unit.h"
 
 /* A result envelope (results/<id>.json) carrying the vector's data, with
  * the members in another order and the ones a callback leaves out. */
@@ -227,14 +228,4 @@ callback_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(callback_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(callback_suite)

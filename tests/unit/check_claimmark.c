@@ -24,6 +24,7 @@
 
 #include "coord/claimmark.h"
 #include "spool/spool.h"
+#include "unit.h"
 
 static char tmpdir[200];
 static struct spool sp;
@@ -31,12 +32,9 @@ static struct spool sp;
 static void
 setup(void)
 {
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
 	char why[256], path[300];
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/check_claimmark.XXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), NULL, "check_claimmark");
 	snprintf(path, sizeof(path), "%s/spool", tmpdir);
 	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
 	ck_assert_msg(spool_open(&sp, path, "n1", 0, why, sizeof(why)) == 0,
@@ -47,11 +45,8 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[300];
-
 	spool_close(&sp);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	(void)!system(cmd);
+	unit_rmtree(tmpdir);
 }
 
 /* A child that takes id's marker, says so on the pipe, then either waits
@@ -258,14 +253,4 @@ claimmark_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(claimmark_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(claimmark_suite)

@@ -17,6 +17,7 @@
 
 #include "spool/config.h"
 #include "spool/spool.h"
+#include "unit.h"
 
 #define WHY_LEN 1024
 
@@ -30,23 +31,13 @@ static char tmpdir[256];
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void
-rm_tmpdir(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	(void)!system(cmd);
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 }
 
 static void
 teardown(void)
 {
-	rm_tmpdir();
+	unit_rmtree(tmpdir);
 }
 
 /* Write text to <tmpdir>/name; path receives the full path. */
@@ -611,26 +602,4 @@ config_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
-	SRunner *sr;
-	char cmd[512];
-	int failed;
-
-	snprintf(basedir, sizeof(basedir), "%s/check_config.XXXXXX", base);
-	if (mkdtemp(basedir) == NULL) {
-		perror(basedir);
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(config_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; "
-	    "rm -rf '%s'", basedir, basedir);
-	(void)!system(cmd);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN_TMPDIR(config_suite, basedir, "check_config")

@@ -34,6 +34,7 @@
 #include "core/nameset.h"
 #include "spool/spool.h"
 #include "spool/clock.h"
+#include "unit.h"
 
 #define LEASE_MS	1000
 #define RENEW_MS	200
@@ -51,8 +52,7 @@ setup(void)
 {
 	char why[256], path[300];
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	snprintf(path, sizeof(path), "%s/spool", tmpdir);
 	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
 	ck_assert_msg(spool_open(&sp, path, "a", 0, why, sizeof(why)) == 0,
@@ -976,34 +976,24 @@ redis_start(void)
 int
 main(void)
 {
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
 	const char *td = getenv("TESTDATA");
-	SRunner *sr;
 	char cmd[1024];
-	int failed;
+	int rc;
 
-	snprintf(basedir, sizeof(basedir), "%s/check_coord.XXXXXX", base);
-	if (mkdtemp(basedir) == NULL) {
-		perror(basedir);
+	if (unit_mkdtemp(basedir, sizeof(basedir), "check_coord") != 0)
 		return EXIT_FAILURE;
-	}
 	redis_start();
 	if (redis_addr[0] == '\0')
 		fprintf(stderr, "check_coord: no redis-server (set "
 		    "TS_TEST_REDIS or install redis-server): the redis cases "
 		    "fail\n");
-	sr = srunner_create(coord_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	rc = unit_run(coord_suite());
 	if (redis_dir[0] != '\0') {
 		snprintf(cmd, sizeof(cmd), "sh '%s/../servers/redis.sh' stop "
 		    "'%s' >/dev/null", td != NULL ? td : "tests/data",
 		    redis_dir);
 		(void)!system(cmd);
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", basedir);
-	(void)!system(cmd);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	unit_rmtree(basedir);
+	return rc;
 }

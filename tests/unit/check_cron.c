@@ -23,6 +23,7 @@
 
 #include "core/cron.h"
 #include "core/tz.h"
+#include "unit.h"
 
 #define VECTOR_FILE	"cron-vectors.jsonl"
 #define WHY_LEN		256
@@ -1040,14 +1041,4 @@ cron_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(cron_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(cron_suite)

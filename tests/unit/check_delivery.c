@@ -23,6 +23,7 @@
 #include "apivectors.h"
 
 #include "core/delivery.h"
+#include "unit.h"
 
 #define S 1000LL	/* ms per s */
 #define NDEL 8
@@ -465,14 +466,4 @@ delivery_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(delivery_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(delivery_suite)

@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "core/dispatch.h"
+#include "unit.h"
 
 START_TEST(parse_routes)
 {
@@ -117,13 +118,11 @@ START_TEST(named_node_and_non_choices)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+dispatch_suite(void)
 {
 	Suite *s = suite_create("dispatch");
 	TCase *tc = tcase_create("dispatch");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, parse_routes);
 	tcase_add_test(tc, round_robin_spreads);
@@ -131,9 +130,7 @@ main(void)
 	tcase_add_test(tc, consistent_hash_owner);
 	tcase_add_test(tc, named_node_and_non_choices);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return s;
 }
+
+CHECK_MAIN(dispatch_suite)

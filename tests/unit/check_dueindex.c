@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/dueindex.h"
+#include "unit.h"
 
 struct rec {
 	char names[16][32];
@@ -113,21 +114,17 @@ START_TEST(test_many_and_never_early)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+dueindex_suite(void)
 {
 	Suite *s = suite_create("dueindex");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_order_and_move);
 	tcase_add_test(tc, test_reset_inside_fire);
 	tcase_add_test(tc, test_many_and_never_early);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return s;
 }
+
+CHECK_MAIN(dueindex_suite)

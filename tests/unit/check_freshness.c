@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include "core/freshness.h"
+#include "unit.h"
 
 #define NOW	1700000000000LL	/* the reader's clock, epoch ms */
 #define LIMIT	15000		/* 3 × 5 s */
@@ -89,14 +90,4 @@ freshness_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(freshness_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
-}
+CHECK_MAIN(freshness_suite)

@@ -21,6 +21,7 @@
 #include <check.h>
 
 #include "spool/groupsync.h"
+#include "unit.h"
 
 struct fixture {
 	char root[64], path[96];
@@ -256,14 +257,4 @@ groupsync_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(groupsync_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(groupsync_suite)

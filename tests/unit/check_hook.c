@@ -28,6 +28,7 @@
 #include <check.h>
 
 #include "spool/hook.h"
+#include "unit.h"
 
 /*
  * Every test's directory is made inside basedir, which main() creates
@@ -39,24 +40,14 @@ static char tmpdir[200];
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	alarm(15);	/* no test may hang */
-}
-
-static void
-rm_tmpdir(void)
-{
-	char cmd[512];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	(void)!system(cmd);
 }
 
 static void
 teardown(void)
 {
-	rm_tmpdir();
+	unit_rmtree(tmpdir);
 }
 
 /* An unlinked close-on-exec temporary file. */
@@ -679,26 +670,4 @@ hook_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
-	SRunner *sr;
-	char cmd[512];
-	int failed;
-
-	snprintf(basedir, sizeof(basedir), "%s/check_hook.XXXXXX", base);
-	if (mkdtemp(basedir) == NULL) {
-		perror(basedir);
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(hook_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; "
-	    "rm -rf '%s'", basedir, basedir);
-	(void)!system(cmd);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN_TMPDIR(hook_suite, basedir, "check_hook")

@@ -20,8 +20,9 @@
 
 #include "coord/coord_impl.h"	/* coord_node_field */
 #include "spool/hookset.h"
+#include "unit.h"
 
-static char dir[64];
+static char dir[200];
 static int dfd = -1;
 
 /* A file name in the test directory with mode. */
@@ -39,8 +40,7 @@ mk(const char *name, mode_t mode)
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/check_hookset.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	unit_case_mkdtemp(dir, sizeof(dir), NULL, "check_hookset");
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(dfd, 0);
 }
@@ -48,12 +48,8 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[128];
-
 	close(dfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "%s failed\n", cmd);
+	unit_rmtree(dir);
 }
 
 START_TEST(test_scan)
@@ -147,13 +143,11 @@ START_TEST(test_heartbeat_field)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+hookset_suite(void)
 {
 	Suite *s = suite_create("hookset");
 	TCase *tc = tcase_create("hookset");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_scan);
@@ -161,9 +155,7 @@ main(void)
 	tcase_add_test(tc, test_has);
 	tcase_add_test(tc, test_heartbeat_field);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return s;
 }
+
+CHECK_MAIN(hookset_suite)

@@ -10,7 +10,6 @@
  * milliseconds, the arithmetic in the comments.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "core/job.h"
 #include "core/task.h"
 #include "core/tz.h"
+#include "unit.h"
 
 /*
  * Days 1970-01-01 .. 2024-01-01 = 54 * 365 + 13 leap days (1972..2020) =
@@ -42,22 +42,6 @@
 #define T_20240311_0600	(19793 * DAY_MS + 6 * HOUR_MS)
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static char *
-fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-/* A new string from printf arguments. */
-static char *
-fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, f);
-	ck_assert(vasprintf(&s, f, ap) >= 0);
-	va_end(ap);
-	return s;
-}
 
 /* Decode text into j (initialised), which must succeed. */
 static void
@@ -96,7 +80,7 @@ bad(const char *text, const char *field, const char *rule_part)
 static char *
 doc(const char *members)
 {
-	return fmt("{\"jobCode\":\"j1\",\"taskCode\":\"t1\",%s}", members);
+	return unit_fmt("{\"jobCode\":\"j1\",\"taskCode\":\"t1\",%s}", members);
 }
 
 static void
@@ -181,7 +165,8 @@ START_TEST(test_round_trip)
 {
 	static const char params[] = "{ \"a\" : [1, 2 ,3.50],\n\t\"s\":"
 	    "\"\\u00e9\\n\", \"n\":null }";
-	char *text = fmt("{\"jobCode\":\"sync.hourly-1\",\"taskCode\":\"sync\","
+	char *text = unit_fmt("{\"jobCode\":\"sync.hourly-1\","
+	    "\"taskCode\":\"sync\","
 	    "\"cron\":\"0 5 * * * ?\",\"dialect\":\"quartz\","
 	    "\"timezone\":\"Europe/Riga\",\"executeParams\" : %s ,"
 	    "\"route\":\"node:n2\",\"maxRetries\":3,\"timeoutSec\":600,"
@@ -360,7 +345,7 @@ START_TEST(test_rules_members)
 	    "jobCode", "must match");
 	bad("{\"jobCode\":\"a/b\",\"taskCode\":\"t\",\"cron\":\"@daily\"}",
 	    "jobCode", "must match");
-	s = fmt("{\"jobCode\":\"%065d\",\"taskCode\":\"t\","
+	s = unit_fmt("{\"jobCode\":\"%065d\",\"taskCode\":\"t\","
 	    "\"cron\":\"@daily\"}", 0);
 	bad(s, "jobCode", "longer than 64");
 	free(s);
@@ -501,9 +486,9 @@ START_TEST(test_rules_cron_message)
 		char *m, *s;
 
 		ck_assert_msg(e == NULL, "%s parsed", cases[i].text);
-		m = cases[i].dialect != NULL ? fmt("\"cron\":\"%s\","
+		m = cases[i].dialect != NULL ? unit_fmt("\"cron\":\"%s\","
 		    "\"dialect\":\"%s\"", cases[i].text, cases[i].dialect) :
-		    fmt("\"cron\":\"%s\"", cases[i].text);
+		    unit_fmt("\"cron\":\"%s\"", cases[i].text);
 		s = doc(m);
 		{
 			struct task_error err;
@@ -550,12 +535,12 @@ START_TEST(test_rules_task_check)
 	ck_assert(open != NULL && close != NULL);
 	memset(open, '[', 33);
 	memset(close, ']', 33);
-	m = fmt("\"cron\":\"@daily\",\"executeParams\":%s%s", open, close);
+	m = unit_fmt("\"cron\":\"@daily\",\"executeParams\":%s%s", open, close);
 	bad_m(m, "executeParams", "nested deeper than 32");
 	free(m);
 	/* 32 levels are fine. */
 	open[32] = close[32] = '\0';
-	m = fmt("\"cron\":\"@daily\",\"executeParams\":%s%s", open, close);
+	m = unit_fmt("\"cron\":\"@daily\",\"executeParams\":%s%s", open, close);
 	{
 		char *s = doc(m);
 		struct job j;
@@ -966,7 +951,7 @@ START_TEST(test_plan_fire_once_bisect)
 
 		for (size_t ei = 0; ei < 5; ei++) {
 			struct job j;
-			char *m = fmt("\"cron\":\"%s\"", exprs[ei]);
+			char *m = unit_fmt("\"cron\":\"%s\"", exprs[ei]);
 			char *s = doc(m);
 
 			job_init(&j);
@@ -1205,7 +1190,7 @@ END_TEST
 START_TEST(test_make_task)
 {
 	static const char params[] = "{\"k\": [1 ,2]}";
-	char *m = fmt("\"cron\":\"0 2 * * *\",\"route\":\"broadcast\","
+	char *m = unit_fmt("\"cron\":\"0 2 * * *\",\"route\":\"broadcast\","
 	    "\"maxRetries\":2,\"timeoutSec\":30,\"executeParams\":%s", params);
 	char *s = doc(m);
 	struct task t, back;
@@ -1324,14 +1309,4 @@ job_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(job_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(job_suite)

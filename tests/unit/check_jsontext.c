@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "core/jsontext.h"
+#include "unit.h"
 
 static const struct refusal {
 	const char *name;
@@ -168,14 +169,4 @@ jsontext_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(jsontext_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
-}
+CHECK_MAIN(jsontext_suite)

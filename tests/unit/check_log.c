@@ -20,6 +20,7 @@
 #include <check.h>
 
 #include "spool/log.h"
+#include "unit.h"
 
 static int64_t fake_ms;
 
@@ -283,14 +284,4 @@ log_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(log_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(log_suite)

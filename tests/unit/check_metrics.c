@@ -23,6 +23,7 @@
 #include "spool/log.h"
 #include "spool/metrics.h"
 #include "spool/spool.h"
+#include "unit.h"
 
 static char basedir[128];
 
@@ -55,6 +56,11 @@ has_line(const char *text, const char *line)
 #define ASSERT_LINE(text, line) \
 	ck_assert_msg(has_line(text, line), "missing line: %s\n%s", line, text)
 
+/* ASSERT_LINE for every line of the array want. */
+#define ASSERT_LINES(text, want) \
+	for (size_t i_ = 0; i_ < sizeof(want) / sizeof(want[0]); i_++) \
+		ASSERT_LINE(text, want[i_])
+
 START_TEST(test_duration_buckets)
 {
 	static const char *const want[] = {
@@ -86,8 +92,7 @@ START_TEST(test_duration_buckets)
 	metrics_attempt_ended("a", "TIMEOUT", 7);
 	metrics_attempt_ended("a", "LOST", 5000);
 	s = render_now();
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		ASSERT_LINE(s, want[i]);
+	ASSERT_LINES(s, want);
 	free(s);
 	metrics_fini();
 }
@@ -95,6 +100,25 @@ END_TEST
 
 START_TEST(test_trigger_delay_and_counters)
 {
+	static const char *const want[] = {
+#define T "taskspool_trigger_delay_seconds_"
+		T "bucket{node=\"n1\",le=\"0.005\"} 1",
+		T "bucket{node=\"n1\",le=\"0.1\"} 1",
+		T "bucket{node=\"n1\",le=\"0.25\"} 2",
+		T "count{node=\"n1\"} 2",
+#undef T
+		"taskspool_tasks_total{node=\"n1\",task_code=\"a\","
+		    "status=\"SUCCESS\"} 1",
+		"taskspool_tasks_total{node=\"n1\",task_code=\"a\","
+		    "status=\"FAILED\"} 2",
+		"taskspool_retries_total{node=\"n1\"} 2",
+		"taskspool_corrupt_total{node=\"n1\"} 1",
+		"taskspool_callbacks_total{node=\"n1\",outcome=\"ok\"} 1",
+		"taskspool_callbacks_total{node=\"n1\",outcome=\"failed\"} 1",
+		"taskspool_callback_circuit_open{node=\"n1\"} 3",
+		"taskspool_outbox_depth{node=\"n1\",kind=\"record\"} 7",
+		"taskspool_outbox_depth{node=\"n1\",kind=\"callback\"} 0",
+	};
 	char *s;
 
 	ck_assert_int_eq(metrics_init("n1"), 0);
@@ -113,27 +137,7 @@ START_TEST(test_trigger_delay_and_counters)
 	metrics_outbox_depth("record", 7);
 	metrics_outbox_depth("nonsense", 9);		/* ignored */
 	s = render_now();
-	ASSERT_LINE(s, "taskspool_trigger_delay_seconds_bucket{node=\"n1\","
-	    "le=\"0.005\"} 1");
-	ASSERT_LINE(s, "taskspool_trigger_delay_seconds_bucket{node=\"n1\","
-	    "le=\"0.1\"} 1");
-	ASSERT_LINE(s, "taskspool_trigger_delay_seconds_bucket{node=\"n1\","
-	    "le=\"0.25\"} 2");
-	ASSERT_LINE(s, "taskspool_trigger_delay_seconds_count{node=\"n1\"} 2");
-	ASSERT_LINE(s, "taskspool_tasks_total{node=\"n1\",task_code=\"a\","
-	    "status=\"SUCCESS\"} 1");
-	ASSERT_LINE(s, "taskspool_tasks_total{node=\"n1\",task_code=\"a\","
-	    "status=\"FAILED\"} 2");
-	ASSERT_LINE(s, "taskspool_retries_total{node=\"n1\"} 2");
-	ASSERT_LINE(s, "taskspool_corrupt_total{node=\"n1\"} 1");
-	ASSERT_LINE(s, "taskspool_callbacks_total{node=\"n1\",outcome=\"ok\"} "
-	    "1");
-	ASSERT_LINE(s, "taskspool_callbacks_total{node=\"n1\",outcome="
-	    "\"failed\"} 1");
-	ASSERT_LINE(s, "taskspool_callback_circuit_open{node=\"n1\"} 3");
-	ASSERT_LINE(s, "taskspool_outbox_depth{node=\"n1\",kind=\"record\"} 7");
-	ASSERT_LINE(s, "taskspool_outbox_depth{node=\"n1\",kind=\"callback\"} "
-	    "0");
+	ASSERT_LINES(s, want);
 	ck_assert_ptr_null(strstr(s, "nonsense"));
 	/* Every family has HELP and TYPE before its samples. */
 	ck_assert_ptr_nonnull(strstr(s, "# TYPE taskspool_trigger_delay_seconds "
@@ -184,8 +188,87 @@ touch_at(int dirfd, const char *name, int64_t mtime_ms)
 	close(fd);
 }
 
+/* A directory of sp: dirs[kind], or, with node set, kind/<node>/ (opened). */
+static int
+node_dir(struct spool *sp, int kind, const char *node)
+{
+	int d = node != NULL ? spool_node_dir(sp, kind, node) :
+	    dup(sp->dir[kind]);
+
+	ck_assert_int_ge(d, 0);
+	return d;
+}
+
+/* The marker directory state/waiting/ (made by the test), opened. */
+static int
+waiting_dir(struct spool *sp)
+{
+	int d = openat(sp->dir[SPOOL_STATE], "waiting", O_RDONLY |
+	    O_DIRECTORY | O_CLOEXEC);
+
+	ck_assert_int_ge(d, 0);
+	return d;
+}
+
+/* metrics_write(sp, now, self), then the n1.prom it wrote (new string). */
+static char *
+write_and_read(struct spool *sp, int64_t now, const struct metrics_node *self)
+{
+	char *txt;
+
+	ck_assert_int_eq(metrics_write(sp, now, self), 0);
+	txt = spool_read_file(sp->dir[SPOOL_METRICS], "n1.prom", 1 << 20, NULL);
+	ck_assert_ptr_nonnull(txt);
+	return txt;
+}
+
 START_TEST(test_scan_and_write)
 {
+	/* The files the scan counts, with their mtime relative to now. */
+	static const struct {
+		int kind;
+		const char *node;	/* NULL: the kind's own directory */
+		const char *name;
+		int64_t age_ms;		/* now - mtime */
+	} files[] = {
+		/* incoming/: 3 tasks (oldest 100.5 s before now), a dot file */
+		{ SPOOL_INCOMING, NULL, "a.json", 2000 },
+		{ SPOOL_INCOMING, NULL, "b.json", 100500 },
+		{ SPOOL_INCOMING, NULL, "c.json", 10 },
+		{ SPOOL_INCOMING, NULL, ".hidden", 900000 },
+		{ SPOOL_DELAYED, NULL, "d1.json", -5000 },
+		{ SPOOL_DELAYED, NULL, "d2.json", -5000 },
+		/* active/n1/ (sp.self) 1, active/n2/ 2, queue/n3/ 1 */
+		{ SPOOL_ACTIVE, "n1", "r1.json", 0 },
+		{ SPOOL_ACTIVE, "n2", "r2.json", 0 },
+		{ SPOOL_ACTIVE, "n2", "r3.json", 0 },
+		{ SPOOL_QUEUE, "n3", "q1.json", 0 },
+	};
+	static const char *const written[] = {
+		"taskspool_queue_depth{node=\"n1\",state=\"pending\"} 3",
+		"taskspool_queue_depth{node=\"n1\",state=\"running\"} 3",
+		"taskspool_oldest_pending_age_seconds{node=\"n1\"} 100.500",
+		"taskspool_slots{node=\"n1\",kind=\"total\"} 4",
+		"taskspool_slots{node=\"n1\",kind=\"busy\"} 1",
+		"taskspool_leader{node=\"n1\"} 1",
+		/* back-pressure after ENOSPC: that reason 1, the others 0 */
+		"taskspool_backpressure{node=\"n1\",reason=\"enospc\"} 1",
+		"taskspool_backpressure{node=\"n1\",reason=\"edquot\"} 0",
+		"taskspool_backpressure{node=\"n1\",reason=\"erofs\"} 0",
+		/* The file says when and how often it is written: now =
+		 * 1.7e12 ms is 1700000000 s; 2500 ms is 2.5 s. */
+		"taskspool_metrics_written_timestamp_seconds{node=\"n1\"} "
+		    "1700000000.000",
+		"taskspool_metrics_interval_seconds{node=\"n1\"} 2.500",
+		"taskspool_metrics_stopped{node=\"n1\"} 0",
+	};
+	/* A stopped node's last file, 1234 ms later. */
+	static const char *const stopped[] = {
+		"taskspool_leader{node=\"n1\"} 0",
+		"taskspool_metrics_written_timestamp_seconds{node=\"n1\"} "
+		    "1700000001.234",
+		"taskspool_metrics_stopped{node=\"n1\"} 1",
+	};
 	char dir[200], path[300], why[512], *txt;
 	const int64_t now = 1700000000000LL;	/* a fixed "now", epoch ms */
 	struct metrics_spool q;
@@ -193,29 +276,15 @@ START_TEST(test_scan_and_write)
 	struct spool sp;
 	int d;
 
-	snprintf(dir, sizeof(dir), "%s/s.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	unit_case_mkdtemp(dir, sizeof(dir), basedir, "s");
 	snprintf(path, sizeof(path), "%s/spool", dir);
 	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
 	ck_assert_int_eq(spool_open(&sp, path, "n1", 0, why, sizeof(why)), 0);
-	/* incoming/: 3 tasks (oldest 100.5 s before now) and a dot file. */
-	touch_at(sp.dir[SPOOL_INCOMING], "a.json", now - 2000);
-	touch_at(sp.dir[SPOOL_INCOMING], "b.json", now - 100500);
-	touch_at(sp.dir[SPOOL_INCOMING], "c.json", now - 10);
-	touch_at(sp.dir[SPOOL_INCOMING], ".hidden", now - 900000);
-	touch_at(sp.dir[SPOOL_DELAYED], "d1.json", now + 5000);
-	touch_at(sp.dir[SPOOL_DELAYED], "d2.json", now + 5000);
-	/* active/n1/ (sp.self) 1, active/n2/ 2, queue/n3/ 1. */
-	touch_at(sp.self, "r1.json", now);
-	d = spool_node_dir(&sp, SPOOL_ACTIVE, "n2");
-	ck_assert_int_ge(d, 0);
-	touch_at(d, "r2.json", now);
-	touch_at(d, "r3.json", now);
-	close(d);
-	d = spool_node_dir(&sp, SPOOL_QUEUE, "n3");
-	ck_assert_int_ge(d, 0);
-	touch_at(d, "q1.json", now);
-	close(d);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		d = node_dir(&sp, files[i].kind, files[i].node);
+		touch_at(d, files[i].name, now - files[i].age_ms);
+		close(d);
+	}
 
 	ck_assert_int_eq(metrics_scan_spool(&sp, now, &q), 0);
 	ck_assert_int_eq(q.pending, 3);
@@ -229,62 +298,31 @@ START_TEST(test_scan_and_write)
 	/* b.json over a max_concurrent limit: marked in state/waiting/, it
 	 * counts as waiting, not also as pending */
 	ck_assert_int_eq(mkdirat(sp.dir[SPOOL_STATE], "waiting", 0770), 0);
-	d = openat(sp.dir[SPOOL_STATE], "waiting", O_RDONLY | O_DIRECTORY);
-	ck_assert_int_ge(d, 0);
+	d = waiting_dir(&sp);
 	touch_at(d, "b", now);
 	close(d);
 	ck_assert_int_eq(metrics_scan_spool(&sp, now, &q), 0);
 	ck_assert_int_eq(q.waiting, 1);
 	ck_assert_int_eq(q.pending, 2);
-	d = openat(sp.dir[SPOOL_STATE], "waiting", O_RDONLY | O_DIRECTORY);
+	d = waiting_dir(&sp);
 	ck_assert_int_eq(unlinkat(d, "b", 0), 0);
 	close(d);
 	ck_assert_int_eq(metrics_scan_spool(&sp, now, &q), 0);
 
 	ck_assert_int_eq(metrics_init("n1"), 0);
-	ck_assert_int_eq(metrics_write(&sp, now, &self), 0);
-	txt = spool_read_file(sp.dir[SPOOL_METRICS], "n1.prom", 1 << 20, NULL);
-	ck_assert_ptr_nonnull(txt);
-	ASSERT_LINE(txt, "taskspool_queue_depth{node=\"n1\",state=\"pending\"} "
-	    "3");
-	ASSERT_LINE(txt, "taskspool_queue_depth{node=\"n1\",state=\"running\"} "
-	    "3");
-	ASSERT_LINE(txt, "taskspool_oldest_pending_age_seconds{node=\"n1\"} "
-	    "100.500");
-	ASSERT_LINE(txt, "taskspool_slots{node=\"n1\",kind=\"total\"} 4");
-	ASSERT_LINE(txt, "taskspool_slots{node=\"n1\",kind=\"busy\"} 1");
-	ASSERT_LINE(txt, "taskspool_leader{node=\"n1\"} 1");
-	/* back-pressure after ENOSPC: that reason 1, the others 0 */
-	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"enospc\"} "
-	    "1");
-	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"edquot\"} "
-	    "0");
-	ASSERT_LINE(txt, "taskspool_backpressure{node=\"n1\",reason=\"erofs\"} "
-	    "0");
-	/* The file says when and how often it is written: now = 1.7e12 ms
-	 * is 1700000000 s; 2500 ms is 2.5 s. */
-	ASSERT_LINE(txt, "taskspool_metrics_written_timestamp_seconds{node="
-	    "\"n1\"} 1700000000.000");
-	ASSERT_LINE(txt, "taskspool_metrics_interval_seconds{node=\"n1\"} "
-	    "2.500");
-	ASSERT_LINE(txt, "taskspool_metrics_stopped{node=\"n1\"} 0");
+	txt = write_and_read(&sp, now, &self);
+	ASSERT_LINES(txt, written);
 	free(txt);
 	/* A stopped node's last file has no spool-wide gauges. */
 	self.stopped = 1;
 	self.leader = 0;
-	ck_assert_int_eq(metrics_write(&sp, now + 1234, &self), 0);
-	txt = spool_read_file(sp.dir[SPOOL_METRICS], "n1.prom", 1 << 20, NULL);
-	ck_assert_ptr_nonnull(txt);
+	txt = write_and_read(&sp, now + 1234, &self);
 	ck_assert_ptr_null(strstr(txt, "taskspool_queue_depth{"));
-	ASSERT_LINE(txt, "taskspool_leader{node=\"n1\"} 0");
-	ASSERT_LINE(txt, "taskspool_metrics_written_timestamp_seconds{node="
-	    "\"n1\"} 1700000001.234");
-	ASSERT_LINE(txt, "taskspool_metrics_stopped{node=\"n1\"} 1");
+	ASSERT_LINES(txt, stopped);
 	free(txt);
 	metrics_fini();
 	spool_close(&sp);
-	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
-	(void)!system(path);
+	unit_rmtree(dir);
 }
 END_TEST
 
@@ -349,22 +387,4 @@ metrics_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr;
-	int failed;
-	char cmd[200];
-
-	snprintf(basedir, sizeof(basedir), "%s/check_metrics.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(basedir) == NULL)
-		return 1;
-	sr = srunner_create(metrics_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", basedir);
-	(void)!system(cmd);
-	return failed == 0 ? 0 : 1;
-}
+CHECK_MAIN_TMPDIR(metrics_suite, basedir, "check_metrics")

@@ -13,6 +13,7 @@
 #include <check.h>
 
 #include "core/nameset.h"
+#include "unit.h"
 
 /* Pop everything and compare with want[] (n names), in order. */
 static void
@@ -225,14 +226,4 @@ nameset_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(nameset_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(nameset_suite)

@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 #include "core/promtext.h"
+#include "unit.h"
 
 static int
 value_of(const char *text, const char *name, double *v)
@@ -274,14 +275,4 @@ promtext_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(promtext_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
-}
+CHECK_MAIN(promtext_suite)

@@ -27,6 +27,7 @@
 #include "spool/config.h"
 #include "spool/hooklimit.h"
 #include "coord/ratelimit.h"
+#include "unit.h"
 
 static char dir[128];
 static int dfd = -1;
@@ -34,8 +35,7 @@ static int dfd = -1;
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/check_ratelimit.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	unit_case_mkdtemp(dir, sizeof(dir), NULL, "check_ratelimit");
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(dfd, 0);
 }
@@ -43,11 +43,8 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[256];
-
 	close(dfd);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	(void)!system(cmd);
+	unit_rmtree(dir);
 }
 
 /* One request of app at now_ms with limit 3 per 1000 ms. */
@@ -402,14 +399,4 @@ ratelimit_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(ratelimit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(ratelimit_suite)

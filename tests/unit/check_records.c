@@ -20,6 +20,7 @@
 
 #include "cli/cli_records.h"
 #include "records/records.h"
+#include "unit.h"
 
 #define T1	"2026-01-02T03:04:05.678Z"
 #define T1_MS	1767323045678LL
@@ -57,21 +58,40 @@ T2 "\",\"durationMs\":323,\"exitCode\":null,\"signal\":9,\"outcome\":"
 "\"TIMEOUT\",\"reason\":\"killed\",\"retryAt\":null}],"
 "\"stdoutTail\":\"\",\"stderrTail\":\"\"}}";
 
+/*
+ * Decode rec into *r and fail the test, with records_decode's reason,
+ * unless it succeeds.  The caller owns *r (records_row_fini).
+ */
+static void
+decode_ok(const char *rec, struct records_row *r)
+{
+	char why[256] = "";
+
+	ck_assert_msg(records_decode(rec, strlen(rec), r, why,
+	    sizeof(why)) == 0, "refused (%s): %s", why, rec);
+}
+
+/* The row's status, attempt number and fence (attempt * 4 + rank). */
+static void
+expect_head(const struct records_row *r, const char *status, int attempt,
+    int64_t fence)
+{
+	ck_assert_str_eq(r->status, status);
+	ck_assert_int_eq(r->attempt, attempt);
+	ck_assert_int_eq(r->fence, fence);
+}
+
 START_TEST(test_decode_running)
 {
 	struct records_row r;
-	char why[256];
 
-	ck_assert_int_eq(records_decode(running, strlen(running), &r, why,
-	    sizeof(why)), 0);
+	decode_ok(running, &r);
 	ck_assert_str_eq(r.request_id, "r1");
 	ck_assert_str_eq(r.task_code, "probe");
 	ck_assert_str_eq(r.job_code, "nightly");
 	ck_assert_ptr_null(r.app_id);
-	ck_assert_str_eq(r.status, "RUNNING");
+	expect_head(&r, "RUNNING", 2, 2 * 4 + 1);
 	ck_assert_str_eq(r.node, "n1");
-	ck_assert_int_eq(r.attempt, 2);
-	ck_assert_int_eq(r.fence, 2 * 4 + 1);
 	ck_assert_int_eq(r.created_at, T1_MS);
 	ck_assert_int_eq(r.started_at, T2_MS);
 	/* no triggerTime: the createdAt */
@@ -89,12 +109,9 @@ END_TEST
 START_TEST(test_decode_pending)
 {
 	struct records_row r;
-	char why[256];
 
-	ck_assert_int_eq(records_decode(pending, strlen(pending), &r, why,
-	    sizeof(why)), 0);
-	ck_assert_str_eq(r.status, "PENDING");
-	ck_assert_int_eq(r.fence, 1 * 4 + 2);
+	decode_ok(pending, &r);
+	expect_head(&r, "PENDING", 1, 1 * 4 + 2);
 	ck_assert_int_eq(r.exit_code, 75);
 	ck_assert_int_eq(r.duration_ms, 323);
 	ck_assert_str_eq(r.att[0].state, "TEMPFAIL");
@@ -109,15 +126,11 @@ END_TEST
 START_TEST(test_decode_result)
 {
 	struct records_row r;
-	char why[256];
 
-	ck_assert_int_eq(records_decode(result, strlen(result), &r, why,
-	    sizeof(why)), 0);
-	ck_assert_str_eq(r.status, "FAILED");
+	decode_ok(result, &r);
+	expect_head(&r, "FAILED", 2, 2 * 4 + 3);
 	ck_assert_str_eq(r.app_id, "app7");
 	ck_assert_ptr_null(r.job_code);
-	ck_assert_int_eq(r.attempt, 2);
-	ck_assert_int_eq(r.fence, 2 * 4 + 3);
 	ck_assert_int_eq(r.trigger_time, T2_MS);
 	ck_assert_int_eq(r.created_at, T1_MS);
 	ck_assert_int_eq(r.finished_at, T2_MS);
@@ -212,8 +225,7 @@ START_TEST(test_decode_callback)
 	struct records_row r;
 	char why[256];
 
-	ck_assert_int_eq(records_decode(rec, strlen(rec), &r, why,
-	    sizeof(why)), 0);
+	decode_ok(rec, &r);
 	ck_assert_ptr_nonnull(r.cb);
 	ck_assert_str_eq(r.request_id, "order-1");
 	ck_assert_str_eq(r.cb->delivery_id, "whk_1");
@@ -247,10 +259,8 @@ START_TEST(test_decode_definition)
 	    "\"enabled\":false,\"definition\":null,\"updatedAt\":"
 	    "\"1970-01-01T00:00:01.500Z\"}";
 	struct records_row r;
-	char why[256];
 
-	ck_assert_int_eq(records_decode(rec, strlen(rec), &r, why,
-	    sizeof(why)), 0);
+	decode_ok(rec, &r);
 	ck_assert_ptr_nonnull(r.def);
 	ck_assert_str_eq(r.def->job_code, "nightly");
 	ck_assert_str_eq(r.def->task_code, "report");
@@ -260,8 +270,7 @@ START_TEST(test_decode_definition)
 	    "{\"jobCode\":\"nightly\",\"cron\":\"0 3 * * *\"}");
 	ck_assert_int_eq(r.def->updated_at, 1717243208000LL);
 	records_row_fini(&r);
-	ck_assert_int_eq(records_decode(gone, strlen(gone), &r, why,
-	    sizeof(why)), 0);
+	decode_ok(gone, &r);
 	ck_assert_ptr_null(r.def->definition);
 	ck_assert_ptr_null(r.def->schedule);
 	ck_assert_int_eq(r.def->enabled, 0);
@@ -288,36 +297,51 @@ END_TEST
 START_TEST(test_percentile_nearest_rank)
 {
 	static const int64_t v[] = { 15, 20, 35, 40, 50 };
+	/* the worked example of the file's header: percentile → value */
+	static const struct {
+		int p;
+		int64_t want;
+	} cases[] = {
+		{ 5, 15 }, { 30, 20 }, { 40, 20 }, { 50, 35 }, { 100, 50 },
+	};
 
-	ck_assert_int_eq(records_percentile(v, 5, 5), 15);
-	ck_assert_int_eq(records_percentile(v, 5, 30), 20);
-	ck_assert_int_eq(records_percentile(v, 5, 40), 20);
-	ck_assert_int_eq(records_percentile(v, 5, 50), 35);
-	ck_assert_int_eq(records_percentile(v, 5, 100), 50);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(records_percentile(v, 5, cases[i].p) ==
+		    cases[i].want, "percentile %d", cases[i].p);
 	ck_assert(records_percentile(v, 0, 50) == RECORDS_NULL);
 }
 END_TEST
 
 START_TEST(test_duration)
 {
+	/* rc 0 with the milliseconds, or rc -1 (ms not looked at) */
+	static const struct {
+		const char *text;
+		int rc;
+		int64_t ms;
+	} cases[] = {
+		{ "7d", 0, 604800000 },		/* 7 * 86400 * 1000 */
+		{ "90", 0, 90000 },
+		{ "2w", 0, 1209600000 },	/* 14 days */
+		{ "36h", 0, 129600000 },	/* 36 * 3600 * 1000 */
+		{ "5m", 0, 300000 },
+		{ "7x", -1, 0 },
+		{ "7dd", -1, 0 },
+		{ "-1d", -1, 0 },
+		{ "", -1, 0 },
+		{ "99999999999999999w", -1, 0 },
+	};
 	int64_t ms;
 
-	ck_assert_int_eq(cli_records_duration("7d", &ms), 0);
-	ck_assert_int_eq(ms, 604800000);		/* 7 * 86400 * 1000 */
-	ck_assert_int_eq(cli_records_duration("90", &ms), 0);
-	ck_assert_int_eq(ms, 90000);
-	ck_assert_int_eq(cli_records_duration("2w", &ms), 0);
-	ck_assert_int_eq(ms, 1209600000);		/* 14 days */
-	ck_assert_int_eq(cli_records_duration("36h", &ms), 0);
-	ck_assert_int_eq(ms, 129600000);
-	ck_assert_int_eq(cli_records_duration("5m", &ms), 0);
-	ck_assert_int_eq(ms, 300000);
-	ck_assert_int_eq(cli_records_duration("7x", &ms), -1);
-	ck_assert_int_eq(cli_records_duration("7dd", &ms), -1);
-	ck_assert_int_eq(cli_records_duration("-1d", &ms), -1);
-	ck_assert_int_eq(cli_records_duration("", &ms), -1);
-	ck_assert_int_eq(cli_records_duration("99999999999999999w", &ms),
-	    -1);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_msg(cli_records_duration(cases[i].text, &ms) ==
+		    cases[i].rc, "\"%s\": not %d", cases[i].text,
+		    cases[i].rc);
+		if (cases[i].rc == 0)
+			ck_assert_msg(ms == cases[i].ms, "\"%s\": %lld ms, "
+			    "not %lld", cases[i].text, (long long)ms,
+			    (long long)cases[i].ms);
+	}
 }
 END_TEST
 
@@ -380,14 +404,4 @@ records_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(records_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(records_suite)

@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/result.h"
 #include "core/task.h"
+#include "unit.h"
 
 #define T0 1717243200000LL	/* 2024-06-01T12:00:00.000Z */
 
@@ -626,14 +627,4 @@ result_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(result_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(result_suite)

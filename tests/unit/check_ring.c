@@ -29,6 +29,7 @@
 #include <check.h>
 
 #include "core/ring.h"
+#include "unit.h"
 
 #define NKEYS	10000
 
@@ -183,13 +184,11 @@ START_TEST(edges)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+ring_suite(void)
 {
 	Suite *s = suite_create("ring");
 	TCase *tc = tcase_create("ring");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, hash_vectors);
 	tcase_add_test(tc, small_ring_by_hand);
@@ -199,9 +198,7 @@ main(void)
 	tcase_add_test(tc, two_nodes_balanced);
 	tcase_add_test(tc, edges);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return s;
 }
+
+CHECK_MAIN(ring_suite)

@@ -18,23 +18,9 @@
 #include "core/buf.h"
 #include "core/sign.h"
 
+#include "apivectors.h"
+
 static json_t *vectors;
-
-static void
-load_vectors(void)
-{
-	const char *dir = getenv("TESTDATA");
-	char path[4096];
-	json_error_t e;
-
-	snprintf(path, sizeof(path), "%s/api-vectors.json", dir != NULL ?
-	    dir : "tests/data");
-	vectors = json_load_file(path, 0, &e);
-	if (vectors == NULL) {
-		fprintf(stderr, "%s: %s\n", path, e.text);
-		exit(EXIT_FAILURE);
-	}
-}
 
 static const char *
 str(json_t *o, const char *k)
@@ -227,17 +213,4 @@ sign_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr;
-	int failed;
-
-	load_vectors();
-	sr = srunner_create(sign_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	json_decref(vectors);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+API_VECTORS_MAIN(sign_suite, vectors)

@@ -24,6 +24,7 @@
 #include <check.h>
 
 #include "spool/spool.h"
+#include "unit.h"
 
 #define WHY_LEN 1024
 
@@ -38,25 +39,14 @@ static char sp_path[512];	/* <tmpdir>/a/b/spool */
 static void
 setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "%s/t.XXXXXX", basedir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), basedir, "t");
 	snprintf(sp_path, sizeof(sp_path), "%s/a/b/spool", tmpdir);
-}
-
-static void
-rm_tmpdir(void)
-{
-	char cmd[1024];
-
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; "
-	    "rm -rf '%s'", tmpdir, tmpdir);
-	(void)!system(cmd);
 }
 
 static void
 teardown(void)
 {
-	rm_tmpdir();
+	unit_rmtree(tmpdir);
 }
 
 /* Create and open the test spool as node n1. */
@@ -110,6 +100,17 @@ slurp(int dirfd, const char *name, size_t *lenp)
 	if (lenp != NULL)
 		*lenp = (size_t)n;
 	return p;
+}
+
+/* dirfd/name holds exactly the text want. */
+static void
+expect_file(int dirfd, const char *name, const char *want)
+{
+	char *got = slurp(dirfd, name, NULL);
+
+	ck_assert_msg(strcmp(got, want) == 0, "%s: \"%s\", not \"%s\"", name,
+	    got, want);
+	free(got);
 }
 
 static void
@@ -297,9 +298,7 @@ START_TEST(test_publish)
 	ck_assert_int_eq(spool_publish(&s, inc, "a.json", "other", 5, -1,
 	    SPOOL_PUBLISH_EXCL), -1);
 	ck_assert_int_eq(errno, EEXIST);
-	got = slurp(inc, "a.json", NULL);
-	ck_assert_str_eq(got, "hello\n");
-	free(got);
+	expect_file(inc, "a.json", "hello\n");
 	ck_assert_int_eq(count_entries(s.dir[SPOOL_TMP]), 0);
 	ck_assert_int_eq(count_entries(inc), 1);	/* a.json only */
 
@@ -313,9 +312,7 @@ START_TEST(test_publish)
 	/* NOSYNCDIR only skips the directory fsync */
 	ck_assert_int_eq(spool_publish(&s, inc, "c.json", "C", 1, -1,
 	    SPOOL_PUBLISH_EXCL | SPOOL_PUBLISH_NOSYNCDIR), 0);
-	got = slurp(inc, "c.json", NULL);
-	ck_assert_str_eq(got, "C");
-	free(got);
+	expect_file(inc, "c.json", "C");
 	ck_assert_int_eq(spool_publish(&s, inc, "c.json", "C2", 2, -1,
 	    SPOOL_PUBLISH_EXCL | SPOOL_PUBLISH_NOSYNCDIR), -1);
 	ck_assert_int_eq(errno, EEXIST);
@@ -324,9 +321,7 @@ START_TEST(test_publish)
 	/* not excl: replaces */
 	ck_assert_int_eq(spool_publish(&s, inc, "a.json", "replaced", 8, -1,
 	    0), 0);
-	got = slurp(inc, "a.json", NULL);
-	ck_assert_str_eq(got, "replaced");
-	free(got);
+	expect_file(inc, "a.json", "replaced");
 
 	/* empty content */
 	ck_assert_int_eq(spool_publish(&s, inc, "empty", "", 0, -1,
@@ -496,7 +491,6 @@ END_TEST
 START_TEST(test_quarantine)
 {
 	struct spool s;
-	char *got;
 	struct stat st;
 	int inc, cor;
 
@@ -508,27 +502,17 @@ START_TEST(test_quarantine)
 	ck_assert_int_eq(spool_quarantine(&s, inc, "bad.json",
 	    "json: invalid JSON at line 1"), 0);
 	ck_assert_int_eq(fstatat(inc, "bad.json", &st, 0), -1);
-	got = slurp(cor, "bad.json", NULL);
-	ck_assert_str_eq(got, "first");
-	free(got);
-	got = slurp(cor, "bad.json.reason", NULL);
-	ck_assert_str_eq(got, "json: invalid JSON at line 1\n");
-	free(got);
+	expect_file(cor, "bad.json", "first");
+	expect_file(cor, "bad.json.reason", "json: invalid JSON at line 1\n");
 
 	/* the same name again: bad.json.1 */
 	put(inc, "bad.json", "second", 0640);
 	ck_assert_int_eq(spool_quarantine(&s, inc, "bad.json",
 	    "taskCode: required member missing"), 0);
-	got = slurp(cor, "bad.json.1", NULL);
-	ck_assert_str_eq(got, "second");
-	free(got);
-	got = slurp(cor, "bad.json.1.reason", NULL);
-	ck_assert_str_eq(got, "taskCode: required member missing\n");
-	free(got);
+	expect_file(cor, "bad.json.1", "second");
+	expect_file(cor, "bad.json.1.reason", "taskCode: required member missing\n");
 	/* the first one is untouched */
-	got = slurp(cor, "bad.json", NULL);
-	ck_assert_str_eq(got, "first");
-	free(got);
+	expect_file(cor, "bad.json", "first");
 	ck_assert_int_eq(count_entries(cor), 4);
 	ck_assert_int_eq(count_entries(s.dir[SPOOL_TMP]), 0);
 
@@ -592,12 +576,9 @@ START_TEST(test_quarantine_hostile_names)
 	/* the newline name is mapped, and its reason file is beside it */
 	{
 		struct stat st;
-		char *got;
 
 		ck_assert_int_eq(fstatat(cor, "evil_name.json", &st, 0), 0);
-		got = slurp(cor, "evil_name.json.reason", NULL);
-		ck_assert_str_eq(got, "name: not allowed\n");
-		free(got);
+		expect_file(cor, "evil_name.json.reason", "name: not allowed\n");
 	}
 	spool_close(&s);
 }
@@ -609,7 +590,6 @@ START_TEST(test_move_excl)
 {
 	struct spool s;
 	struct stat st;
-	char *got;
 	int inc, act;
 
 	open_spool(&s);
@@ -618,9 +598,7 @@ START_TEST(test_move_excl)
 	put(inc, "m.json", "task", 0640);
 	ck_assert_int_eq(spool_move_excl(inc, "m.json", act, "m.json"), 0);
 	ck_assert_int_eq(fstatat(inc, "m.json", &st, 0), -1);
-	got = slurp(act, "m.json", NULL);
-	ck_assert_str_eq(got, "task");
-	free(got);
+	expect_file(act, "m.json", "task");
 	ck_assert_int_eq(fstatat(act, "m.json", &st, 0), 0);
 	ck_assert_int_eq(st.st_nlink, 1);
 
@@ -629,12 +607,8 @@ START_TEST(test_move_excl)
 	errno = 0;
 	ck_assert_int_eq(spool_move_excl(inc, "m.json", act, "m.json"), -1);
 	ck_assert_int_eq(errno, EEXIST);
-	got = slurp(act, "m.json", NULL);
-	ck_assert_str_eq(got, "task");
-	free(got);
-	got = slurp(inc, "m.json", NULL);
-	ck_assert_str_eq(got, "again");
-	free(got);
+	expect_file(act, "m.json", "task");
+	expect_file(inc, "m.json", "again");
 
 	/* the source is gone (another node moved it first): ENOENT */
 	errno = 0;
@@ -794,26 +768,4 @@ spool_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
-	SRunner *sr;
-	char cmd[512];
-	int failed;
-
-	snprintf(basedir, sizeof(basedir), "%s/check_spool.XXXXXX", base);
-	if (mkdtemp(basedir) == NULL) {
-		perror(basedir);
-		return EXIT_FAILURE;
-	}
-	sr = srunner_create(spool_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	snprintf(cmd, sizeof(cmd), "chmod -R u+rwx '%s' 2>/dev/null; "
-	    "rm -rf '%s'", basedir, basedir);
-	(void)!system(cmd);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN_TMPDIR(spool_suite, basedir, "check_spool")

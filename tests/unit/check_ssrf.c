@@ -15,6 +15,7 @@
 #include <check.h>
 
 #include "core/ssrf.h"
+#include "unit.h"
 
 static int
 denied(const char *ip, const struct ssrf_allow *a)
@@ -159,14 +160,4 @@ ssrf_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(ssrf_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(ssrf_suite)

@@ -15,7 +15,6 @@
  * largest depth accepted.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 
 #include "core/buf.h"
 #include "core/task.h"
+#include "unit.h"
 
 /* 2024-06-01T12:00:00Z: days 1970-01-01 .. 2024-01-01 = 54*365 + 13 leap
  * days (1972..2020) = 19723; + Jan..May 2024 (31+29+31+30+31 = 152) =
@@ -32,22 +32,6 @@
 #define T_20240601_1200	1717243200000LL
 
 /* ---- helpers ---------------------------------------------------------- */
-
-/* A new string from printf arguments (test input construction). */
-static char *
-fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static char *
-fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, f);
-	ck_assert(vasprintf(&s, f, ap) >= 0);
-	va_end(ap);
-	return s;
-}
 
 /* A new string of n copies of c. */
 static char *
@@ -535,99 +519,98 @@ START_TEST(test_reject_empty_and_random)
 }
 END_TEST
 
+/* The stored member of a decoded task, for test_length_boundaries. */
+static const char *got_id(const struct task *t) { return t->request_id; }
+static const char *got_code(const struct task *t) { return t->task_code; }
+static const char *got_name(const struct task *t) { return t->task_name; }
+static const char *got_url(const struct task *t) { return t->callback_url; }
+
 /* Length boundaries: accepted at the limit, rejected one past it. */
 START_TEST(test_length_boundaries)
 {
-	char *s, *v;
+	/*
+	 * The task is head, the member's text and a closing quote and brace;
+	 * the text is prefix and then c up to max bytes (accepted), then one
+	 * byte more (refused, naming member and limit).  got (NULL: not
+	 * checked) reads back the stored text of the accepted one, which must
+	 * be that text; accept 0: only the refusal is tried.
+	 */
+	static const struct {
+		const char *what, *head, *prefix, *member, *limit;
+		char c;
+		size_t max;	/* bytes of the member, prefix included */
+		int accept;
+		const char *(*got)(const struct task *);
+	} cases[] = {
+		/* requestId: 128 accepted, 129 rejected (TASK_ID_MAX = 128) */
+		{ "id", "{\"taskCode\":\"a\",\"requestId\":\"", "", "requestId",
+		    "128", 'r', 128, 1, got_id },
+		/* taskCode: 64 accepted, 65 rejected (TASK_CODE_MAX = 64) */
+		{ "code", "{\"taskCode\":\"", "", "taskCode", "64", 'c', 64, 1,
+		    got_code },
+		/* taskName <= 256 bytes */
+		{ "name", "{\"taskCode\":\"a\",\"taskName\":\"", "", "taskName",
+		    "256", 'n', 256, 1, got_name },
+		/* callbackUrl <= 2048 bytes (TASK_URL_MAX) */
+		{ "url", "{\"taskCode\":\"a\",\"callbackUrl\":\"", "https://x/",
+		    "callbackUrl", "2048", 'u', 2048, 1, got_url },
+		/* route node:<id>, id up to 64 (node ids use the code
+		 * grammar); the refusal names no limit */
+		{ "node", "{\"taskCode\":\"a\",\"route\":\"", "node:", "route",
+		    NULL, 'n', 5 + 64, 1, NULL },
+		/* shardKey <= 256 bytes */
+		{ "shardKey", "{\"taskCode\":\"a\",\"shardKey\":\"", "",
+		    "shardKey", "256", 'k', 256, 0, NULL },
+	};
+	char *s, *v, label[64];
 	struct task t;
 
 	task_init(&t);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = cases[i].max - strlen(cases[i].prefix);
 
-	/* requestId: 128 accepted, 129 rejected (TASK_ID_MAX = 128). */
-	v = rep('r', 128);
-	s = fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
-	expect_accept("id 128", s, &t);
-	ck_assert_uint_eq(strlen(t.request_id), 128);
-	ck_assert_str_eq(t.request_id, v);
-	free(s);
-	free(v);
-	v = rep('r', 129);
-	s = fmt("{\"taskCode\":\"a\",\"requestId\":\"%s\"}", v);
-	expect_reject("id 129", s, "requestId", "128");
-	free(s);
-	free(v);
+		if (cases[i].accept) {
+			v = rep(cases[i].c, n);
+			s = unit_fmt("%s%s%s\"}", cases[i].head,
+			    cases[i].prefix, v);
+			snprintf(label, sizeof(label), "%s %zu", cases[i].what,
+			    cases[i].max);
+			expect_accept(label, s, &t);
+			if (cases[i].got != NULL) {
+				const char *g = cases[i].got(&t);
 
-	/* taskCode: 64 accepted, 65 rejected (TASK_CODE_MAX = 64). */
-	v = rep('c', 64);
-	s = fmt("{\"taskCode\":\"%s\"}", v);
-	expect_accept("code 64", s, &t);
-	ck_assert_str_eq(t.task_code, v);
-	free(s);
-	free(v);
-	v = rep('c', 65);
-	s = fmt("{\"taskCode\":\"%s\"}", v);
-	expect_reject("code 65", s, "taskCode", "64");
-	free(s);
-	free(v);
+				ck_assert_uint_eq(strlen(g), cases[i].max);
+				ck_assert_str_eq(g + strlen(cases[i].prefix),
+				    v);
+			}
+			free(s);
+			free(v);
+		}
+		v = rep(cases[i].c, n + 1);
+		s = unit_fmt("%s%s%s\"}", cases[i].head, cases[i].prefix,
+		    v);
+		snprintf(label, sizeof(label), "%s %zu", cases[i].what,
+		    cases[i].max + 1);
+		expect_reject(label, s, cases[i].member, cases[i].limit);
+		free(s);
+		free(v);
+	}
 
-	/* taskName <= 256 bytes (counted in bytes: 128 x U+00E9 = 256). */
-	v = rep('n', 256);
-	s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
-	expect_accept("name 256", s, &t);
-	ck_assert_str_eq(t.task_name, v);
-	free(s);
-	free(v);
-	v = rep('n', 257);
-	s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", v);
-	expect_reject("name 257", s, "taskName", "256");
-	free(s);
-	free(v);
+	/* taskName counted in bytes: 128 x U+00E9 = 256. */
 	{
 		char e2[257 * 2 + 1];
 
 		for (int i = 0; i < 129; i++)
 			memcpy(e2 + 2 * i, "\xc3\xa9", 2);
 		e2[258] = '\0';	/* 129 x 2 = 258 bytes > 256 */
-		s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
+		s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
 		expect_reject("name 258 UTF-8 bytes", s, "taskName", "256");
 		free(s);
 		e2[256] = '\0';	/* 128 x 2 = 256 bytes */
-		s = fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
+		s = unit_fmt("{\"taskCode\":\"a\",\"taskName\":\"%s\"}", e2);
 		expect_accept("name 256 UTF-8 bytes", s, &t);
 		free(s);
 	}
-
-	/* callbackUrl <= 2048 bytes (TASK_URL_MAX). */
-	v = rep('u', 2048 - strlen("https://x/"));
-	s = fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}", v);
-	expect_accept("url 2048", s, &t);
-	ck_assert_uint_eq(strlen(t.callback_url), 2048);
-	free(s);
-	free(v);
-	v = rep('u', 2049 - strlen("https://x/"));
-	s = fmt("{\"taskCode\":\"a\",\"callbackUrl\":\"https://x/%s\"}", v);
-	expect_reject("url 2049", s, "callbackUrl", "2048");
-	free(s);
-	free(v);
-
-	/* route node:<id>, id up to 64 (node ids use the code grammar). */
-	v = rep('n', 64);
-	s = fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
-	expect_accept("node:64", s, &t);
-	free(s);
-	free(v);
-	v = rep('n', 65);
-	s = fmt("{\"taskCode\":\"a\",\"route\":\"node:%s\"}", v);
-	expect_reject("node:65", s, "route", NULL);
-	free(s);
-	free(v);
-
-	/* shardKey <= 256 bytes */
-	v = rep('k', 257);
-	s = fmt("{\"taskCode\":\"a\",\"shardKey\":\"%s\"}", v);
-	expect_reject("shardKey 257", s, "shardKey", "256");
-	free(s);
-	free(v);
 
 	task_fini(&t);
 }
@@ -680,7 +663,7 @@ START_TEST(test_routes_accept)
 
 	task_init(&t);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-		char *s = fmt("{\"taskCode\":\"a\",\"route\":\"%s\"}",
+		char *s = unit_fmt("{\"taskCode\":\"a\",\"route\":\"%s\"}",
 		    routes[i]);
 
 		expect_accept(routes[i], s, &t);
@@ -699,7 +682,7 @@ START_TEST(test_grammar_accept)
 
 	task_init(&t);
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-		char *s = fmt("{\"taskCode\":\"%s\",\"requestId\":\"%s\"}",
+		char *s = unit_fmt("{\"taskCode\":\"%s\",\"requestId\":\"%s\"}",
 		    ids[i], ids[i]);
 
 		expect_accept(ids[i], s, &t);
@@ -714,8 +697,8 @@ START_TEST(test_grammar_accept)
 		    "app-test-01" };
 
 		for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
-			char *s = fmt("{\"taskCode\":\"a\",\"appId\":\"%s\"}",
-			    apps[i]);
+			char *s = unit_fmt("{\"taskCode\":\"a\","
+			    "\"appId\":\"%s\"}", apps[i]);
 
 			expect_accept(apps[i], s, &t);
 			ck_assert_str_eq(t.app_id, apps[i]);
@@ -779,11 +762,12 @@ START_TEST(test_deep_nesting_no_crash)
 	 * (no stack overflow), reported as a JSON error. */
 	const size_t n = 100000;
 	char *inner = nest("[", "", "]", n);
-	char *s = fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", inner);
+	char *s = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", inner);
 	char *open = nest("[", "", "", n);
-	char *s2 = fmt("{\"taskCode\":\"a\",\"executeParams\":%s", open);
+	char *s2 = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s", open);
 	char *oinner = nest("{\"a\":", "1", "}", n);
-	char *s3 = fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", oinner);
+	char *s3 = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s}",
+	    oinner);
 
 	expect_reject("100000 [ closed", s, "executeParams", "nested deeper");
 	expect_reject("100000 [ unclosed", s2, "executeParams",
@@ -834,7 +818,8 @@ START_TEST(test_depth_boundary)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *v = nest(cases[i].open, cases[i].mid, cases[i].close,
 		    cases[i].n);
-		char *s = fmt("{\"taskCode\":\"a\",\"executeParams\":%s}", v);
+		char *s = unit_fmt("{\"taskCode\":\"a\",\"executeParams\":%s}",
+		    v);
 		struct task t;
 		struct task_error err;
 		int rc;
@@ -1393,14 +1378,4 @@ task_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(task_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(task_suite)

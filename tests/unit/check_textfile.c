@@ -14,6 +14,7 @@
 #include <check.h>
 
 #include "spool/textfile.h"
+#include "unit.h"
 
 START_TEST(test_refusals)
 {
@@ -68,14 +69,4 @@ textfile_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(textfile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(textfile_suite)

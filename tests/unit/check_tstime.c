@@ -24,6 +24,7 @@
 
 #include "core/tstime.h"
 #include "spool/clock.h"
+#include "unit.h"
 
 static const struct {
 	const char *s;
@@ -258,14 +259,4 @@ tstime_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(tstime_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(tstime_suite)

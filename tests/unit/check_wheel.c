@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/wheel.h"
+#include "unit.h"
 
 #define MS_SEC	1000ULL
 #define MS_MIN	(60 * MS_SEC)
@@ -101,6 +102,16 @@ rec_fire(struct wheel_entry *e, void *arg)
 		it->repeat--;
 		wheel_insert(r->w, e, e->due_ms + it->period);
 	}
+}
+
+/* A new wheel at now_ms (wheel_new) recorded into r, emptied first. */
+static struct wheel *
+rec_wheel(struct rec *r, uint64_t now_ms)
+{
+	memset(r, 0, sizeof(*r));
+	r->w = wheel_new(now_ms);
+	ck_assert_ptr_nonnull(r->w);
+	return r->w;
 }
 
 static void
@@ -280,9 +291,7 @@ START_TEST(test_cancel_cascaded_and_ready)
 	struct rec r;
 	uint64_t nd;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	item_init(&a, 1);
 	item_init(&b, 2);
 	item_init(&c, 3);
@@ -323,9 +332,7 @@ START_TEST(test_cancel_in_callback)
 	struct wheel *w;
 	struct rec r;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	item_init(&x, 1);
 	item_init(&y, 2);
 	item_init(&z, 3);
@@ -364,9 +371,7 @@ START_TEST(test_equal_due)
 	struct rec r;
 	int i;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	for (i = 0; i < 10; i++)
 		item_init(&it[i], i);
 	wheel_insert(w, &it[7].we, 10001);
@@ -403,9 +408,7 @@ START_TEST(test_equal_due_overflow)
 	struct wheel *w;
 	struct rec r;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	item_init(&a, 1);
 	item_init(&b, 2);
 	wheel_insert(w, &a.we, due);
@@ -432,9 +435,7 @@ START_TEST(test_overflow_refill)
 	struct rec r;
 	uint64_t nd;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	item_init(&x, 1);
 	item_init(&y, 2);
 	wheel_insert(w, &x.we, xdue);
@@ -468,9 +469,7 @@ START_TEST(test_past_due)
 	uint64_t nd;
 	int i;
 
-	w = wheel_new(1000);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 1000);
 	for (i = 1; i <= 6; i++) {
 		item_init(&it[i], i);
 		wheel_insert(w, &it[i].we, due[i]);
@@ -507,9 +506,7 @@ START_TEST(test_insert_in_callback)
 	uint64_t nd;
 	size_t i;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	item_init(&a, 1);
 	item_init(&b, 2);
 	item_init(&c, 3);
@@ -570,9 +567,7 @@ START_TEST(test_big_jump)
 	struct rec r;
 	size_t i;
 
-	w = wheel_new(0);
-	memset(&r, 0, sizeof(r));
-	r.w = w;
+	w = rec_wheel(&r, 0);
 	for (i = 0; i < n; i++)
 		item_init(&it[i], (int)i);
 	for (i = 0; i < n; i++)
@@ -996,14 +991,4 @@ wheel_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(wheel_suite());
-	int nfailed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nfailed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nfailed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(wheel_suite)

@@ -19,6 +19,7 @@
 #include "apivectors.h"
 
 #include "core/whsign.h"
+#include "unit.h"
 
 static void
 hex(const unsigned char *p, size_t n, char *out)
@@ -169,14 +170,4 @@ whsign_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(whsign_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(whsign_suite)
