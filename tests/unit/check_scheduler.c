@@ -33,6 +33,7 @@
 #include "node/scheduler.h"
 #include "spool/spool.h"
 #include "spool/clock.h"
+#include "unit.h"
 
 static char tmpdir[200], logpath[300];
 static struct spool sp1, sp2;
@@ -42,13 +43,10 @@ static int saved_stderr = -1;
 static void
 setup(void)
 {
-	const char *base = getenv("TMPDIR") != NULL ? getenv("TMPDIR") :
-	    "/tmp";
 	char why[256], path[300];
 	int fd;
 
-	snprintf(tmpdir, sizeof(tmpdir), "%s/check_scheduler.XXXXXX", base);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unit_case_mkdtemp(tmpdir, sizeof(tmpdir), NULL, "check_scheduler");
 	snprintf(path, sizeof(path), "%s/spool", tmpdir);
 	ck_assert_int_eq(spool_create(path, -1, why, sizeof(why)), 0);
 	ck_assert_msg(spool_open(&sp1, path, "n1", 0, why, sizeof(why)) == 0,
@@ -70,8 +68,6 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[300];
-
 	fflush(stderr);
 	if (saved_stderr >= 0) {
 		(void)dup2(saved_stderr, 2);
@@ -80,8 +76,7 @@ teardown(void)
 	}
 	spool_close(&sp1);
 	spool_close(&sp2);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	(void)!system(cmd);
+	unit_rmtree(tmpdir);
 }
 
 /* jobs/fb.json: every second, forbid (the job of t0014 and t0062). */
@@ -341,13 +336,11 @@ START_TEST(two_leaders_replace)
 }
 END_TEST
 
-int
-main(void)
+static Suite *
+scheduler_suite(void)
 {
 	Suite *s = suite_create("scheduler");
 	TCase *tc = tcase_create("two leaders");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
@@ -355,9 +348,7 @@ main(void)
 	tcase_add_test(tc, unpublished_marker);
 	tcase_add_test(tc, two_leaders_replace);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return s;
 }
+
+CHECK_MAIN(scheduler_suite)

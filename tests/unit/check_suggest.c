@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/suggest.h"
+#include "unit.h"
 
 START_TEST(test_distance)
 {
@@ -82,14 +83,4 @@ suggest_suite(void)
 	return s;
 }
 
-int
-main(void)
-{
-	SRunner *sr = srunner_create(suggest_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+CHECK_MAIN(suggest_suite)
