@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "spool/log.h"
 #include "spool/readfd.h"
 #include "cli/cli_apps.h"
 #include "callback/callback.h"
@@ -571,6 +572,27 @@ get_status(struct cli *c, const char *id, struct status *st)
 	return 0;
 }
 
+/*
+ * The reason a daemon gave for moving id to corrupt/ (the first line of
+ * corrupt/<id>.json.reason, control bytes escaped) into out (len bytes),
+ * or "no reason file" when there is none.
+ */
+static void
+corrupt_reason(struct cli *c, const char *id, char *out, size_t len)
+{
+	char rn[SPOOL_NAME_MAX + 16], *why;
+
+	snprintf(rn, sizeof(rn), "%s.json.reason", id);
+	why = spool_read_file(c->sp.dir[SPOOL_CORRUPT], rn, 4096, NULL);
+	if (why == NULL) {
+		snprintf(out, len, "no reason file");
+		return;
+	}
+	why[strcspn(why, "\n")] = '\0';
+	log_safe(out, len, why);
+	free(why);
+}
+
 static int
 cmd_status(struct cli *c, int argc, char **argv)
 {
@@ -617,6 +639,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 	if (strcmp(state, "WAITING") == 0)
 		(void)limits_waiting_reason(&c->sp, argv[1], reason,
 		    sizeof(reason));
+	else if (st.where == SPOOL_CORRUPT)
+		corrupt_reason(c, argv[1], reason, sizeof(reason));
 	/* A finished task whose result is torn: said, and exit 65. */
 	if ((st.where == SPOOL_DONE || st.where == SPOOL_FAILED || st.where ==
 	    SPOOL_CANCELLED) && result_damaged(c, argv[1], why,
@@ -1317,16 +1341,13 @@ wait_for(struct cli *c, const char *id, int64_t limit_ms)
 		}
 		s = state_name(st.where);
 		if (st.where == SPOOL_CORRUPT) {
-			char rn[SPOOL_NAME_MAX + 16], *why;
+			char why[1024];
 
-			snprintf(rn, sizeof(rn), "%s.json.reason", id);
-			why = spool_read_file(c->sp.dir[SPOOL_CORRUPT], rn,
-			    4096, NULL);
+			corrupt_reason(c, id, why, sizeof(why));
 			if (tty)
 				fprintf(stderr, "\r\033[K");
 			fprintf(stderr, "%s rejected by the daemon (corrupt/): "
-			    "%s", id, why != NULL ? why : "no reason file\n");
-			free(why);
+			    "%s\n", id, why);
 			return EX_DATAERR;
 		}
 		if (st.where == SPOOL_DONE || st.where == SPOOL_FAILED ||

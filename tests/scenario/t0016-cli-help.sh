@@ -98,4 +98,13 @@ test_expect_success 'with a daemon: the waiting task runs, no such line' '
 	! grep -q "no live daemon" "$TRASH/e"
 '
 
+test_expect_success 'status of a task in corrupt/ names the reason (text and --json)' '
+	printf "{\"taskCode\":\"probe\",\"timeoutsec\":5}" >"$TRASH/typo.json" &&
+	cp "$TRASH/typo.json" "$SPOOL/incoming/typo1.json" &&
+	wait_for "test -f \"$SPOOL/corrupt/typo1.json.reason\"" &&
+	"$TS" -c "$CONF" status typo1 >"$TRASH/st" &&
+	grep -q "^typo1 CORRUPT (timeoutsec: unknown member (did you mean \"timeoutSec\"?" "$TRASH/st" &&
+	"$TS" -c "$CONF" --json status typo1 | jq -e ".status == \"CORRUPT\" and (.reason | startswith(\"timeoutsec: unknown member\"))" >/dev/null
+'
+
 test_done
