@@ -326,6 +326,7 @@ record(struct node *n, enum records_kind k, const char *id,
 }
 
 static void heartbeat(struct node *);
+static void node_loop(struct node *);
 static int hook_ok(struct node *, const char *);
 static int hooks_rescan(struct node *, int);
 static void node_conclude(struct node *, struct task *, int srcfd,
@@ -3538,23 +3539,17 @@ setup(struct node *n)
 	return 0;
 }
 
-int
-node_run(struct config *cfg, const char *config_path,
-    const char *const *overrides, int noverrides)
+/*
+ * After setup: the metrics, the callback sender and the records writer
+ * start, active/<self>/ is recovered (everything there is from a
+ * previous life), and the first leader, scan and heartbeat passes run.
+ * Returns 0 or a sysexits code (logged).
+ */
+static int
+start(struct node *n)
 {
-	struct node node, *n = &node;
-	struct epoll_event evs[64];
-	int rc;
+	struct config *cfg = n->cfg;
 
-	memset(n, 0, sizeof(*n));
-	n->cfg = cfg;
-	n->config_path = config_path;
-	n->overrides = overrides;
-	n->noverrides = noverrides;
-	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->qself = -1;
-	n->wake_fd = -1;
-	if ((rc = setup(n)) != 0)
-		return rc;
 	if (metrics_init(n->sp.node) != 0)
 		log_warn("metrics");
 	{
@@ -3590,159 +3585,17 @@ node_run(struct config *cfg, const char *config_path,
 	n->next_hb = tstime_mono_ms() + cfg->heartbeat_ms;
 	n->next_metrics = tstime_mono_ms();
 	n->next_lease = INT64_MAX;
+	return 0;
+}
 
-	for (;;) {
-		int nev, sigchld = 0;
-		int64_t now;
-
-		if (n->waiting.head != NULL && tstime_mono_ms() >=
-		    n->next_wait) {
-			(void)limits_requeue(&n->waiting, cfg->max_concurrent,
-			    &n->cand, &n->qcand);
-			n->next_wait = tstime_mono_ms() + 100;
-		}
-		bp_check(n);
-		log_tick();
-		if (n->recover_self && !n->draining && !claims_held(n))
-			recover_dir(n, n->sp.self, n->sp.node);
-		cancel_more(n);
-		while (!n->draining && n->nrunning < n->nslots &&
-		    (n->cand.head != NULL || n->qcand.head != NULL) &&
-		    !claims_held(n)) {
-			int q = n->qcand.head != NULL;	/* routed to us first */
-			struct nameset_node *c = nameset_pop(q ? &n->qcand :
-			    &n->cand);
-
-			claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
-			    c->name, c->flags & CAND_ANNOUNCED);
-			free(c);
-		}
-		if (commits_pending(n))
-			commits_flush(n);
-		flush_dirty(n);
-		if (n->draining && n->nrunning == 0 && (n->commits == NULL ||
-		    (n->quitting && tstime_mono_ms() >= n->quit_deadline))) {
-			if (n->commits != NULL)
-				log_warnx("stopping with results not yet "
-				    "written; those tasks stay in active/%s/ and "
-				    "are recovered at the next start",
-				    n->sp.node);
-			break;
-		}
-		if (n->quitting && tstime_mono_ms() >= n->quit_deadline) {
-			for (long i = 0; i < n->nslots; i++)
-				if (n->slots[i].used && n->slots[i].pid > 0)
-					hook_kill_group(n->slots[i].pid,
-					    SIGKILL);
-		}
-		nev = epoll_wait(n->ep, evs, 64, (int)next_wakeup(n));
-		if (nev < 0 && errno != EINTR) {
-			log_warn("epoll_wait");
-			sleep(1);
-			continue;
-		}
-		for (int i = 0; i < nev; i++) {
-			uint64_t d = evs[i].data.u64;
-
-			if (d == EV_SIGNAL)
-				handle_signals(n, &sigchld);
-			else if (d == EV_INOTIFY)
-				handle_inotify(n);
-			else if (d == EV_GROUPSYNC)
-				commits_synced(n);	/* drains it, always */
-			else if (d == EV_WAKEUP) {
-				if (wakeup_read(n->wake, on_wake, n) < 0) {
-					log_warnx("wake-up channel lost");
-					n->wake_fd = -1;
-				}
-			}
-			else {
-				struct slot *sl = &n->slots[d >> 2];
-
-				if (sl->used)
-					stream_drain(n, sl, (d & 3) == 1 ?
-					    &sl->out : &sl->err, (d & 3) == 1 ?
-					    "out" : "err");
-			}
-		}
-		if (sigchld)
-			reap_children(n);
-		if (n->reload) {
-			reload_config(n);
-			(void)hooks_rescan(n, 1);	/* and advertise it now */
-			heartbeat(n);
-		}
-		check_timeouts(n);
-		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
-		    lease_lost, n);
-		now = tstime_mono_ms();
-		/* A leader resumed after a stop renews before it acts: it
-		 * may have been deposed meanwhile (chaos: two leaders firing
-		 * one forbid job). */
-		if (n->leader && !n->draining &&
-		    !coord_leader_fresh(n->coord, now))
-			leader_tick(n);
-		if (n->leader)
-			promote_delayed(n);
-		if (n->leader && !n->draining && n->route_dirty &&
-		    now >= n->next_route) {
-			n->route_dirty = 0;
-			n->next_route = now + 20;	/* batch bursts */
-			(void)router_pass(n->router, tstime_now_ms(),
-			    now >= n->next_scan);
-		}
-		/* A draining leader fires no more jobs: its successor (or
-		 * its restart) picks up from the saved progress. */
-		if (n->leader && n->sched != NULL && !n->draining) {
-			if (n->jobs_dirty) {
-				n->jobs_dirty = 0;
-				scheduler_scan(n->sched, tstime_now_ms());
-			}
-			unsigned long long fired = scheduler_published(n->sched);
-
-			scheduler_tick(n->sched, tstime_now_ms(), tstime_mono_ms());
-			if (scheduler_published(n->sched) != fired)
-				wake_others(n, "incoming", NULL);
-		}
-		if (n->leader && !n->draining && n->repair != NULL &&
-		    now >= n->next_repair)
-			repair_step(n, now);
-		if (now >= n->next_scan) {
-			scan_incoming(n);
-			scan_cancels(n);
-			kill_strays(n, NULL, 0);
-			n->jobs_dirty = 1;	/* safety net under inotify */
-			n->next_scan = now + cfg->scan_interval_ms;
-			if (n->leader && ++n->scans % 12 == 0) {
-				scan_delayed(n);
-				clean_tmp(n);
-			}
-		}
-		if (now >= n->next_reap) {
-			/* A draining daemon claims and reaps nothing, but the
-			 * deadline still moves, or epoll would never sleep. */
-			if (!n->draining)
-				leader_tick(n);
-			wake_connect(n);
-			if (coord_leases_expire(n->coord) && index_tick(
-			    n->coord, &n->sp, n->leader && !n->draining,
-			    tstime_now_ms()) > 0)
-				log_info("index rebuilt from the spool");
-			if (n->leader && !n->draining)
-				(void)router_reap_offline(n->router,
-				    tstime_now_ms());
-			n->next_reap = now + cfg->reap_interval_ms;
-		}
-		if (now >= n->next_hb) {
-			(void)hooks_rescan(n, ++n->hbs % 12 == 0);
-			heartbeat(n);
-			n->next_hb = now + cfg->heartbeat_ms;
-		}
-		if (now >= n->next_metrics) {
-			write_metrics(n, 0);
-			n->next_metrics = now + cfg->metrics_interval_ms;
-		}
-	}
+/*
+ * After the loop: the batch in flight finishes, the directory fsyncs it
+ * did not report and those still to do are made, and everything setup
+ * and start made is released.
+ */
+static void
+stop(struct node *n)
+{
 	/* A batch in flight finishes; the directory fsyncs it did not
 	 * report, and those still to do, are made here. */
 	groupsync_free(n->gs);
@@ -3794,5 +3647,231 @@ node_run(struct config *cfg, const char *config_path,
 	close(n->ino);
 	close(n->hooksfd);
 	close(n->nodelock);
+}
+
+int
+node_run(struct config *cfg, const char *config_path,
+    const char *const *overrides, int noverrides)
+{
+	struct node node, *n = &node;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	n->cfg = cfg;
+	n->config_path = config_path;
+	n->overrides = overrides;
+	n->noverrides = noverrides;
+	n->sigfd = n->ep = n->ino = n->hooksfd = n->nodelock = n->qself = -1;
+	n->wake_fd = -1;
+	if ((rc = setup(n)) != 0 || (rc = start(n)) != 0)
+		return rc;
+	node_loop(n);
+	stop(n);
 	return 0;
+}
+
+/*
+ * The work of one pass before the loop sleeps: maxConcurrent waiters,
+ * the back-pressure probe, deferred recovery and cancels, the claims
+ * the free slots allow, the group commit.  Returns 1 when the drain is
+ * over and the loop ends.
+ */
+static int
+loop_work(struct node *n)
+{
+	if (n->waiting.head != NULL && tstime_mono_ms() >= n->next_wait) {
+		(void)limits_requeue(&n->waiting, n->cfg->max_concurrent,
+		    &n->cand, &n->qcand);
+		n->next_wait = tstime_mono_ms() + 100;
+	}
+	bp_check(n);
+	log_tick();
+	if (n->recover_self && !n->draining && !claims_held(n))
+		recover_dir(n, n->sp.self, n->sp.node);
+	cancel_more(n);
+	while (!n->draining && n->nrunning < n->nslots &&
+	    (n->cand.head != NULL || n->qcand.head != NULL) &&
+	    !claims_held(n)) {
+		int q = n->qcand.head != NULL;	/* routed to us first */
+		struct nameset_node *c = nameset_pop(q ? &n->qcand :
+		    &n->cand);
+
+		claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
+		    c->name, c->flags & CAND_ANNOUNCED);
+		free(c);
+	}
+	if (commits_pending(n))
+		commits_flush(n);
+	flush_dirty(n);
+	if (n->draining && n->nrunning == 0 && (n->commits == NULL ||
+	    (n->quitting && tstime_mono_ms() >= n->quit_deadline))) {
+		if (n->commits != NULL)
+			log_warnx("stopping with results not yet "
+			    "written; those tasks stay in active/%s/ and "
+			    "are recovered at the next start",
+			    n->sp.node);
+		return 1;
+	}
+	if (n->quitting && tstime_mono_ms() >= n->quit_deadline) {
+		for (long i = 0; i < n->nslots; i++)
+			if (n->slots[i].used && n->slots[i].pid > 0)
+				hook_kill_group(n->slots[i].pid,
+				    SIGKILL);
+	}
+	return 0;
+}
+
+/* Dispatch the nev events of evs; *sigchld set when SIGCHLD came. */
+static void
+loop_dispatch(struct node *n, const struct epoll_event *evs, int nev,
+    int *sigchld)
+{
+	for (int i = 0; i < nev; i++) {
+		uint64_t d = evs[i].data.u64;
+
+		if (d == EV_SIGNAL)
+			handle_signals(n, sigchld);
+		else if (d == EV_INOTIFY)
+			handle_inotify(n);
+		else if (d == EV_GROUPSYNC)
+			commits_synced(n);	/* drains it, always */
+		else if (d == EV_WAKEUP) {
+			if (wakeup_read(n->wake, on_wake, n) < 0) {
+				log_warnx("wake-up channel lost");
+				n->wake_fd = -1;
+			}
+		}
+		else {
+			struct slot *sl = &n->slots[d >> 2];
+
+			if (sl->used)
+				stream_drain(n, sl, (d & 3) == 1 ?
+				    &sl->out : &sl->err, (d & 3) == 1 ?
+				    "out" : "err");
+		}
+	}
+}
+
+/* The periodic duties whose instant (mono ms) has come at now. */
+static void
+loop_timers(struct node *n, int64_t now)
+{
+	struct config *cfg = n->cfg;
+
+	if (now >= n->next_scan) {
+		scan_incoming(n);
+		scan_cancels(n);
+		kill_strays(n, NULL, 0);
+		n->jobs_dirty = 1;	/* safety net under inotify */
+		n->next_scan = now + cfg->scan_interval_ms;
+		if (n->leader && ++n->scans % 12 == 0) {
+			scan_delayed(n);
+			clean_tmp(n);
+		}
+	}
+	if (now >= n->next_reap) {
+		/* A draining daemon claims and reaps nothing, but the
+		 * deadline still moves, or epoll would never sleep. */
+		if (!n->draining)
+			leader_tick(n);
+		wake_connect(n);
+		if (coord_leases_expire(n->coord) && index_tick(
+		    n->coord, &n->sp, n->leader && !n->draining,
+		    tstime_now_ms()) > 0)
+			log_info("index rebuilt from the spool");
+		if (n->leader && !n->draining)
+			(void)router_reap_offline(n->router,
+			    tstime_now_ms());
+		n->next_reap = now + cfg->reap_interval_ms;
+	}
+	if (now >= n->next_hb) {
+		(void)hooks_rescan(n, ++n->hbs % 12 == 0);
+		heartbeat(n);
+		n->next_hb = now + cfg->heartbeat_ms;
+	}
+	if (now >= n->next_metrics) {
+		write_metrics(n, 0);
+		n->next_metrics = now + cfg->metrics_interval_ms;
+	}
+}
+
+/*
+ * Leader: what it runs each pass (after the scan-driven work): its lock
+ * renewed first after a stop, due delayed/ tasks promoted, a route
+ * pass when incoming/ changed, the recurring jobs, a repair step.
+ */
+static void
+leader_pass(struct node *n, int64_t now)
+{
+	/* A leader resumed after a stop renews before it acts: it
+	 * may have been deposed meanwhile (chaos: two leaders firing
+	 * one forbid job). */
+	if (n->leader && !n->draining &&
+	    !coord_leader_fresh(n->coord, now))
+		leader_tick(n);
+	if (n->leader)
+		promote_delayed(n);
+	if (n->leader && !n->draining && n->route_dirty &&
+	    now >= n->next_route) {
+		n->route_dirty = 0;
+		n->next_route = now + 20;	/* batch bursts */
+		(void)router_pass(n->router, tstime_now_ms(),
+		    now >= n->next_scan);
+	}
+	/* A draining leader fires no more jobs: its successor (or
+	 * its restart) picks up from the saved progress. */
+	if (n->leader && n->sched != NULL && !n->draining) {
+		if (n->jobs_dirty) {
+			n->jobs_dirty = 0;
+			scheduler_scan(n->sched, tstime_now_ms());
+		}
+		unsigned long long fired = scheduler_published(n->sched);
+
+		scheduler_tick(n->sched, tstime_now_ms(), tstime_mono_ms());
+		if (scheduler_published(n->sched) != fired)
+			wake_others(n, "incoming", NULL);
+	}
+	if (n->leader && !n->draining && n->repair != NULL &&
+	    now >= n->next_repair)
+		repair_step(n, now);
+}
+
+/*
+ * The event loop: work, sleep in epoll until the next deadline or an
+ * event, dispatch, then the reaping of hooks, a reload, timeouts, the
+ * lease renewals, the leader's pass and the periodic duties.  Returns
+ * when the drain is over.
+ */
+static void
+node_loop(struct node *n)
+{
+	struct epoll_event evs[64];
+
+	for (;;) {
+		int nev, sigchld = 0;
+		int64_t now;
+
+		if (loop_work(n))
+			break;
+		nev = epoll_wait(n->ep, evs, 64, (int)next_wakeup(n));
+		if (nev < 0 && errno != EINTR) {
+			log_warn("epoll_wait");
+			sleep(1);
+			continue;
+		}
+		loop_dispatch(n, evs, nev, &sigchld);
+		if (sigchld)
+			reap_children(n);
+		if (n->reload) {
+			reload_config(n);
+			(void)hooks_rescan(n, 1);	/* and advertise it now */
+			heartbeat(n);
+		}
+		check_timeouts(n);
+		n->next_lease = coord_tick(n->coord, tstime_mono_ms(),
+		    lease_lost, n);
+		now = tstime_mono_ms();
+		leader_pass(n, now);
+		loop_timers(n, now);
+	}
 }
