@@ -1479,32 +1479,28 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 
 
 /*
- * Try to claim dfd/name, dfd being incoming/ or queue/<self>/.
- * announced: the writer closed or renamed it in, so a parse failure is
- * final (else it may still be being written).
+ * Open dfd/name (incoming/ or queue/<self>/) for a claim: a descriptor
+ * whose flock is held and verified to be on the file of that name, with
+ * its stat in *st; or -1 when there is nothing to claim now (gone, being
+ * written, another claimant's, quarantined, or again later).
  */
-static void
-claim(struct node *n, int dfd, const char *name, int announced)
+static int
+claim_open(struct node *n, int dfd, const char *name, int announced,
+    struct stat *st)
 {
+	char why[512];
 	int fd;
-	struct stat st;
-	char why[512], id[TASK_ID_MAX + 1], final[SPOOL_NAME_MAX];
-	struct task t;
-	struct task_error te;
-	struct buf b;
-	int64_t now, due;
-	int mfd = -1;			/* the claim marker, held */
 
-	memset(&st, 0, sizeof(st));
-	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, &st, why, sizeof(why));
+	memset(st, 0, sizeof(*st));
+	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, st, why, sizeof(why));
 	if (fd < 0) {
 		if (errno == ENOENT)
-			return;		/* claimed or cancelled meanwhile */
+			return -1;	/* claimed or cancelled meanwhile */
 		/* A link(2)-publishing writer has two links for a moment. */
-		if (errno == EINVAL && st.st_nlink > 1 && S_ISREG(st.st_mode) &&
-		    tstime_now_ms() - (int64_t)st.st_ctim.tv_sec * 1000 -
-		    st.st_ctim.tv_nsec / 1000000 < n->cfg->settle_ms)
-			return;
+		if (errno == EINVAL && st->st_nlink > 1 && S_ISREG(st->st_mode)
+		    && tstime_now_ms() - (int64_t)st->st_ctim.tv_sec * 1000 -
+		    st->st_ctim.tv_nsec / 1000000 < n->cfg->settle_ms)
+			return -1;
 		if (errno == EFBIG || errno == ELOOP || errno == EINVAL ||
 		    errno == EACCES || errno == EPERM)
 			quarantine(n, dfd, name, why);
@@ -1512,99 +1508,113 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			cand_again(n, dfd, name, announced);
 		else
 			log_warn("open incoming/%s", name);
-		return;
+		return -1;
 	}
 	if (coord_flock_verify(fd, dfd, name) != 0) {
 		close(fd);		/* another daemon is claiming it */
-		return;
+		return -1;
 	}
-	task_init(&t);
-	buf_init(&b, TASK_FILE_MAX);
-	if (buf_read_fd(&b, fd) != 0) {
-		log_warn("read incoming/%s", name);
-		goto out;
-	}
-	now = tstime_now_ms();
-	if (task_decode(b.data != NULL ? b.data : "", b.len, &t, &te) != 0) {
-		if (!announced && now - mtime_ms(&st) < n->cfg->settle_ms)
-			goto out;	/* may still be being written */
+	return fd;
+}
+
+/*
+ * Decode the task read from dfd/name (bytes in b, file stat st) into t
+ * and settle its requestId: the body's, matching the file name, or one
+ * generated for a body without one.  Returns 0 with t->request_id set,
+ * or -1 (quarantined, or not settled yet).
+ */
+static int
+claim_decode(struct node *n, int dfd, const char *name, int announced,
+    const struct stat *st, const struct buf *b, struct task *t, int64_t now)
+{
+	char why[512], id[TASK_ID_MAX + 1];
+	struct task_error te;
+
+	if (task_decode(b->data != NULL ? b->data : "", b->len, t, &te) != 0) {
+		if (!announced && now - mtime_ms(st) < n->cfg->settle_ms)
+			return -1;	/* may still be being written */
 		snprintf(why, sizeof(why), "%s: %s", te.field, te.rule);
 		quarantine(n, dfd, name, why);
-		goto out;
+		return -1;
 	}
 	/* The requestId is the body's, and the file must then be named
 	 * <requestId>.json; a body without one gets a generated time-ordered
 	 * id (the file, any *.json name, is renamed to it when claimed). */
-	if (name_to_id(name, id) != 0 && t.request_id[0] == '\0' &&
+	if (name_to_id(name, id) != 0 && t->request_id[0] == '\0' &&
 	    (strlen(name) <= 5 || strcmp(name + strlen(name) - 5, ".json"))) {
 		quarantine(n, dfd, name, "file name: must be <requestId>.json "
 		    "or end in .json");
-		goto out;
+		return -1;
 	}
-	if (t.request_id[0] != '\0') {
-		size_t il = strlen(t.request_id);
+	if (t->request_id[0] != '\0') {
+		size_t il = strlen(t->request_id);
 
-		if (strlen(name) != il + 5 || strncmp(name, t.request_id,
+		if (strlen(name) != il + 5 || strncmp(name, t->request_id,
 		    il) != 0 || strcmp(name + il, ".json") != 0) {
 			quarantine(n, dfd, name, "requestId: does not match "
 			    "the file name (must be <requestId>.json)");
-			goto out;
+			return -1;
 		}
 	} else {
-		generated_id(t.request_id, sizeof(t.request_id), name, &st);
+		generated_id(t->request_id, sizeof(t->request_id), name, st);
 	}
-	snprintf(id, sizeof(id), "%s", t.request_id);
-	snprintf(final, sizeof(final), "%s.json", id);
-	/* One copy of a requestId is claimed at a time (claimmark.h): the
-	 * marker is held from here until after the rename into active/ (or
-	 * the decision not to claim), so two copies of one id (in incoming/
-	 * and queue/<n>/, a re-drop, a crash in the delay path below) can
-	 * never both pass the checks that follow. */
-	{
-		char prev[CLAIMMARK_INFO_MAX];
-		int over;
+	return 0;
+}
 
-		mfd = claimmark_take(&n->sp, id, n->sp.node, now, &over, prev,
-		    sizeof(prev));
-		if (mfd < 0) {
-			if (errno == EWOULDBLOCK || errno == EAGAIN)
-				log_debug("%s: another copy is being claimed "
-				    "now; looked at again later", id);
-			else
-				log_warn("%s: state/claims/%s", id, id);
-			goto out;	/* the next rescan tries again */
-		}
-		if (over && prev[0] != '\0')
-			log_info("%s: claim marker left by a claimant that "
-			    "died mid-claim (%s) taken over", id, prev);
+/*
+ * One copy of a requestId is claimed at a time (claimmark.h): the
+ * marker is held from here until after the rename into active/ (or the
+ * decision not to claim), so two copies of one id (in incoming/ and
+ * queue/<n>/, a re-drop, a crash in the delay path) can never both pass
+ * the checks that follow.  Returns the marker's descriptor, or -1 (the
+ * next rescan tries again).
+ */
+static int
+claim_mark(struct node *n, const char *id, int64_t now)
+{
+	char prev[CLAIMMARK_INFO_MAX];
+	int over, mfd;
+
+	mfd = claimmark_take(&n->sp, id, n->sp.node, now, &over, prev,
+	    sizeof(prev));
+	if (mfd < 0) {
+		if (errno == EWOULDBLOCK || errno == EAGAIN)
+			log_debug("%s: another copy is being claimed "
+			    "now; looked at again later", id);
+		else
+			log_warn("%s: state/claims/%s", id, id);
+		return -1;
 	}
-	/* A requestId is used once: another copy means this one is a
-	 * duplicate, kept in corrupt/ with a reason naming the other copy,
-	 * never run (two runs could overlap).  (A crash in the delay path
-	 * below can leave the user's original here beside the published
-	 * delayed/ copy; that one is the task.) */
-	switch (other_copy(n, id, dfd, name, final, 0, why, sizeof(why))) {
-	case 1:
-		quarantine(n, dfd, name, why);
-		goto out;
-	case 2:
-		log_debug("%s", why);
-		goto out;	/* the next rescan looks again */
-	}
-	if (t.created_ms < 0)
-		t.created_ms = mtime_ms(&st);
-	/* Not due yet: delay/at triggers and retries wait in delayed/. */
-	due = t.not_before_ms;
-	if (due < 0 && t.trigger == TASK_TRIGGER_DELAY)
-		due = t.created_ms + t.delay_ms;
-	if (due < 0 && t.trigger == TASK_TRIGGER_AT)
-		due = t.run_at_ms;
+	if (over && prev[0] != '\0')
+		log_info("%s: claim marker left by a claimant that "
+		    "died mid-claim (%s) taken over", id, prev);
+	return mfd;
+}
+
+/*
+ * Not due yet: delay/at triggers and retries wait in delayed/.  Returns
+ * 1 when t (from dfd/name, final = <id>.json) is not due and was moved
+ * there (or is to be tried again), 0 when it is due now (its
+ * not_before_ms set from the trigger).
+ */
+static int
+claim_delay(struct node *n, int dfd, const char *name, int announced,
+    struct task *t, const char *final, int64_t now)
+{
+	const char *id = t->request_id;
+	int64_t due;
+
+	due = t->not_before_ms;
+	if (due < 0 && t->trigger == TASK_TRIGGER_DELAY)
+		due = t->created_ms + t->delay_ms;
+	if (due < 0 && t->trigger == TASK_TRIGGER_AT)
+		due = t->run_at_ms;
 	if (due > now + 1) {
 		struct buf enc;
 
-		t.not_before_ms = due;
+		t->not_before_ms = due;
 		buf_init(&enc, 0);
-		if (task_encode(&t, &enc) != 0 ||
+		if (task_encode(t, &enc) != 0 ||
 		    spool_publish(&n->sp, n->sp.dir[SPOOL_DELAYED], final,
 		    enc.data, enc.len, due, 0) != 0) {
 			int e = errno;
@@ -1613,7 +1623,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			buf_fini(&enc);
 			if (spool_full(n, e, "delayed/"))
 				cand_again(n, dfd, name, announced);
-			goto out;
+			return 1;
 		}
 		buf_fini(&enc);
 		if (unlinkat(dfd, name, 0) != 0)
@@ -1621,69 +1631,83 @@ claim(struct node *n, int dfd, const char *name, int announced)
 		mark_dirty(n, SPOOL_INCOMING);
 		if (n->leader)
 			delayed_note(n, final);
-		index_note(n, id, SPOOL_DELAYED, NULL, NULL, &t, due);
+		index_note(n, id, SPOOL_DELAYED, NULL, NULL, t, due);
 		log_debug("%s: delayed until %lld", id, (long long)due);
-		goto out;
+		return 1;
 	}
-	if (t.not_before_ms < 0 && due >= 0)
-		t.not_before_ms = due;
+	if (t->not_before_ms < 0 && due >= 0)
+		t->not_before_ms = due;
+	return 0;
+}
+
+/*
+ * Whether t (dfd/name) is for this node: routed tasks (DESIGN §6) are
+ * the dispatcher's until it moves them to queue/<node>/, and a task
+ * whose hook this node lacks is left to the nodes that have it.
+ * Returns 1 when this node does not run it (left, parked or sent back),
+ * 0 when it may.
+ */
+static int
+claim_placement(struct node *n, int dfd, const char *name, int announced,
+    const struct task *t)
+{
+	const char *id = t->request_id, *tg;
+
 	/* Routed tasks (DESIGN §6): the leader's dispatcher moves them to
 	 * queue/<node>/; from our queue we run only what is still ours. */
-	{
-		const char *tg;
-
-		if (dfd != n->qself && dispatch_parse(t.route, &tg) >
-		    DISPATCH_ANY)
-			goto out;
-		if (dfd == n->qself && !router_owns(&t, n->sp.node)) {
-			log_info("%s: in queue/%s/ but routed to %s; back to "
-			    "incoming/", id, n->sp.node, t.route);
-			if (spool_move_excl(dfd, name, n->sp.dir[
-			    SPOOL_INCOMING], name) != 0)
-				log_warn("%s: move back to incoming/", id);
-			else
-				index_note(n, id, SPOOL_INCOMING, NULL, NULL,
-				    &t, -1);
-			goto out;
-		}
+	if (dfd != n->qself && dispatch_parse(t->route, &tg) > DISPATCH_ANY)
+		return 1;
+	if (dfd == n->qself && !router_owns(t, n->sp.node)) {
+		log_info("%s: in queue/%s/ but routed to %s; back to "
+		    "incoming/", id, n->sp.node, t->route);
+		if (spool_move_excl(dfd, name, n->sp.dir[
+		    SPOOL_INCOMING], name) != 0)
+			log_warn("%s: move back to incoming/", id);
+		else
+			index_note(n, id, SPOOL_INCOMING, NULL, NULL, t, -1);
+		return 1;
 	}
 	/* Placement: a missing hook is this node's, not the task's.  A
 	 * task of incoming/ is left to the nodes that have the hook (parked
 	 * here until our hooks change); one routed to us goes back to be
 	 * routed again (the dispatcher offers it to nodes that advertise
 	 * the hook, or marks it WAITING). */
-	if (!hook_ok(n, t.task_code)) {
-		if (hookset_has(n->hooks, t.task_code) && hooks_rescan(n, 0))
-			heartbeat(n);	/* we advertised it: correct that */
-		if (dfd != n->qself) {
-			struct nameset_node *p = nameset_add(&n->nohook, name,
-			    NULL);
+	if (hook_ok(n, t->task_code))
+		return 0;
+	if (hookset_has(n->hooks, t->task_code) && hooks_rescan(n, 0))
+		heartbeat(n);	/* we advertised it: correct that */
+	if (dfd != n->qself) {
+		struct nameset_node *p = nameset_add(&n->nohook, name, NULL);
 
-			if (p != NULL && announced)
-				p->flags |= CAND_ANNOUNCED;
-			log_debug("%s: no hook \"%s\" in %s; left to the "
-			    "nodes that have it", id, t.task_code,
-			    n->cfg->hooks_dir);
-		} else if (spool_move_excl(dfd, name, n->sp.dir[
-		    SPOOL_INCOMING], name) != 0)
-			log_warn("%s: move back to incoming/", id);
-		else {
-			log_info("%s: in queue/%s/ but no hook \"%s\" in %s; "
-			    "back to incoming/", id, n->sp.node, t.task_code,
-			    n->cfg->hooks_dir);
-			index_note(n, id, SPOOL_INCOMING, NULL, NULL, &t, -1);
-		}
-		goto out;
+		if (p != NULL && announced)
+			p->flags |= CAND_ANNOUNCED;
+		log_debug("%s: no hook \"%s\" in %s; left to the "
+		    "nodes that have it", id, t->task_code,
+		    n->cfg->hooks_dir);
+	} else if (spool_move_excl(dfd, name, n->sp.dir[
+	    SPOOL_INCOMING], name) != 0)
+		log_warn("%s: move back to incoming/", id);
+	else {
+		log_info("%s: in queue/%s/ but no hook \"%s\" in %s; "
+		    "back to incoming/", id, n->sp.node, t->task_code,
+		    n->cfg->hooks_dir);
+		index_note(n, id, SPOOL_INCOMING, NULL, NULL, t, -1);
 	}
-	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
-		if (n->coord_down) {
-			cand_again(n, dfd, name, announced);
-			n->claim_pause = tstime_mono_ms() + 1000;
-		}
-		goto out;		/* leased elsewhere, or no backend */
-	}
-	if (limit_wait(n, fd, &t, dfd, name, announced))
-		goto out;
+	return 1;
+}
+
+/*
+ * The claim itself: rename dfd/name into active/<self>/final, the flock
+ * being held on fd, and verify that the locked inode is what moved.
+ * Returns 0 when active/<self>/final is ours, -1 when not (another node
+ * won, a duplicate quarantined, or again later).
+ */
+static int
+claim_rename(struct node *n, int dfd, const char *name, int announced,
+    int fd, const char *id, const char *final)
+{
+	char why[512];
+
 	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
 		if (errno == EEXIST) {
 			snprintf(why, sizeof(why), "requestId: \"%s\" is "
@@ -1697,7 +1721,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			    "claim rename"))
 				cand_again(n, dfd, name, announced);
 		}
-		goto out;		/* ENOENT/ESTALE: another node won */
+		return -1;		/* ENOENT/ESTALE: another node won */
 	}
 	/* The rename moved a name, not our locked inode: if the file was
 	 * replaced after lock_verify (a writer's mv over it), what is now in
@@ -1716,9 +1740,23 @@ claim(struct node *n, int dfd, const char *name, int announced)
 				log_warn("%s: move back to incoming/", id);
 			else
 				cand_again(n, dfd, name, 1);
-			goto out;
+			return -1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * Claimed: t is active/<self>/final (first named name), its lease on fd,
+ * which this function takes over.  WAITING markers end, a cancel asked
+ * for before the claim concludes it at once, else its hook starts.
+ */
+static void
+claim_run(struct node *n, struct task *t, const char *name,
+    const char *final, int fd, int64_t now)
+{
+	const char *id = t->request_id;
+
 	/* No fsync: a claim lost in a crash leaves the task in incoming/,
 	 * to be claimed again (delivery is at-least-once anyway). */
 	n->claimed++;
@@ -1741,7 +1779,7 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			struct task_attempt a;
 
 			memset(&a, 0, sizeof(a));
-			a.attempt = (int)t.nattempts + 1;
+			a.attempt = (int)t->nattempts + 1;
 			snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
 			a.start_ms = -1;	/* never started */
 			a.end_ms = now;
@@ -1750,14 +1788,80 @@ claim(struct node *n, int dfd, const char *name, int announced)
 			a.outcome = TASK_OUTCOME_CANCELLED;
 			snprintf(a.reason, sizeof(a.reason), "cancelled "
 			    "before it started");
-			node_conclude(n, &t, n->sp.self, final, fd, &a, 1,
+			node_conclude(n, t, n->sp.self, final, fd, &a, 1,
 			    NULL, 0, NULL);
-			fd = -1;
-			goto out;
+			return;
 		}
 	}
-	index_note(n, id, SPOOL_ACTIVE, NULL, n->sp.node, &t, -1);
-	start_hook(n, &t, final, fd);
+	index_note(n, id, SPOOL_ACTIVE, NULL, n->sp.node, t, -1);
+	start_hook(n, t, final, fd);	/* the slot (or the conclusion) owns fd */
+}
+
+/*
+ * Try to claim dfd/name, dfd being incoming/ or queue/<self>/.
+ * announced: the writer closed or renamed it in, so a parse failure is
+ * final (else it may still be being written).  The steps: open and lock
+ * (claim_open), decode (claim_decode), the claim marker (claim_mark),
+ * duplicates (other_copy), not due yet (claim_delay), not ours
+ * (claim_placement), the lease (lease_take) and maxConcurrent
+ * (limit_wait), the fencing rename (claim_rename), and the run
+ * (claim_run).
+ */
+static void
+claim(struct node *n, int dfd, const char *name, int announced)
+{
+	int fd;
+	struct stat st;
+	char why[512], id[TASK_ID_MAX + 1] = "", final[SPOOL_NAME_MAX];
+	struct task t;
+	struct buf b;
+	int64_t now;
+	int mfd = -1;			/* the claim marker, held */
+
+	if ((fd = claim_open(n, dfd, name, announced, &st)) < 0)
+		return;
+	task_init(&t);
+	buf_init(&b, TASK_FILE_MAX);
+	if (buf_read_fd(&b, fd) != 0) {
+		log_warn("read incoming/%s", name);
+		goto out;
+	}
+	now = tstime_now_ms();
+	if (claim_decode(n, dfd, name, announced, &st, &b, &t, now) != 0)
+		goto out;
+	snprintf(id, sizeof(id), "%s", t.request_id);
+	snprintf(final, sizeof(final), "%s.json", id);
+	if ((mfd = claim_mark(n, id, now)) < 0)
+		goto out;	/* the next rescan tries again */
+	/* A requestId is used once: another copy means this one is a
+	 * duplicate, kept in corrupt/ with a reason naming the other copy,
+	 * never run (two runs could overlap).  (A crash in the delay path
+	 * can leave the user's original here beside the published
+	 * delayed/ copy; that one is the task.) */
+	switch (other_copy(n, id, dfd, name, final, 0, why, sizeof(why))) {
+	case 1:
+		quarantine(n, dfd, name, why);
+		goto out;
+	case 2:
+		log_debug("%s", why);
+		goto out;	/* the next rescan looks again */
+	}
+	if (t.created_ms < 0)
+		t.created_ms = mtime_ms(&st);
+	if (claim_delay(n, dfd, name, announced, &t, final, now) ||
+	    claim_placement(n, dfd, name, announced, &t))
+		goto out;
+	if (lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
+		if (n->coord_down) {
+			cand_again(n, dfd, name, announced);
+			n->claim_pause = tstime_mono_ms() + 1000;
+		}
+		goto out;		/* leased elsewhere, or no backend */
+	}
+	if (limit_wait(n, fd, &t, dfd, name, announced) ||
+	    claim_rename(n, dfd, name, announced, fd, id, final) != 0)
+		goto out;
+	claim_run(n, &t, name, final, fd, now);
 	fd = -1;		/* the slot (or the conclusion) owns it */
 out:
 	/* After the rename: the copy in active/<self>/ is the mark now. */
