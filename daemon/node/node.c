@@ -1049,28 +1049,14 @@ slot_free(struct node *n, struct slot *sl)
 }
 
 /*
- * Start attempt t->nattempts + 1 of the task claimed as active/<self>/name
- * (lock held on lockfd).  On failure to start, the attempt is concluded
- * at once (ERROR), so the task is never stranded.
+ * A free slot for attempt t->nattempts + 1 of the task claimed as
+ * active/<self>/name (lease on lockfd): taken, with t's allocations
+ * (stolen: t is left empty), its streams and its deadline.
  */
-static void
-start_hook(struct node *n, struct task *t, const char *name, int lockfd)
+static struct slot *
+slot_take(struct node *n, struct task *t, const char *name, int lockfd)
 {
 	struct slot *sl = NULL;
-	char id[TASK_ID_MAX + 1], path[CONFIG_PATH_MAX + TASK_CODE_MAX + 2];
-	char envbuf[ENV_BUF], num[64], when[TSTIME_BUF];
-	char rfile[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 64];
-	char wdir[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 40];
-	char *envp[ENV_MAX], *argv[2];
-	int ne = 0, outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, in = -1;
-	size_t off = 0;
-	pid_t pid, failed_child = -1;
-	struct hook_spec spec;
-	struct hook_rlimit rlim[HOOKLIMIT_MAX];
-	struct task_attempt a;
-	struct epoll_event ev;
-	const char *val;
-	int e;
 
 	for (long i = 0; i < n->nslots; i++)
 		if (!n->slots[i].used) {
@@ -1079,7 +1065,6 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 		}
 	if (sl == NULL)
 		abort();	/* callers check nrunning < nslots */
-	name_to_id(name, id);
 	memset(sl, 0, sizeof(*sl));
 	sl->used = 1;
 	n->nrunning++;
@@ -1094,24 +1079,23 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	sl->start_mono = tstime_mono_ms();
 	sl->deadline_mono = sl->start_mono + 1000LL * (sl->t.timeout_sec > 0 ?
 	    sl->t.timeout_sec : n->cfg->timeout_sec);
+	return sl;
+}
 
-	snprintf(wdir, sizeof(wdir), "%s/tmp/%s", n->sp.path,
-	    n->work[sl - n->slots].name);
-	snprintf(rfile, sizeof(rfile), "%s/result.json", wdir);
-	snprintf(path, sizeof(path), "%s/%s", n->cfg->hooks_dir,
-	    sl->t.task_code);
-
-	/* stdin: the raw executeParams in a memory file. */
-	in = memfd_create("taskspool-params", MFD_CLOEXEC);
-	if (in < 0 || pwrite(in, sl->t.params, sl->t.params_len, 0) !=
-	    (ssize_t)sl->t.params_len)	/* the offset stays at 0 */
-		goto fail;
-	if (pipe2(outp, O_CLOEXEC | O_NONBLOCK) != 0 ||
-	    pipe2(errp, O_CLOEXEC | O_NONBLOCK) != 0)
-		goto fail;
-	/* The hook's ends must block like an ordinary stdout. */
-	fcntl(outp[1], F_SETFL, 0);
-	fcntl(errp[1], F_SETFL, 0);
+/*
+ * The hook's environment (README.md, "The hook contract") for the
+ * attempt of sl, request id, into envp (ENV_MAX entries, NULL-ended)
+ * over envbuf (ENV_BUF bytes); wdir is its work directory, rfile its
+ * result file.  Returns 0, or -1 with errno E2BIG when it does not fit.
+ */
+static int
+hook_env(struct node *n, const struct slot *sl, const char *id,
+    char **envp, char *envbuf, const char *wdir, const char *rfile)
+{
+	char num[64], when[TSTIME_BUF];
+	const char *val;
+	size_t off = 0;
+	int ne = 0;
 
 	if ((val = getenv("PATH")) == NULL)
 		val = "/usr/local/bin:/usr/bin:/bin";
@@ -1129,7 +1113,8 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	snprintf(num, sizeof(num), "%d", effective_retries(n, &sl->t) + 1);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_MAX_ATTEMPTS", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_NODE", n->sp.node);
-	snprintf(num, sizeof(num), "%lld", coord_lease_fence(n->coord, lockfd));
+	snprintf(num, sizeof(num), "%lld", coord_lease_fence(n->coord,
+	    sl->lockfd));
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_FENCE", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TRIGGER_TIME",
 	    sl->t.trigger_ms >= 0 ? tstime_format_ms(when, sizeof(when),
@@ -1146,60 +1131,26 @@ start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_RESULT_FILE", rfile);
 	if (env_put(envp, &ne, envbuf, &off, "TASKSPOOL_WORK_DIR", wdir)) {
 		errno = E2BIG;
-		goto fail;
+		return -1;
 	}
 	envp[ne] = NULL;
-	argv[0] = sl->t.task_code;
-	argv[1] = NULL;
-	spec.path = path;
-	spec.argv = argv;
-	spec.envp = envp;
-	spec.stdin_fd = in;
-	spec.stdout_fd = outp[1];
-	spec.stderr_fd = errp[1];
-	spec.workdir = wdir;
-	spec.rlimits = rlim;
-	spec.nrlimits = hooklimit_from_config(n->cfg, rlim);
-	pid = hook_spawn(&spec, &failed_child);
-	e = errno;
-	close(in);
-	in = -1;
-	close(outp[1]);
-	close(errp[1]);
-	outp[1] = errp[1] = -1;
-	if (pid < 0) {
-		if (failed_child > 0)
-			(void)waitpid(failed_child, NULL, 0);
-		errno = e;
-		goto fail;
-	}
-	sl->pid = pid;
-	sl->out.fd = outp[0];
-	sl->err.fd = errp[0];
-	ev.events = EPOLLIN;
-	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 1;
-	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->out.fd, &ev);
-	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 2;
-	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->err.fd, &ev);
-	log_task(LOG_LEVEL_INFO, "task.running", id, sl->t.task_code,
-	    sl->attempt, "%s: attempt %d started, pid %d", id, sl->attempt,
-	    (int)pid);
-	metrics_attempt_started(sl->t.task_code, sl->t.not_before_ms >= 0 ?
-	    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ? sl->t.trigger_ms :
-	    sl->t.created_ms, sl->start_ms);
-	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
-	record(n, RECORDS_RUNNING, id, &sl->t, NULL, NULL, 0);
-	return;
-fail:
-	e = errno;
-	if (in >= 0)
-		close(in);
-	for (int i = 0; i < 2; i++) {
-		if (outp[i] >= 0)
-			close(outp[i]);
-		if (errp[i] >= 0)
-			close(errp[i]);
-	}
+	return 0;
+}
+
+/*
+ * The hook of sl (request id, hook file path) could not start (error e;
+ * failed_child: the child that failed its execve, or -1).  The node's
+ * trouble (descriptors, memory, a hook gone) hands the task back to
+ * incoming/ with no attempt used; else the attempt is concluded at once
+ * as ERROR.  The slot is freed either way.
+ */
+static void
+start_failed(struct node *n, struct slot *sl, const char *id,
+    const char *path, int e, pid_t failed_child)
+{
+	int lockfd = sl->lockfd;
+	struct task_attempt a;
+
 	/* A hook removed since hook_ok() said yes is the node's trouble
 	 * too: the task goes back for a node that has it. */
 	if (e == ENOENT || e == EACCES) {
@@ -1258,6 +1209,102 @@ fail:
 		    NULL);
 		task_fini(&tt);
 	}
+}
+
+/*
+ * Start attempt t->nattempts + 1 of the task claimed as active/<self>/name
+ * (lock held on lockfd).  On failure to start, the attempt is concluded
+ * at once (ERROR), so the task is never stranded.
+ */
+static void
+start_hook(struct node *n, struct task *t, const char *name, int lockfd)
+{
+	struct slot *sl;
+	char id[TASK_ID_MAX + 1], path[CONFIG_PATH_MAX + TASK_CODE_MAX + 2];
+	char envbuf[ENV_BUF];
+	char rfile[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 64];
+	char wdir[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 40];
+	char *envp[ENV_MAX], *argv[2];
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, in = -1;
+	pid_t pid, failed_child = -1;
+	struct hook_spec spec;
+	struct hook_rlimit rlim[HOOKLIMIT_MAX];
+	struct epoll_event ev;
+	int e;
+
+	sl = slot_take(n, t, name, lockfd);
+	name_to_id(name, id);
+	snprintf(wdir, sizeof(wdir), "%s/tmp/%s", n->sp.path,
+	    n->work[sl - n->slots].name);
+	snprintf(rfile, sizeof(rfile), "%s/result.json", wdir);
+	snprintf(path, sizeof(path), "%s/%s", n->cfg->hooks_dir,
+	    sl->t.task_code);
+
+	/* stdin: the raw executeParams in a memory file. */
+	in = memfd_create("taskspool-params", MFD_CLOEXEC);
+	if (in < 0 || pwrite(in, sl->t.params, sl->t.params_len, 0) !=
+	    (ssize_t)sl->t.params_len)	/* the offset stays at 0 */
+		goto fail;
+	if (pipe2(outp, O_CLOEXEC | O_NONBLOCK) != 0 ||
+	    pipe2(errp, O_CLOEXEC | O_NONBLOCK) != 0)
+		goto fail;
+	/* The hook's ends must block like an ordinary stdout. */
+	fcntl(outp[1], F_SETFL, 0);
+	fcntl(errp[1], F_SETFL, 0);
+	if (hook_env(n, sl, id, envp, envbuf, wdir, rfile) != 0)
+		goto fail;
+	argv[0] = sl->t.task_code;
+	argv[1] = NULL;
+	spec.path = path;
+	spec.argv = argv;
+	spec.envp = envp;
+	spec.stdin_fd = in;
+	spec.stdout_fd = outp[1];
+	spec.stderr_fd = errp[1];
+	spec.workdir = wdir;
+	spec.rlimits = rlim;
+	spec.nrlimits = hooklimit_from_config(n->cfg, rlim);
+	pid = hook_spawn(&spec, &failed_child);
+	e = errno;
+	close(in);
+	in = -1;
+	close(outp[1]);
+	close(errp[1]);
+	outp[1] = errp[1] = -1;
+	if (pid < 0) {
+		if (failed_child > 0)
+			(void)waitpid(failed_child, NULL, 0);
+		errno = e;
+		goto fail;
+	}
+	sl->pid = pid;
+	sl->out.fd = outp[0];
+	sl->err.fd = errp[0];
+	ev.events = EPOLLIN;
+	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 1;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->out.fd, &ev);
+	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 2;
+	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->err.fd, &ev);
+	log_task(LOG_LEVEL_INFO, "task.running", id, sl->t.task_code,
+	    sl->attempt, "%s: attempt %d started, pid %d", id, sl->attempt,
+	    (int)pid);
+	metrics_attempt_started(sl->t.task_code, sl->t.not_before_ms >= 0 ?
+	    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ? sl->t.trigger_ms :
+	    sl->t.created_ms, sl->start_ms);
+	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
+	record(n, RECORDS_RUNNING, id, &sl->t, NULL, NULL, 0);
+	return;
+fail:
+	e = errno;
+	if (in >= 0)
+		close(in);
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	start_failed(n, sl, id, path, e, failed_child);
 }
 
 /*
