@@ -2431,6 +2431,193 @@ kill_strays(struct node *n, const char *id, int attempt)
 	}
 }
 
+/*
+ * The first step when the hook of sl exited (wait status ws): what is
+ * left of its process group, and what left the group, is killed.
+ * Returns 1 when the attempt ends here with no outcome, the slot freed:
+ * fenced (its lease lost: the file stays in active/<self>/ for the
+ * reaper) or killed by a forced stop of this daemon (back to incoming/,
+ * no attempt used); else 0.
+ */
+static int
+slot_exited_early(struct node *n, struct slot *sl, int ws)
+{
+	char sid[TASK_ID_MAX + 1];
+
+	/* Whatever the hook left behind in its group dies with it, and so
+	 * does what left the group (see kill_strays). */
+	(void)hook_kill_group(sl->pid, SIGKILL);
+	if (name_to_id(sl->name, sid) == 0)
+		kill_strays(n, sid, sl->attempt);
+	if (sl->fenced) {
+		/* The file stays in active/<self>/, unlocked: the
+		 * reaper concludes the attempt as LOST. */
+		record_stale(n, sid, sl->attempt, coord_lease_fence(
+		    n->coord, sl->lockfd), "killed by its node "
+		    "(self-fencing)");
+		work_reset(&n->work[sl - n->slots]);
+		coord_lease_close(n->coord, sl->lockfd);
+		sl->lockfd = -1;
+		slot_free(n, sl);
+		return 1;
+	}
+	if (n->quitting && !sl->cancelled && !sl->timed_out &&
+	    WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGTERM ||
+	    WTERMSIG(ws) == SIGKILL)) {
+		/* Killed by a forced stop of this daemon, not by its
+		 * own fault: no attempt is used (with maxRetries 0 a
+		 * LOST attempt would end the task).  The task goes
+		 * back to incoming/ as it was claimed, like a hook that
+		 * could not start; the rerun's logs replace this
+		 * run's. */
+		char nm[SPOOL_NAME_MAX];
+
+		log_task(LOG_LEVEL_INFO, "task.requeued", sid,
+		    sl->t.task_code, sl->attempt, "%s: attempt %d "
+		    "stopped with the daemon; back to incoming/, no "
+		    "attempt used", sid, sl->attempt);
+		snprintf(nm, sizeof(nm), "%s", sl->name);
+		work_reset(&n->work[sl - n->slots]);
+		if (spool_move_excl(n->sp.self, nm,
+		    n->sp.dir[SPOOL_INCOMING], nm) != 0)
+			log_warn("%s: move back to incoming/ (recovered "
+			    "as a lost attempt instead)", sid);
+		coord_lease_close(n->coord, sl->lockfd);
+		sl->lockfd = -1;
+		slot_free(n, sl);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The attempt of sl from the hook's wait status ws (README.md, "The
+ * hook contract": 0 success, 75 retry, 64..78 permanent, else a
+ * failure), then a timeout, a cancel and lost or capped output.  Fills
+ * *a; *permanent set when no retry is allowed.
+ */
+static void
+slot_outcome(struct node *n, const struct slot *sl, int ws,
+    struct task_attempt *a, int *permanent)
+{
+	memset(a, 0, sizeof(*a));
+	a->attempt = sl->attempt;
+	snprintf(a->node, sizeof(a->node), "%s", n->sp.node);
+	a->start_ms = sl->start_ms;
+	a->end_ms = tstime_now_ms();
+	a->exit_code = -1;
+	a->retry_at_ms = -1;
+	if (WIFEXITED(ws)) {
+		int code = WEXITSTATUS(ws);
+
+		a->exit_code = code;
+		if (code == 0) {
+			a->outcome = TASK_OUTCOME_SUCCESS;
+			snprintf(a->reason, sizeof(a->reason), "exit 0");
+		} else if (code == 75) {
+			a->outcome = TASK_OUTCOME_TEMPFAIL;
+			snprintf(a->reason, sizeof(a->reason), "exit 75 "
+			    "(EX_TEMPFAIL: retry)");
+		} else if (code >= 64 && code <= 78) {
+			a->outcome = TASK_OUTCOME_FAILED;
+			*permanent = 1;
+			snprintf(a->reason, sizeof(a->reason), "exit %d "
+			    "(sysexits: permanent failure, no retry)", code);
+		} else {
+			a->outcome = TASK_OUTCOME_FAILED;
+			snprintf(a->reason, sizeof(a->reason), "exit %d", code);
+		}
+	} else {
+		a->signal = WTERMSIG(ws);
+		a->outcome = TASK_OUTCOME_FAILED;
+		snprintf(a->reason, sizeof(a->reason), "killed by signal %d "
+		    "(%s)", a->signal, strsignal(a->signal));
+		{
+			size_t l = strlen(a->reason);
+
+			(void)hooklimit_explain(n->cfg, a->signal, sl->cpu_ms,
+			    a->reason + l, sizeof(a->reason) - l);
+		}
+	}
+	if (sl->timed_out) {
+		a->outcome = TASK_OUTCOME_TIMEOUT;
+		snprintf(a->reason, sizeof(a->reason), "timed out after %d s; "
+		    "process group killed", sl->t.timeout_sec > 0 ?
+		    sl->t.timeout_sec : (int)n->cfg->timeout_sec);
+	}
+	if (sl->cancelled) {
+		a->outcome = TASK_OUTCOME_CANCELLED;
+		*permanent = 1;
+		snprintf(a->reason, sizeof(a->reason), "cancelled while "
+		    "running");
+	}
+	if (sl->out.dropped > 0 || sl->err.dropped > 0) {
+		size_t l = strlen(a->reason);
+
+		if (sl->out.lost_err == 0 && sl->err.lost_err == 0)
+			snprintf(a->reason + l, sizeof(a->reason) - l, "; log "
+			    "capped, %lld bytes dropped", sl->out.dropped +
+			    sl->err.dropped);
+	}
+	stream_lost_reason(sl, a->reason, sizeof(a->reason));
+}
+
+/*
+ * The hook's own result, if it wrote valid JSON to result.json in the
+ * work directory of sl: *hr (new, caller frees) and *hrlen, else NULL;
+ * why a result file was ignored is appended to a->reason.  The result
+ * file is always looked for (a hook may restore the directory's mtime);
+ * the directory is emptied when its mtime moved or a result was there.
+ */
+static void
+slot_result(struct node *n, struct slot *sl, struct task_attempt *a,
+    char **hr, size_t *hrlen)
+{
+	struct workdir *w = &n->work[sl - n->slots];
+	struct stat st;
+	int fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
+	    O_NONBLOCK | O_CLOEXEC);
+	int notreg = fd < 0 && errno == ELOOP;	/* a symlink */
+	int touched = work_touched(w) || fd >= 0 || notreg;
+
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
+		notreg = 1;
+	if (notreg) {
+		size_t l = strlen(a->reason);
+
+		snprintf(a->reason + l, sizeof(a->reason) - l, "; result "
+		    "file ignored: not a regular file");
+	} else if (fd >= 0) {
+		if (st.st_size <= n->cfg->result_max_bytes) {
+			struct buf rb;
+
+			buf_init(&rb, (size_t)n->cfg->result_max_bytes);
+			if (buf_read_fd(&rb, fd) == 0 && rb.len > 0 &&
+			    result_json_ok(rb.data, rb.len)) {
+				*hr = rb.data;
+				*hrlen = rb.len;
+			} else {
+				size_t l = strlen(a->reason);
+
+				snprintf(a->reason + l, sizeof(a->reason)
+				    - l, "; result file ignored: not "
+				    "valid JSON");
+				buf_fini(&rb);
+			}
+		} else {
+			size_t l = strlen(a->reason);
+
+			snprintf(a->reason + l, sizeof(a->reason) - l,
+			    "; result file ignored: over %ld bytes",
+			    n->cfg->result_max_bytes);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (touched)
+		work_reset(w);
+}
+
 /* The hook of slot sl exited with wait status ws. */
 static void
 slot_exited(struct node *n, struct slot *sl, int ws)
@@ -2443,163 +2630,12 @@ slot_exited(struct node *n, struct slot *sl, int ws)
 	char name[SPOOL_NAME_MAX];
 	int lockfd;
 
-	/* Whatever the hook left behind in its group dies with it, and so
-	 * does what left the group (see kill_strays). */
-	(void)hook_kill_group(sl->pid, SIGKILL);
-	{
-		char sid[TASK_ID_MAX + 1];
-
-		if (name_to_id(sl->name, sid) == 0)
-			kill_strays(n, sid, sl->attempt);
-		if (sl->fenced) {
-			/* The file stays in active/<self>/, unlocked: the
-			 * reaper concludes the attempt as LOST. */
-			record_stale(n, sid, sl->attempt, coord_lease_fence(
-			    n->coord, sl->lockfd), "killed by its node "
-			    "(self-fencing)");
-			work_reset(&n->work[sl - n->slots]);
-			coord_lease_close(n->coord, sl->lockfd);
-			sl->lockfd = -1;
-			slot_free(n, sl);
-			return;
-		}
-		if (n->quitting && !sl->cancelled && !sl->timed_out &&
-		    WIFSIGNALED(ws) && (WTERMSIG(ws) == SIGTERM ||
-		    WTERMSIG(ws) == SIGKILL)) {
-			/* Killed by a forced stop of this daemon, not by its
-			 * own fault: no attempt is used (with maxRetries 0 a
-			 * LOST attempt would end the task).  The task goes
-			 * back to incoming/ as it was claimed, like a hook that
-			 * could not start; the rerun's logs replace this
-			 * run's. */
-			char nm[SPOOL_NAME_MAX];
-
-			log_task(LOG_LEVEL_INFO, "task.requeued", sid,
-			    sl->t.task_code, sl->attempt, "%s: attempt %d "
-			    "stopped with the daemon; back to incoming/, no "
-			    "attempt used", sid, sl->attempt);
-			snprintf(nm, sizeof(nm), "%s", sl->name);
-			work_reset(&n->work[sl - n->slots]);
-			if (spool_move_excl(n->sp.self, nm,
-			    n->sp.dir[SPOOL_INCOMING], nm) != 0)
-				log_warn("%s: move back to incoming/ (recovered "
-				    "as a lost attempt instead)", sid);
-			coord_lease_close(n->coord, sl->lockfd);
-			sl->lockfd = -1;
-			slot_free(n, sl);
-			return;
-		}
-	}
+	if (slot_exited_early(n, sl, ws))
+		return;
 	stream_drain(n, sl, &sl->out, "out");
 	stream_drain(n, sl, &sl->err, "err");
-	memset(&a, 0, sizeof(a));
-	a.attempt = sl->attempt;
-	snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
-	a.start_ms = sl->start_ms;
-	a.end_ms = tstime_now_ms();
-	a.exit_code = -1;
-	a.retry_at_ms = -1;
-	if (WIFEXITED(ws)) {
-		int code = WEXITSTATUS(ws);
-
-		a.exit_code = code;
-		if (code == 0) {
-			a.outcome = TASK_OUTCOME_SUCCESS;
-			snprintf(a.reason, sizeof(a.reason), "exit 0");
-		} else if (code == 75) {
-			a.outcome = TASK_OUTCOME_TEMPFAIL;
-			snprintf(a.reason, sizeof(a.reason), "exit 75 "
-			    "(EX_TEMPFAIL: retry)");
-		} else if (code >= 64 && code <= 78) {
-			a.outcome = TASK_OUTCOME_FAILED;
-			permanent = 1;
-			snprintf(a.reason, sizeof(a.reason), "exit %d "
-			    "(sysexits: permanent failure, no retry)", code);
-		} else {
-			a.outcome = TASK_OUTCOME_FAILED;
-			snprintf(a.reason, sizeof(a.reason), "exit %d", code);
-		}
-	} else {
-		a.signal = WTERMSIG(ws);
-		a.outcome = TASK_OUTCOME_FAILED;
-		snprintf(a.reason, sizeof(a.reason), "killed by signal %d (%s)",
-		    a.signal, strsignal(a.signal));
-		{
-			size_t l = strlen(a.reason);
-
-			(void)hooklimit_explain(n->cfg, a.signal, sl->cpu_ms,
-			    a.reason + l, sizeof(a.reason) - l);
-		}
-	}
-	if (sl->timed_out) {
-		a.outcome = TASK_OUTCOME_TIMEOUT;
-		snprintf(a.reason, sizeof(a.reason), "timed out after %d s; "
-		    "process group killed", sl->t.timeout_sec > 0 ?
-		    sl->t.timeout_sec : (int)n->cfg->timeout_sec);
-	}
-	if (sl->cancelled) {
-		a.outcome = TASK_OUTCOME_CANCELLED;
-		permanent = 1;
-		snprintf(a.reason, sizeof(a.reason), "cancelled while running");
-	}
-	if (sl->out.dropped > 0 || sl->err.dropped > 0) {
-		size_t l = strlen(a.reason);
-
-		if (sl->out.lost_err == 0 && sl->err.lost_err == 0)
-			snprintf(a.reason + l, sizeof(a.reason) - l, "; log "
-			    "capped, %lld bytes dropped", sl->out.dropped +
-			    sl->err.dropped);
-	}
-	stream_lost_reason(sl, a.reason, sizeof(a.reason));
-	/* The hook's own result, if it wrote valid JSON.  The result file
-	 * is always looked for (a hook may restore the directory's mtime);
-	 * the directory is emptied when its mtime moved or a result was
-	 * there. */
-	{
-		struct workdir *w = &n->work[sl - n->slots];
-		struct stat st;
-		int fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
-		    O_NONBLOCK | O_CLOEXEC);
-		int notreg = fd < 0 && errno == ELOOP;	/* a symlink */
-		int touched = work_touched(w) || fd >= 0 || notreg;
-
-		if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
-			notreg = 1;
-		if (notreg) {
-			size_t l = strlen(a.reason);
-
-			snprintf(a.reason + l, sizeof(a.reason) - l, "; result "
-			    "file ignored: not a regular file");
-		} else if (fd >= 0) {
-			if (st.st_size <= n->cfg->result_max_bytes) {
-				struct buf rb;
-
-				buf_init(&rb, (size_t)n->cfg->result_max_bytes);
-				if (buf_read_fd(&rb, fd) == 0 && rb.len > 0 &&
-				    result_json_ok(rb.data, rb.len)) {
-					hr = rb.data;
-					hrlen = rb.len;
-				} else {
-					size_t l = strlen(a.reason);
-
-					snprintf(a.reason + l, sizeof(a.reason)
-					    - l, "; result file ignored: not "
-					    "valid JSON");
-					buf_fini(&rb);
-				}
-			} else {
-				size_t l = strlen(a.reason);
-
-				snprintf(a.reason + l, sizeof(a.reason) - l,
-				    "; result file ignored: over %ld bytes",
-				    n->cfg->result_max_bytes);
-			}
-		}
-		if (fd >= 0)
-			close(fd);
-		if (touched)
-			work_reset(w);
-	}
+	slot_outcome(n, sl, ws, &a, &permanent);
+	slot_result(n, sl, &a, &hr, &hrlen);
 	t = sl->t;
 	task_init(&sl->t);
 	snprintf(name, sizeof(name), "%s", sl->name);
