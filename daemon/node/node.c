@@ -2167,6 +2167,102 @@ commits_flush(struct node *n)
 }
 
 /*
+ * The retry of attempt a of t (file srcfd/name, lease on lockfd, taken
+ * over) with retries allowed: t with a added goes to delayed/, due after
+ * the backoff; then the active/ copy is removed (the next state is
+ * published before the previous copy goes).  Returns 0, or -1 when out
+ * of memory (the caller's nomem path; lockfd still held).
+ */
+static int
+conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
+    int lockfd, struct task_attempt *a, int retries)
+{
+	int64_t delay = backoff_jittered_ms((int)t->nattempts + 1,
+	    n->cfg->retry_base_ms, n->cfg->retry_max_ms,
+	    (int)n->cfg->retry_jitter_pct, rand32());
+	struct buf enc;
+
+	a->retry_at_ms = tstime_now_ms() + delay;
+	t->not_before_ms = a->retry_at_ms;
+	if (task_add_attempt(t, a) != 0)
+		return -1;
+	buf_init(&enc, 0);
+	if (task_encode(t, &enc) != 0 || spool_publish(&n->sp,
+	    n->sp.dir[SPOOL_DELAYED], name, enc.data, enc.len,
+	    a->retry_at_ms, 0) != 0) {
+		/* Leave it in active/ unlocked: the reaper (or our
+		 * restart) retries the conclusion as a lost attempt. */
+		int e = errno;
+
+		log_warn("%s: cannot queue retry", t->request_id);
+		(void)spool_full(n, e, "delayed/");
+		buf_fini(&enc);
+		if (lockfd >= 0)
+			coord_lease_close(n->coord, lockfd);
+		return 0;
+	}
+	buf_fini(&enc);
+	if (unlinkat(srcfd, name, 0) != 0 && errno != ENOENT)
+		log_warn("%s: unlink after retry queued",
+		    t->request_id);
+	if (srcfd == n->sp.self)
+		n->dirty_self = 1;
+	if (lockfd >= 0)
+		coord_lease_close(n->coord, lockfd);
+	if (n->leader)
+		delayed_note(n, name);
+	index_note(n, t->request_id, SPOOL_DELAYED, NULL, NULL, t,
+	    a->retry_at_ms);
+	metrics_retry();
+	log_task(LOG_LEVEL_INFO, "task.retry", t->request_id,
+	    t->task_code, a->attempt, "%s: attempt %d %s (%s); retry "
+	    "%d of %d in %lld ms", t->request_id, a->attempt,
+	    task_outcome_name(a->outcome),
+	    a->reason, a->attempt, retries, (long long)delay);
+	record(n, RECORDS_RETRY, t->request_id, t, a, NULL, 0);
+	return 0;
+}
+
+/*
+ * A new commit (struct commit) of t's terminal move from srcfd/name to
+ * dest, its lease on lockfd, with the result encoded from ri and a
+ * callback delivery prepared.  Returns it (new: queued by the caller),
+ * or NULL when out of memory or descriptors (lockfd not taken over).
+ */
+static struct commit *
+commit_new(struct node *n, const struct task *t, int srcfd, const char *name,
+    int lockfd, const struct task_attempt *a, enum spool_dir dest,
+    const struct result_info *ri)
+{
+	struct commit *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->srcfd = srcfd == n->sp.self ? -1 : dup(srcfd);
+	if (c->srcfd < 0 && srcfd != n->sp.self) {
+		buf_fini(&c->result);
+		free(c);
+		return NULL;
+	}
+	c->from_self = srcfd == n->sp.self;
+	c->lockfd = lockfd;
+	c->attempt = a->attempt;
+	c->dest = dest;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
+	snprintf(c->code, sizeof(c->code), "%s", t->task_code);
+	c->nattempts = (long)t->nattempts;
+	buf_init(&c->result, 0);
+	buf_init(&c->cb, 0);
+	if (result_encode(t, ri, &c->result) != 0) {
+		buf_fini(&c->result);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
  * Record attempt a of task t (file srcfd/name, flock held on lockfd, which
  * this function takes over) and move the task on: retry into delayed/
  * with backoff, or the terminal directory with its result.  permanent
@@ -2206,49 +2302,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (a->outcome != TASK_OUTCOME_SUCCESS &&
 	    a->outcome != TASK_OUTCOME_CANCELLED && !permanent &&
 	    (int)t->nattempts + 1 <= retries) {
-		int64_t delay = backoff_jittered_ms((int)t->nattempts + 1,
-		    n->cfg->retry_base_ms, n->cfg->retry_max_ms,
-		    (int)n->cfg->retry_jitter_pct, rand32());
-		struct buf enc;
-
-		a->retry_at_ms = tstime_now_ms() + delay;
-		t->not_before_ms = a->retry_at_ms;
-		if (task_add_attempt(t, a) != 0)
+		if (conclude_retry(n, t, srcfd, name, lockfd, a, retries) != 0)
 			goto nomem;
-		buf_init(&enc, 0);
-		if (task_encode(t, &enc) != 0 || spool_publish(&n->sp,
-		    n->sp.dir[SPOOL_DELAYED], name, enc.data, enc.len,
-		    a->retry_at_ms, 0) != 0) {
-			/* Leave it in active/ unlocked: the reaper (or our
-			 * restart) retries the conclusion as a lost attempt. */
-			int e = errno;
-
-			log_warn("%s: cannot queue retry", t->request_id);
-			(void)spool_full(n, e, "delayed/");
-			buf_fini(&enc);
-			if (lockfd >= 0)
-				coord_lease_close(n->coord, lockfd);
-			return;
-		}
-		buf_fini(&enc);
-		if (unlinkat(srcfd, name, 0) != 0 && errno != ENOENT)
-			log_warn("%s: unlink after retry queued",
-			    t->request_id);
-		if (srcfd == n->sp.self)
-			n->dirty_self = 1;
-		if (lockfd >= 0)
-			coord_lease_close(n->coord, lockfd);
-		if (n->leader)
-			delayed_note(n, name);
-		index_note(n, t->request_id, SPOOL_DELAYED, NULL, NULL, t,
-		    a->retry_at_ms);
-		metrics_retry();
-		log_task(LOG_LEVEL_INFO, "task.retry", t->request_id,
-		    t->task_code, a->attempt, "%s: attempt %d %s (%s); retry "
-		    "%d of %d in %lld ms", t->request_id, a->attempt,
-		    task_outcome_name(a->outcome),
-		    a->reason, a->attempt, retries, (long long)delay);
-		record(n, RECORDS_RETRY, t->request_id, t, a, NULL, 0);
 		return;
 	}
 	if (task_add_attempt(t, a) != 0)
@@ -2293,34 +2348,11 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	ri.stderr_len = elen;
 	ri.max_retries = retries;
 	ri.fence = coord_lease_fence(n->coord, lockfd);
-	c = calloc(1, sizeof(*c));
-	if (c == NULL)
-		goto nomem;
-	c->srcfd = srcfd == n->sp.self ? -1 : dup(srcfd);
-	if (c->srcfd < 0 && srcfd != n->sp.self) {
-		buf_fini(&c->result);
-		free(c);
-		goto nomem;
-	}
-	c->from_self = srcfd == n->sp.self;
-	c->lockfd = lockfd;
-	c->attempt = a->attempt;
-	c->dest = dest;
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
-	snprintf(c->code, sizeof(c->code), "%s", t->task_code);
-	c->nattempts = (long)t->nattempts;
-	buf_init(&c->result, 0);
-	buf_init(&c->cb, 0);
-	if (result_encode(t, &ri, &c->result) != 0) {
-		buf_fini(&c->result);
-		free(c);
-		free(otail);
-		free(etail);
-		goto nomem;
-	}
+	c = commit_new(n, t, srcfd, name, lockfd, a, dest, &ri);
 	free(otail);
 	free(etail);
+	if (c == NULL)
+		goto nomem;
 	metrics_task_finished(t->task_code, status);
 	if (callback_prepare(&n->sp, t, c->result.data, c->result.len,
 	    tstime_now_ms(), &c->cb) < 0)
