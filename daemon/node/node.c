@@ -2917,6 +2917,145 @@ scan_cancels(struct node *n)
 /* --- recovery and the reaper --- */
 
 /*
+ * Whether the orphan dirfd/name (request id, in active/<owner>/) is a
+ * stale copy: a terminal directory, or another node's active/, holds
+ * the newer one.  Returns 1 when so (the orphan removed), else 0.
+ */
+static int
+orphan_stale(struct node *n, int dirfd, const char *owner, const char *name,
+    const char *id)
+{
+	static const enum spool_dir newer[] = { SPOOL_DONE, SPOOL_FAILED,
+		SPOOL_CANCELLED };
+	struct stat st;
+	char other[65];
+
+	for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++)
+		if (fstatat(n->sp.dir[newer[i]], name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0) {
+			log_info("%s: stale copy in active/%s/ removed (%s/ "
+			    "has the newer one)", id, owner,
+			    spool_dir_name(newer[i]));
+			(void)unlinkat(dirfd, name, 0);
+			(void)spool_sync_dir(&n->sp, dirfd);
+			return 1;
+		}
+	/* A newer copy may already be running on another node. */
+	if (spool_in_active(&n->sp, name, owner, other)) {
+		log_info("%s: stale copy in active/%s/ removed (active/"
+		    "%s/ runs the newer one)", id, owner, other);
+		(void)unlinkat(dirfd, name, 0);
+		(void)spool_sync_dir(&n->sp, dirfd);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The orphan dirfd/name (task t, request id) whose result is already
+ * written: the terminal move was all that was left; its delivery and
+ * record are made again (they may be lost with the crash).  Returns 1
+ * when results/ held its result (the move made, or to be made later),
+ * 0 when there is none (a damaged one is moved away): the attempt was
+ * lost.
+ */
+static int
+orphan_result(struct node *n, int dirfd, const char *name, const char *id,
+    const struct task *t)
+{
+	char rname[TASK_ID_MAX + 8], status[16];
+	size_t rlen, na;
+	char *res;
+
+	snprintf(rname, sizeof(rname), "%s.json", id);
+	res = spool_read_file(n->sp.dir[SPOOL_RESULTS], rname, 64 << 20,
+	    &rlen);
+	if (res == NULL)
+		return 0;
+	if (result_peek(res, rlen, status, &na) == 0 &&
+	    na == t->nattempts + 1) {
+		enum spool_dir dest = strcmp(status, "SUCCESS") == 0 ?
+		    SPOOL_DONE : strcmp(status, "CANCELLED") == 0 ?
+		    SPOOL_CANCELLED : SPOOL_FAILED;
+
+		/* Its delivery may not have been written yet. */
+		if (callback_enqueue(&n->sp, t, res, rlen) != 0) {
+			log_warn("%s: callback delivery", id);
+			free(res);
+			return 1;
+		}
+		/* Its record may have been lost with the crash. */
+		record(n, RECORDS_RESULT, id, t, NULL, res, rlen);
+		free(res);
+		if (renameat(dirfd, name, n->sp.dir[dest], name) == 0) {
+			mark_dirty(n, dest);
+			(void)spool_sync_dir(&n->sp, dirfd);
+			log_info("%s: completed the interrupted move "
+			    "to %s/", id, spool_dir_name(dest));
+			if (coord_leases_expire(n->coord))
+				(void)index_forget(n->coord, id);
+		}
+		return 1;
+	}
+	free(res);
+	/* A damaged result is a missing one: the attempt is
+	 * concluded as lost (run again, or FAILED) below. */
+	(void)torn_result(n, id);
+	return 0;
+}
+
+/*
+ * The attempt of orphan dirfd/name (task t, request id, file stat st)
+ * in active/<owner>/ was lost: what still runs of it on this host is
+ * killed, and it is concluded as LOST (or CANCELLED when a cancel was
+ * asked for), which takes over the lease on fd.
+ */
+static void
+orphan_lost(struct node *n, int dirfd, const char *owner, const char *name,
+    const char *id, struct task *t, const struct stat *st, int fd)
+{
+	struct task_attempt a;
+
+	memset(&a, 0, sizeof(a));
+	a.attempt = (int)t->nattempts + 1;
+	snprintf(a.node, sizeof(a.node), "%s", owner);
+	/* The claim rename set the file's ctime: the attempt's start. */
+	a.start_ms = (int64_t)st->st_ctim.tv_sec * 1000 +
+	    st->st_ctim.tv_nsec / 1000000;
+	a.end_ms = tstime_now_ms();
+	a.exit_code = -1;
+	a.retry_at_ms = -1;
+	a.outcome = TASK_OUTCOME_LOST;
+	snprintf(a.reason, sizeof(a.reason), "attempt lost: node %s died or "
+	    "lost its lease (found by %s)", owner, n->sp.node);
+	log_task(LOG_LEVEL_WARN, "task.lost", id, t->task_code, a.attempt,
+	    "%s: attempt %d on node %s lost; recovering", id, a.attempt, owner);
+	/* Whatever of that attempt still runs on this host (grandchildren
+	 * outlive the hook's PDEATHSIG) dies before the task runs again. */
+	{
+		char t1[TASK_ID_MAX + 32], t2[TASK_CODE_MAX + 32];
+		int k;
+
+		snprintf(t1, sizeof(t1), "TASKSPOOL_REQUEST_ID=%s", id);
+		snprintf(t2, sizeof(t2), "TASKSPOOL_NODE=%s", owner);
+		if ((k = hook_kill_tagged(t1, t2)) > 0)
+			log_warnx("%s: killed %d leftover process(es) of the "
+			    "lost attempt", id, k);
+	}
+	{
+		struct stat cs;
+
+		if (n->sp.cancel >= 0 && fstatat(n->sp.cancel, id, &cs, 0) ==
+		    0) {
+			a.outcome = TASK_OUTCOME_CANCELLED;
+			snprintf(a.reason, sizeof(a.reason), "cancelled; its "
+			    "attempt on node %s was lost", owner);
+		}
+	}
+	node_conclude(n, t, dirfd, name, fd, &a, 0, NULL, 0, NULL);
+}
+
+/*
  * Resolve an orphan: dirfd/name in active/<owner>/, whose flock we now
  * hold on fd.  A newer published copy wins; a written result completes
  * the terminal move; otherwise the attempt was lost and is concluded as
@@ -2926,47 +3065,22 @@ static void
 recover_orphan(struct node *n, int dirfd, const char *owner,
     const char *name, int fd)
 {
-	static const enum spool_dir newer[] = { SPOOL_DONE, SPOOL_FAILED,
-		SPOOL_CANCELLED };
 	static const enum spool_dir pending[] = { SPOOL_DELAYED,
 		SPOOL_INCOMING };
-	char id[TASK_ID_MAX + 1], why[512], rname[TASK_ID_MAX + 8];
+	char id[TASK_ID_MAX + 1], why[512];
 	struct task t;
 	struct task_error te;
-	struct task_attempt a;
 	struct stat st;
 	struct buf b;
-	char *res;
-	size_t rlen;
 
 	if (name_to_id(name, id) != 0) {
 		quarantine(n, dirfd, name, "file name: not <requestId>.json");
 		coord_lease_close(n->coord, fd);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(newer) / sizeof(newer[0]); i++)
-		if (fstatat(n->sp.dir[newer[i]], name, &st,
-		    AT_SYMLINK_NOFOLLOW) == 0) {
-			log_info("%s: stale copy in active/%s/ removed (%s/ "
-			    "has the newer one)", id, owner,
-			    spool_dir_name(newer[i]));
-			(void)unlinkat(dirfd, name, 0);
-			(void)spool_sync_dir(&n->sp, dirfd);
-			coord_lease_close(n->coord, fd);
-			return;
-		}
-	/* A newer copy may already be running on another node. */
-	{
-		char other[65];
-
-		if (spool_in_active(&n->sp, name, owner, other)) {
-			log_info("%s: stale copy in active/%s/ removed (active/"
-			    "%s/ runs the newer one)", id, owner, other);
-			(void)unlinkat(dirfd, name, 0);
-			(void)spool_sync_dir(&n->sp, dirfd);
-			coord_lease_close(n->coord, fd);
-			return;
-		}
+	if (orphan_stale(n, dirfd, owner, name, id)) {
+		coord_lease_close(n->coord, fd);
+		return;
 	}
 	task_init(&t);
 	buf_init(&b, TASK_FILE_MAX);
@@ -2996,80 +3110,9 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 		goto out;
 	}
 	/* Result already written: the terminal move was all that was left. */
-	snprintf(rname, sizeof(rname), "%s.json", id);
-	res = spool_read_file(n->sp.dir[SPOOL_RESULTS], rname, 64 << 20,
-	    &rlen);
-	if (res != NULL) {
-		char status[16];
-		size_t na;
-
-		if (result_peek(res, rlen, status, &na) == 0 &&
-		    na == t.nattempts + 1) {
-			enum spool_dir dest = strcmp(status, "SUCCESS") == 0 ?
-			    SPOOL_DONE : strcmp(status, "CANCELLED") == 0 ?
-			    SPOOL_CANCELLED : SPOOL_FAILED;
-
-			/* Its delivery may not have been written yet. */
-			if (callback_enqueue(&n->sp, &t, res, rlen) != 0) {
-				log_warn("%s: callback delivery", id);
-				free(res);
-				goto out;
-			}
-			/* Its record may have been lost with the crash. */
-			record(n, RECORDS_RESULT, id, &t, NULL, res, rlen);
-			free(res);
-			if (renameat(dirfd, name, n->sp.dir[dest], name) == 0) {
-				mark_dirty(n, dest);
-				(void)spool_sync_dir(&n->sp, dirfd);
-				log_info("%s: completed the interrupted move "
-				    "to %s/", id, spool_dir_name(dest));
-				if (coord_leases_expire(n->coord))
-					(void)index_forget(n->coord, id);
-			}
-			goto out;
-		}
-		free(res);
-		/* A damaged result is a missing one: the attempt is
-		 * concluded as lost (run again, or FAILED) below. */
-		(void)torn_result(n, id);
-	}
-	memset(&a, 0, sizeof(a));
-	a.attempt = (int)t.nattempts + 1;
-	snprintf(a.node, sizeof(a.node), "%s", owner);
-	/* The claim rename set the file's ctime: the attempt's start. */
-	a.start_ms = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec /
-	    1000000;
-	a.end_ms = tstime_now_ms();
-	a.exit_code = -1;
-	a.retry_at_ms = -1;
-	a.outcome = TASK_OUTCOME_LOST;
-	snprintf(a.reason, sizeof(a.reason), "attempt lost: node %s died or "
-	    "lost its lease (found by %s)", owner, n->sp.node);
-	log_task(LOG_LEVEL_WARN, "task.lost", id, t.task_code, a.attempt,
-	    "%s: attempt %d on node %s lost; recovering", id, a.attempt, owner);
-	/* Whatever of that attempt still runs on this host (grandchildren
-	 * outlive the hook's PDEATHSIG) dies before the task runs again. */
-	{
-		char t1[TASK_ID_MAX + 32], t2[TASK_CODE_MAX + 32];
-		int k;
-
-		snprintf(t1, sizeof(t1), "TASKSPOOL_REQUEST_ID=%s", id);
-		snprintf(t2, sizeof(t2), "TASKSPOOL_NODE=%s", owner);
-		if ((k = hook_kill_tagged(t1, t2)) > 0)
-			log_warnx("%s: killed %d leftover process(es) of the "
-			    "lost attempt", id, k);
-	}
-	{
-		struct stat cs;
-
-		if (n->sp.cancel >= 0 && fstatat(n->sp.cancel, id, &cs, 0) ==
-		    0) {
-			a.outcome = TASK_OUTCOME_CANCELLED;
-			snprintf(a.reason, sizeof(a.reason), "cancelled; its "
-			    "attempt on node %s was lost", owner);
-		}
-	}
-	node_conclude(n, &t, dirfd, name, fd, &a, 0, NULL, 0, NULL);
+	if (orphan_result(n, dirfd, name, id, &t))
+		goto out;
+	orphan_lost(n, dirfd, owner, name, id, &t, &st, fd);
 	fd = -1;
 out:
 	if (fd >= 0)
