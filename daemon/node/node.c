@@ -3663,72 +3663,17 @@ auto_node_id(struct node *n)
 	return EX_TEMPFAIL;
 }
 
+/*
+ * The loop's event sources: the signals taken by signalfd (and the
+ * child subreaper set), epoll, inotify with its watches (set before the
+ * first scan, so nothing slips between them), the group commit's
+ * descriptor.  Returns 0 or a sysexits code (logged).
+ */
 static int
-setup(struct node *n)
+setup_events(struct node *n)
 {
-	char why[512], lname[128];
 	sigset_t mask;
 	struct epoll_event ev;
-	int rc;
-
-	if (n->cfg->node_id_auto && (rc = auto_node_id(n)) != 0)
-		return rc;
-	log_set_node(n->cfg->node_id);	/* the id this incarnation uses */
-	if (spool_open(&n->sp, n->cfg->spool, n->cfg->node_id,
-	    (int)n->cfg->fsync, why, sizeof(why)) != 0) {
-		log_warnx("%s", why);
-		return EX_CONFIG;
-	}
-	n->hooksfd = open(n->cfg->hooks_dir, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC);
-	if (n->hooksfd < 0) {
-		log_warn("hooks_dir %s", n->cfg->hooks_dir);
-		return EX_CONFIG;
-	}
-	/* One daemon per node id. */
-	snprintf(lname, sizeof(lname), "node.%.64s.lock", n->sp.node);
-	if (n->nodelock < 0)		/* (auto_node_id holds it already) */
-		n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR |
-		    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (n->nodelock < 0 || flock(n->nodelock, LOCK_EX | LOCK_NB) != 0) {
-		log_warnx("node id \"%s\" is already in use by a running "
-		    "daemon on this spool (state/%s is locked); give each "
-		    "daemon its own node_id", n->sp.node, lname);
-		return EX_TEMPFAIL;
-	}
-	n->coord = coord_open(n->cfg, n->sp.node, &n->sp, why, sizeof(why));
-	if (n->coord == NULL) {
-		log_warnx("%s", why);
-		return EX_CONFIG;
-	}
-	coord_on_reestablished(n->coord, lease_reestablished, n);
-	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
-	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
-	n->repair = resrepair_new(&n->sp);
-	if (n->qself < 0 || n->router == NULL || n->repair == NULL) {
-		log_warn("queue/%s/", n->sp.node);
-		return EX_CANTCREAT;
-	}
-	n->slots = calloc((size_t)n->cfg->slots, sizeof(*n->slots));
-	if (n->slots == NULL)
-		return EX_OSERR;
-	n->nslots = n->cfg->slots;
-	n->work = calloc((size_t)n->nslots, sizeof(*n->work));
-	if (n->work == NULL)
-		return EX_OSERR;
-	for (long i = 0; i < n->nslots; i++)
-		if (work_prepare(n, i) != 0) {
-			log_warn("tmp/work.%s.%ld", n->sp.node, i);
-			return EX_CANTCREAT;
-		}
-	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
-	    nameset_init(&n->waiting) != 0 ||
-	    nameset_init(&n->hookcache) != 0 ||
-	    nameset_init(&n->nohook) != 0 ||
-	    nameset_init(&n->cancels) != 0 ||
-	    nameset_init(&n->cancel_wait) != 0)
-		return EX_OSERR;
-	(void)hooks_rescan(n, 0);	/* before the first heartbeat */
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -3797,6 +3742,76 @@ setup(struct node *n)
 	}
 	ev.data.u64 = EV_GROUPSYNC;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, groupsync_fd(n->gs), &ev);
+	return 0;
+}
+
+static int
+setup(struct node *n)
+{
+	char why[512], lname[128];
+	int rc;
+
+	if (n->cfg->node_id_auto && (rc = auto_node_id(n)) != 0)
+		return rc;
+	log_set_node(n->cfg->node_id);	/* the id this incarnation uses */
+	if (spool_open(&n->sp, n->cfg->spool, n->cfg->node_id,
+	    (int)n->cfg->fsync, why, sizeof(why)) != 0) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
+	}
+	n->hooksfd = open(n->cfg->hooks_dir, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (n->hooksfd < 0) {
+		log_warn("hooks_dir %s", n->cfg->hooks_dir);
+		return EX_CONFIG;
+	}
+	/* One daemon per node id. */
+	snprintf(lname, sizeof(lname), "node.%.64s.lock", n->sp.node);
+	if (n->nodelock < 0)		/* (auto_node_id holds it already) */
+		n->nodelock = openat(n->sp.dir[SPOOL_STATE], lname, O_RDWR |
+		    O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (n->nodelock < 0 || flock(n->nodelock, LOCK_EX | LOCK_NB) != 0) {
+		log_warnx("node id \"%s\" is already in use by a running "
+		    "daemon on this spool (state/%s is locked); give each "
+		    "daemon its own node_id", n->sp.node, lname);
+		return EX_TEMPFAIL;
+	}
+	n->coord = coord_open(n->cfg, n->sp.node, &n->sp, why, sizeof(why));
+	if (n->coord == NULL) {
+		log_warnx("%s", why);
+		return EX_CONFIG;
+	}
+	coord_on_reestablished(n->coord, lease_reestablished, n);
+	n->qself = spool_node_dir(&n->sp, SPOOL_QUEUE, n->sp.node);
+	n->router = router_new(&n->sp, n->coord, n->cfg->heartbeat_ms);
+	n->repair = resrepair_new(&n->sp);
+	if (n->qself < 0 || n->router == NULL || n->repair == NULL) {
+		log_warn("queue/%s/", n->sp.node);
+		return EX_CANTCREAT;
+	}
+	n->slots = calloc((size_t)n->cfg->slots, sizeof(*n->slots));
+	if (n->slots == NULL)
+		return EX_OSERR;
+	n->nslots = n->cfg->slots;
+	n->work = calloc((size_t)n->nslots, sizeof(*n->work));
+	if (n->work == NULL)
+		return EX_OSERR;
+	for (long i = 0; i < n->nslots; i++)
+		if (work_prepare(n, i) != 0) {
+			log_warn("tmp/work.%s.%ld", n->sp.node, i);
+			return EX_CANTCREAT;
+		}
+	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
+	    nameset_init(&n->waiting) != 0 ||
+	    nameset_init(&n->hookcache) != 0 ||
+	    nameset_init(&n->nohook) != 0 ||
+	    nameset_init(&n->cancels) != 0 ||
+	    nameset_init(&n->cancel_wait) != 0)
+		return EX_OSERR;
+	(void)hooks_rescan(n, 0);	/* before the first heartbeat */
+
+	if ((rc = setup_events(n)) != 0)
+		return rc;
 	n->wake = wakeup_new(n->coord);
 	return 0;
 }
