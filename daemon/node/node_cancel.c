@@ -156,7 +156,8 @@ node_handle_cancel(struct node *n, const char *id)
 	if (cancel_running(n, id))
 		return;
 	if (node_claims_held(n)) {
-		/* Cancelling a pending task claims it: later (node_cancel_more). */
+		/* Cancelling a pending task claims it: later
+		 * (node_cancel_more). */
 		(void)nameset_add(&n->cancel_wait, id, NULL);
 		return;
 	}

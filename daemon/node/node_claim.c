@@ -210,9 +210,9 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 		    t->request_id, t->task_code, max);
 		if (limits_mark_waiting(&n->sp, t->request_id, 1) != 0)
 			log_warn("%s: state/waiting/", t->request_id);
-		node_index_note(n, t->request_id, dfd == n->qself ? SPOOL_QUEUE :
-		    SPOOL_INCOMING, "WAITING", dfd == n->qself ? n->sp.node :
-		    NULL, t, -1);
+		node_index_note(n, t->request_id, dfd == n->qself ?
+		    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING", dfd == n->qself ?
+		    n->sp.node : NULL, t, -1);
 	}
 	(void)limits_wait(&n->waiting, t->task_code, name, (announced ?
 	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
@@ -283,8 +283,8 @@ claim_decode(struct node *n, int dfd, const char *name, int announced,
 	 * id (the file, any *.json name, is renamed to it when claimed). */
 	if (node_name_to_id(name, id) != 0 && t->request_id[0] == '\0' &&
 	    (strlen(name) <= 5 || strcmp(name + strlen(name) - 5, ".json"))) {
-		node_quarantine(n, dfd, name, "file name: must be <requestId>.json "
-		    "or end in .json");
+		node_quarantine(n, dfd, name, "file name: must be "
+		    "<requestId>.json or end in .json");
 		return -1;
 	}
 	if (t->request_id[0] != '\0') {
@@ -292,8 +292,8 @@ claim_decode(struct node *n, int dfd, const char *name, int announced,
 
 		if (strlen(name) != il + 5 || strncmp(name, t->request_id,
 		    il) != 0 || strcmp(name + il, ".json") != 0) {
-			node_quarantine(n, dfd, name, "requestId: does not match "
-			    "the file name (must be <requestId>.json)");
+			node_quarantine(n, dfd, name, "requestId: does not "
+			    "match the file name (must be <requestId>.json)");
 			return -1;
 		}
 	} else {
@@ -405,7 +405,8 @@ claim_placement(struct node *n, int dfd, const char *name, int announced,
 		    SPOOL_INCOMING], name) != 0)
 			log_warn("%s: move back to incoming/", id);
 		else
-			node_index_note(n, id, SPOOL_INCOMING, NULL, NULL, t, -1);
+			node_index_note(n, id, SPOOL_INCOMING, NULL, NULL, t,
+			    -1);
 		return 1;
 	}
 	/* Placement: a missing hook is this node's, not the task's.  A
@@ -458,8 +459,8 @@ claim_rename(struct node *n, int dfd, const char *name, int announced,
 			int e = errno;
 
 			log_warn("%s: claim rename", id);
-			if (node_spool_full(n, e, "active/") || node_fd_short(n, e,
-			    "claim rename"))
+			if (node_spool_full(n, e, "active/") ||
+			    node_fd_short(n, e, "claim rename"))
 				node_cand_again(n, dfd, name, announced);
 		}
 		return -1;		/* ENOENT/ESTALE: another node won */
@@ -535,7 +536,8 @@ claim_run(struct node *n, struct task *t, const char *name,
 		}
 	}
 	node_index_note(n, id, SPOOL_ACTIVE, NULL, n->sp.node, t, -1);
-	node_start_hook(n, t, final, fd);	/* the slot (or the conclusion) owns fd */
+	/* The slot (or the conclusion) owns fd. */
+	node_start_hook(n, t, final, fd);
 }
 
 void

@@ -226,8 +226,8 @@ node_commits_flush(struct node *n)
 
 		if (!c->written && !c->renamed && !c->syncing &&
 		    coord_lease_valid(n->coord, c->lockfd, now) != COORD_OK) {
-			node_record_stale(n, c->id, c->attempt, coord_lease_fence(
-			    n->coord, c->lockfd), "result not written before "
+			node_record_stale(n, c->id, c->attempt,
+			    coord_lease_fence(n->coord, c->lockfd), "result not written before "
 			    "the lease was lost");
 			*pp = c->next;
 			commit_free(n, c);
@@ -414,8 +414,8 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	}
 	if (coord_lease_valid(n->coord, lockfd, tstime_mono_ms()) !=
 	    COORD_OK) {
-		node_record_stale(n, t->request_id, a->attempt, coord_lease_fence(
-		    n->coord, lockfd), a->reason);
+		node_record_stale(n, t->request_id, a->attempt,
+		    coord_lease_fence(n->coord, lockfd), a->reason);
 		coord_lease_close(n->coord, lockfd);
 		return;
 	}

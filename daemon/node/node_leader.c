@@ -75,7 +75,8 @@ promote_one(const char *name, uint64_t due, void *arg)
 	    AT_SYMLINK_NOFOLLOW) != 0)
 		return;
 	if (node_mtime_ms(&st) > now) {
-		(void)due_index_set(n->delayed, name, (uint64_t)node_mtime_ms(&st));
+		(void)due_index_set(n->delayed, name,
+		    (uint64_t)node_mtime_ms(&st));
 		return;
 	}
 	if (spool_move_excl(n->sp.dir[SPOOL_DELAYED], name,
@@ -88,8 +89,8 @@ promote_one(const char *name, uint64_t due, void *arg)
 			char id[TASK_ID_MAX + 1];
 
 			if (node_name_to_id(name, id) == 0)
-				node_index_note(n, id, SPOOL_INCOMING, NULL, NULL,
-				    NULL, -1);
+				node_index_note(n, id, SPOOL_INCOMING, NULL,
+				    NULL, NULL, -1);
 		}
 		if (now - (int64_t)due > 500)
 			log_warnx("delayed/%s promoted %lld ms late", name,
@@ -219,7 +220,8 @@ node_clean_tmp(struct node *n)
 
 		if (de->d_name[0] == '.' || fstatat(n->sp.dir[SPOOL_TMP],
 		    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-		    S_ISDIR(st.st_mode) || now - node_mtime_ms(&st) < 3600 * 1000)
+		    S_ISDIR(st.st_mode) ||
+		    now - node_mtime_ms(&st) < 3600 * 1000)
 			continue;
 		if (unlinkat(n->sp.dir[SPOOL_TMP], de->d_name, 0) == 0)
 			log_info("removed stale tmp/%s (a writer died before "

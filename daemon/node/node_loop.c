@@ -67,8 +67,9 @@ handle_inotify(struct node *n)
 				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
 				n->route_dirty = 1;
 			} else if (ev->wd == n->wd_queue && ev->name[0] != '.')
-				node_cand_again(n, n->qself, ev->name, (ev->mask &
-				    (IN_MOVED_TO | IN_CLOSE_WRITE)) != 0);
+				node_cand_again(n, n->qself, ev->name,
+				    (ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE))
+				    != 0);
 			else if (ev->wd == n->wd_delayed && n->leader)
 				node_delayed_note(n, ev->name);
 			else if (ev->wd == n->wd_jobs)
@@ -324,7 +325,8 @@ node_loop(struct node *n)
 			node_reap_children(n);
 		if (n->reload) {
 			node_reload(n);
-			(void)node_hooks_rescan(n, 1);	/* and advertise it now */
+			/* And advertise it now. */
+			(void)node_hooks_rescan(n, 1);
 			node_heartbeat(n);
 		}
 		node_check_timeouts(n);

@@ -224,7 +224,8 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
 	struct buf b;
 
 	if (node_name_to_id(name, id) != 0) {
-		node_quarantine(n, dirfd, name, "file name: not <requestId>.json");
+		node_quarantine(n, dirfd, name,
+		    "file name: not <requestId>.json");
 		coord_lease_close(n->coord, fd);
 		return;
 	}

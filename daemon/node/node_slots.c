@@ -253,7 +253,8 @@ start_failed(struct node *n, struct slot *sl, const char *id,
 	 * too: the task goes back for a node that has it. */
 	if (e == ENOENT || e == EACCES) {
 		nameset_remove(&n->hookcache, sl->t.task_code);
-		if (!node_hook_ok(n, sl->t.task_code) && node_hooks_rescan(n, 0))
+		if (!node_hook_ok(n, sl->t.task_code) &&
+		    node_hooks_rescan(n, 0))
 			node_heartbeat(n);
 	}
 	/* An execve ENOMEM under hook_limit_as_bytes is the limit's doing:
