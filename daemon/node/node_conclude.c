@@ -392,6 +392,33 @@ commit_new(struct node *n, const struct task *t, int srcfd, const char *name,
 	return c;
 }
 
+/*
+ * The terminal state of final attempt a: returns its directory, with
+ * *status the result's status ("SUCCESS", "CANCELLED", "FAILED") and
+ * *code its failureCode (NULL unless FAILED); both static strings.
+ */
+static enum spool_dir
+conclude_status(const struct task_attempt *a, const char **status,
+    const char **code)
+{
+	*code = NULL;
+	switch (a->outcome) {
+	case TASK_OUTCOME_SUCCESS:
+		*status = "SUCCESS";
+		return SPOOL_DONE;
+	case TASK_OUTCOME_CANCELLED:
+		*status = "CANCELLED";
+		return SPOOL_CANCELLED;
+	default:
+		*status = "FAILED";
+		*code = a->outcome == TASK_OUTCOME_TIMEOUT ? "TIMEOUT" :
+		    a->outcome == TASK_OUTCOME_LOST ? "LOST" :
+		    a->outcome == TASK_OUTCOME_ERROR ? "HOOK_ERROR" :
+		    a->signal > 0 ? "WORKER_SIGNAL" : "WORKER_EXIT";
+		return SPOOL_FAILED;
+	}
+}
+
 void
 node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
     int lockfd, struct task_attempt *a, int permanent,
@@ -432,24 +459,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	}
 	if (task_add_attempt(t, a) != 0)
 		goto nomem;
-	switch (a->outcome) {
-	case TASK_OUTCOME_SUCCESS:
-		status = "SUCCESS";
-		dest = SPOOL_DONE;
-		break;
-	case TASK_OUTCOME_CANCELLED:
-		status = "CANCELLED";
-		dest = SPOOL_CANCELLED;
-		break;
-	default:
-		status = "FAILED";
-		dest = SPOOL_FAILED;
-		code = a->outcome == TASK_OUTCOME_TIMEOUT ? "TIMEOUT" :
-		    a->outcome == TASK_OUTCOME_LOST ? "LOST" :
-		    a->outcome == TASK_OUTCOME_ERROR ? "HOOK_ERROR" :
-		    a->signal > 0 ? "WORKER_SIGNAL" : "WORKER_EXIT";
-		break;
-	}
+	dest = conclude_status(a, &status, &code);
 	memset(&ri, 0, sizeof(ri));
 	ri.status = status;
 	ri.failure_code = code;
