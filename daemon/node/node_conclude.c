@@ -13,6 +13,10 @@
  * move is done; one whose lease is lost before its result is written is
  * dropped (a stale attempt), one whose result cannot be written stays
  * queued and is retried every second, never acknowledged without it.
+ *
+ * Longest: node_conclude (about 100 lines) stays one function: the
+ * checks, the retry-or-terminal choice and the result's fields read as
+ * one sequence, with one out-of-memory exit that closes the lease.
  */
 #include "node/node_impl.h"
 

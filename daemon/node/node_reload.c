@@ -6,6 +6,9 @@
  * configuration; node_id and hooks_dir keep their values (a restart
  * changes them), slots only grow, a Redis change that fails keeps the
  * old Redis settings.
+ *
+ * Longest: node_reload (about 90 lines) is one sequence of checks over
+ * one new struct config, committed at its end.
  */
 #include "node/node_impl.h"
 

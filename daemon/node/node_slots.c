@@ -14,6 +14,10 @@
  * for the node's reasons (descriptors, memory, a hook gone) uses no
  * attempt: the task goes back to incoming/.  A fenced slot (lease lost)
  * ends with no outcome.  Writes only its work directories.
+ *
+ * Longest: node_start_hook (about 90 lines) keeps the descriptors of
+ * the spawn (stdin memfd, two pipes) and their one cleanup path in one
+ * function; node_kill_strays (about 70) is one walk over /proc.
  */
 #include "node/node_impl.h"
 
