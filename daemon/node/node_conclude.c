@@ -231,8 +231,8 @@ node_commits_flush(struct node *n)
 		if (!c->written && !c->renamed && !c->syncing &&
 		    coord_lease_valid(n->coord, c->lockfd, now) != COORD_OK) {
 			node_record_stale(n, c->id, c->attempt,
-			    coord_lease_fence(n->coord, c->lockfd), "result not written before "
-			    "the lease was lost");
+			    coord_lease_fence(n->coord, c->lockfd), "result not "
+			    "written before the lease was lost");
 			*pp = c->next;
 			commit_free(n, c);
 			continue;
