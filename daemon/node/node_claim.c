@@ -1,0 +1,606 @@
+/*
+ * node_claim — claiming: the candidates of incoming/ and queue/<self>/,
+ * and the claim of one task file, in steps: open and lock (claim_open),
+ * decode and settle the requestId (claim_decode), the claim marker
+ * (claim_mark), duplicates (node_other_copy), not due yet (claim_delay,
+ * into delayed/), not ours (claim_placement: routed elsewhere, no
+ * hook), the lease (node_lease_take) and maxConcurrent (limit_wait), the
+ * fencing rename (claim_rename) and the run (claim_run).
+ *
+ * The fence rule: a task file is claimed only while its flock is held
+ * (coord_flock_verify: the locked inode is the one at that name) and
+ * its lease taken; the rename into active/<self>/ is the claim, and
+ * after it the inode that moved is checked to be the locked one (a
+ * writer's mv over the file puts the new version back).  One copy of a
+ * requestId is claimed at a time (claimmark.h), and a second copy of a
+ * requestId that runs or ran goes to corrupt/, never runs.
+ * Writes: active/<self>/ (the rename), delayed/ (not due yet), corrupt/
+ * (refused files), state/claims/ and state/waiting/ markers; moves a task
+ * of queue/<self>/ back to incoming/ when it is not ours.  The
+ * descriptor of a claimed task passes to its slot or its conclusion.
+ */
+#include "node/node_impl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "coord/claimmark.h"
+#include "spool/clock.h"
+#include "coord/coord.h"
+#include "core/dispatch.h"
+#include "spool/hookset.h"
+#include "core/limitspec.h"
+#include "spool/log.h"
+#include "coord/maxconc.h"
+#include "core/nameset.h"
+#include "spool/readfd.h"
+#include "node/router.h"
+#include "spool/spool.h"
+#include "core/task.h"
+
+/*
+ * A requestId for a file dropped without one: time-ordered by the file's
+ * mtime, and a function of (name, inode, mtime, size) so that a crash and
+ * retry of the claim gives the same id (no duplicate).
+ */
+static void
+generated_id(char *out, size_t len, const char *name, const struct stat *st)
+{
+	uint64_t h = 1469598103934665603ULL;
+	uint64_t parts[4] = { (uint64_t)st->st_ino, (uint64_t)st->st_mtim.tv_sec,
+		(uint64_t)st->st_mtim.tv_nsec, (uint64_t)st->st_size };
+	struct tm tm;
+	time_t t = st->st_mtim.tv_sec;
+
+	for (const char *p = name; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (int i = 0; i < 4; i++)
+		for (int b = 0; b < 8; b++)
+			h = (h ^ ((parts[i] >> (8 * b)) & 0xff)) *
+			    1099511628211ULL;
+	gmtime_r(&t, &tm);
+	snprintf(out, len, "req_%04d%02d%02dT%02d%02d%02d%03ldZ_%012llx",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, st->st_mtim.tv_nsec / 1000000,
+	    (unsigned long long)(h & 0xffffffffffffULL));
+}
+
+void
+node_cand_add(struct node *n, const char *name, int announced)
+{
+	struct nameset_node *c;
+
+	if (name[0] == '.' || name[0] == '\0')
+		return;		/* editor/NFS temporaries, never tasks */
+	if (nameset_find(&n->nohook, name) != NULL)
+		return;		/* for another node: node_hooks_rescan() */
+	c = nameset_add(&n->cand, name, NULL);
+	if (c != NULL && announced)
+		c->flags |= CAND_ANNOUNCED;
+}
+
+void
+node_cand_again(struct node *n, int dfd, const char *name, int announced)
+{
+	struct nameset_node *c;
+
+	if (dfd != n->qself) {
+		node_cand_add(n, name, announced);
+		return;
+	}
+	c = nameset_add(&n->qcand, name, NULL);
+	if (c != NULL && announced)
+		c->flags |= CAND_ANNOUNCED;
+}
+
+void
+node_scan_incoming(struct node *n)
+{
+	DIR *dp;
+	struct dirent *de;
+
+	if ((dp = spool_opendir(n->sp.dir[SPOOL_INCOMING])) == NULL) {
+		log_warn("scan incoming/");
+		return;
+	}
+	while ((de = readdir(dp)) != NULL)
+		node_cand_add(n, de->d_name, 0);
+	closedir(dp);
+	/* And what the dispatcher put in our queue/<self>/. */
+	if (n->qself >= 0 && (dp = spool_opendir(n->qself)) != NULL) {
+		while ((de = readdir(dp)) != NULL)
+			if (de->d_name[0] != '.')
+				node_cand_again(n, n->qself, de->d_name, 0);
+		closedir(dp);
+	}
+	n->route_dirty = 1;
+}
+
+long
+node_copy_attempts(int dirfd, const char *name)
+{
+	size_t len;
+	char *data = spool_read_file(dirfd, name, TASK_FILE_MAX, &len);
+	struct task t;
+	struct task_error te;
+	long na = -1;
+
+	if (data == NULL)
+		return -1;
+	task_init(&t);
+	if (task_decode(data, len, &t, &te) == 0)
+		na = (long)t.nattempts;
+	task_fini(&t);
+	free(data);
+	return na;
+}
+
+int
+node_other_copy(struct node *n, const char *id, int dirfd, const char *name,
+    const char *final, int from_delayed, char *why, size_t whylen)
+{
+	struct stat ts;
+	char other[65];
+
+	if (spool_in_active(&n->sp, final, NULL, other)) {
+		int afd = openat(n->sp.dir[SPOOL_ACTIVE], other, O_RDONLY |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		long mine = node_copy_attempts(dirfd, name), theirs = -1;
+
+		if (afd >= 0) {
+			theirs = node_copy_attempts(afd, final);
+			close(afd);
+		}
+		if (mine >= 0 && theirs >= 0 && mine > theirs) {
+			snprintf(why, whylen, "%s: its retry (attempt %ld) "
+			    "waits until the stale copy in active/%s/ "
+			    "(attempt %ld) is removed", id, mine + 1, other,
+			    theirs + 1);
+			return 2;
+		}
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" is already "
+		    "running on node %s (a second copy)", id, other);
+		return 1;
+	}
+	if (!from_delayed && fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
+	    AT_SYMLINK_NOFOLLOW) == 0) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" already "
+		    "waits in delayed/ (a second copy)", id);
+		return 1;
+	}
+	if (fstatat(n->sp.dir[SPOOL_RESULTS], final, &ts,
+	    AT_SYMLINK_NOFOLLOW) == 0 && !node_torn_result(n, id)) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" already "
+		    "used (results/%s exists)", id, final);
+		return 1;
+	}
+	return 0;
+}
+
+/* maxConcurrent (maxconc.h): 0 when t may start (its code's slot taken
+ * with the lease on fd), 1 when it waits (kept in n->waiting). */
+static int
+limit_wait(struct node *n, int fd, const struct task *t, int dfd,
+    const char *name, int announced)
+{
+	long max = limits_max(n->cfg->max_concurrent, t->task_code);
+	char why[256];
+	enum coord_status st;
+
+	if (max <= 0)
+		return 0;
+	st = coord_limit_acquire(n->coord, fd, t->task_code, max, why,
+	    sizeof(why));
+	if (st == COORD_OK) {
+		(void)limits_mark_waiting(&n->sp, t->request_id, 0);
+		return 0;
+	}
+	if (st == COORD_ERR)
+		log_warnx("%s: maxConcurrent: %s", t->request_id, why);
+	else if (!limits_is_waiting(&n->sp, t->request_id)) {
+		log_info("%s: WAITING: maxConcurrent %s=%ld reached",
+		    t->request_id, t->task_code, max);
+		if (limits_mark_waiting(&n->sp, t->request_id, 1) != 0)
+			log_warn("%s: state/waiting/", t->request_id);
+		node_index_note(n, t->request_id, dfd == n->qself ?
+		    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING", dfd == n->qself ?
+		    n->sp.node : NULL, t, -1);
+	}
+	(void)limits_wait(&n->waiting, t->task_code, name, (announced ?
+	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
+	return 1;
+}
+
+/*
+ * Open dfd/name (incoming/ or queue/<self>/) for a claim: a descriptor
+ * whose flock is held and verified to be on the file of that name, with
+ * its stat in *st; or -1 when there is nothing to claim now (gone, being
+ * written, another claimant's, quarantined, or again later).
+ */
+static int
+claim_open(struct node *n, int dfd, const char *name, int announced,
+    struct stat *st)
+{
+	char why[512];
+	int fd;
+
+	memset(st, 0, sizeof(*st));
+	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, st, why, sizeof(why));
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -1;	/* claimed or cancelled meanwhile */
+		/* A link(2)-publishing writer has two links for a moment. */
+		if (errno == EINVAL && st->st_nlink > 1 && S_ISREG(st->st_mode)
+		    && tstime_now_ms() - (int64_t)st->st_ctim.tv_sec * 1000 -
+		    st->st_ctim.tv_nsec / 1000000 < n->cfg->settle_ms)
+			return -1;
+		if (errno == EFBIG || errno == ELOOP || errno == EINVAL ||
+		    errno == EACCES || errno == EPERM)
+			node_quarantine(n, dfd, name, why);
+		else if (node_fd_short(n, errno, "open incoming/"))
+			node_cand_again(n, dfd, name, announced);
+		else
+			log_warn("open incoming/%s", name);
+		return -1;
+	}
+	if (coord_flock_verify(fd, dfd, name) != 0) {
+		close(fd);		/* another daemon is claiming it */
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Decode the task read from dfd/name (bytes in b, file stat st) into t
+ * and settle its requestId: the body's, matching the file name, or one
+ * generated for a body without one.  Returns 0 with t->request_id set,
+ * or -1 (quarantined, or not settled yet).
+ */
+static int
+claim_decode(struct node *n, int dfd, const char *name, int announced,
+    const struct stat *st, const struct buf *b, struct task *t, int64_t now)
+{
+	char why[512], id[TASK_ID_MAX + 1];
+	struct task_error te;
+
+	if (task_decode(b->data != NULL ? b->data : "", b->len, t, &te) != 0) {
+		if (!announced && now - node_mtime_ms(st) < n->cfg->settle_ms)
+			return -1;	/* may still be being written */
+		snprintf(why, sizeof(why), "%s: %s", te.field, te.rule);
+		node_quarantine(n, dfd, name, why);
+		return -1;
+	}
+	/* The requestId is the body's, and the file must then be named
+	 * <requestId>.json; a body without one gets a generated time-ordered
+	 * id (the file, any *.json name, is renamed to it when claimed). */
+	if (node_name_to_id(name, id) != 0 && t->request_id[0] == '\0' &&
+	    (strlen(name) <= 5 || strcmp(name + strlen(name) - 5, ".json"))) {
+		node_quarantine(n, dfd, name, "file name: must be "
+		    "<requestId>.json or end in .json");
+		return -1;
+	}
+	if (t->request_id[0] != '\0') {
+		size_t il = strlen(t->request_id);
+
+		if (strlen(name) != il + 5 || strncmp(name, t->request_id,
+		    il) != 0 || strcmp(name + il, ".json") != 0) {
+			node_quarantine(n, dfd, name, "requestId: does not "
+			    "match the file name (must be <requestId>.json)");
+			return -1;
+		}
+	} else {
+		generated_id(t->request_id, sizeof(t->request_id), name, st);
+	}
+	return 0;
+}
+
+/*
+ * One copy of a requestId is claimed at a time (claimmark.h): the
+ * marker is held from here until after the rename into active/ (or the
+ * decision not to claim), so two copies of one id (in incoming/ and
+ * queue/<n>/, a re-drop, a crash in the delay path) can never both pass
+ * the checks that follow.  Returns the marker's descriptor, or -1 (the
+ * next rescan tries again).
+ */
+static int
+claim_mark(struct node *n, const char *id, int64_t now)
+{
+	char prev[CLAIMMARK_INFO_MAX];
+	int over, mfd;
+
+	mfd = claimmark_take(&n->sp, id, n->sp.node, now, &over, prev,
+	    sizeof(prev));
+	if (mfd < 0) {
+		if (errno == EWOULDBLOCK || errno == EAGAIN)
+			log_debug("%s: another copy is being claimed "
+			    "now; looked at again later", id);
+		else
+			log_warn("%s: state/claims/%s", id, id);
+		return -1;
+	}
+	if (over && prev[0] != '\0')
+		log_info("%s: claim marker left by a claimant that "
+		    "died mid-claim (%s) taken over", id, prev);
+	return mfd;
+}
+
+/*
+ * Not due yet: delay/at triggers and retries wait in delayed/.  Returns
+ * 1 when t (from dfd/name, final = <id>.json) is not due and was moved
+ * there (or is to be tried again), 0 when it is due now (its
+ * not_before_ms set from the trigger).
+ */
+static int
+claim_delay(struct node *n, int dfd, const char *name, int announced,
+    struct task *t, const char *final, int64_t now)
+{
+	const char *id = t->request_id;
+	int64_t due;
+
+	due = t->not_before_ms;
+	if (due < 0 && t->trigger == TASK_TRIGGER_DELAY)
+		due = t->created_ms + t->delay_ms;
+	if (due < 0 && t->trigger == TASK_TRIGGER_AT)
+		due = t->run_at_ms;
+	if (due > now + 1) {
+		struct buf enc;
+
+		t->not_before_ms = due;
+		buf_init(&enc, 0);
+		if (task_encode(t, &enc) != 0 ||
+		    spool_publish(&n->sp, n->sp.dir[SPOOL_DELAYED], final,
+		    enc.data, enc.len, due, 0) != 0) {
+			int e = errno;
+
+			log_warn("%s: cannot move to delayed/", id);
+			buf_fini(&enc);
+			if (node_spool_full(n, e, "delayed/"))
+				node_cand_again(n, dfd, name, announced);
+			return 1;
+		}
+		buf_fini(&enc);
+		if (unlinkat(dfd, name, 0) != 0)
+			log_warn("%s: unlink incoming/%s", id, name);
+		node_mark_dirty(n, SPOOL_INCOMING);
+		if (n->leader)
+			node_delayed_note(n, final);
+		node_index_note(n, id, SPOOL_DELAYED, NULL, NULL, t, due);
+		log_debug("%s: delayed until %lld", id, (long long)due);
+		return 1;
+	}
+	if (t->not_before_ms < 0 && due >= 0)
+		t->not_before_ms = due;
+	return 0;
+}
+
+/*
+ * Whether t (dfd/name) is for this node: routed tasks (DESIGN §6) are
+ * the dispatcher's until it moves them to queue/<node>/, and a task
+ * whose hook this node lacks is left to the nodes that have it.
+ * Returns 1 when this node does not run it (left, parked or sent back),
+ * 0 when it may.
+ */
+static int
+claim_placement(struct node *n, int dfd, const char *name, int announced,
+    const struct task *t)
+{
+	const char *id = t->request_id, *tg;
+
+	/* Routed tasks (DESIGN §6): the leader's dispatcher moves them to
+	 * queue/<node>/; from our queue we run only what is still ours. */
+	if (dfd != n->qself && dispatch_parse(t->route, &tg) > DISPATCH_ANY)
+		return 1;
+	if (dfd == n->qself && !router_owns(t, n->sp.node)) {
+		log_info("%s: in queue/%s/ but routed to %s; back to "
+		    "incoming/", id, n->sp.node, t->route);
+		if (spool_move_excl(dfd, name, n->sp.dir[
+		    SPOOL_INCOMING], name) != 0)
+			log_warn("%s: move back to incoming/", id);
+		else
+			node_index_note(n, id, SPOOL_INCOMING, NULL, NULL, t,
+			    -1);
+		return 1;
+	}
+	/* Placement: a missing hook is this node's, not the task's.  A
+	 * task of incoming/ is left to the nodes that have the hook (parked
+	 * here until our hooks change); one routed to us goes back to be
+	 * routed again (the dispatcher offers it to nodes that advertise
+	 * the hook, or marks it WAITING). */
+	if (node_hook_ok(n, t->task_code))
+		return 0;
+	if (hookset_has(n->hooks, t->task_code) && node_hooks_rescan(n, 0))
+		node_heartbeat(n);	/* we advertised it: correct that */
+	if (dfd != n->qself) {
+		struct nameset_node *p = nameset_add(&n->nohook, name, NULL);
+
+		if (p != NULL && announced)
+			p->flags |= CAND_ANNOUNCED;
+		log_debug("%s: no hook \"%s\" in %s; left to the "
+		    "nodes that have it", id, t->task_code,
+		    n->cfg->hooks_dir);
+	} else if (spool_move_excl(dfd, name, n->sp.dir[
+	    SPOOL_INCOMING], name) != 0)
+		log_warn("%s: move back to incoming/", id);
+	else {
+		log_info("%s: in queue/%s/ but no hook \"%s\" in %s; "
+		    "back to incoming/", id, n->sp.node, t->task_code,
+		    n->cfg->hooks_dir);
+		node_index_note(n, id, SPOOL_INCOMING, NULL, NULL, t, -1);
+	}
+	return 1;
+}
+
+/*
+ * The claim itself: rename dfd/name into active/<self>/final, the flock
+ * being held on fd, and verify that the locked inode is what moved.
+ * Returns 0 when active/<self>/final is ours, -1 when not (another node
+ * won, a duplicate quarantined, or again later).
+ */
+static int
+claim_rename(struct node *n, int dfd, const char *name, int announced,
+    int fd, const char *id, const char *final)
+{
+	char why[512];
+
+	if (spool_move_excl(dfd, name, n->sp.self, final) != 0) {
+		if (errno == EEXIST) {
+			snprintf(why, sizeof(why), "requestId: \"%s\" is "
+			    "already running on this node", id);
+			node_quarantine(n, dfd, name, why);
+		} else if (errno != ENOENT && errno != ESTALE) {
+			int e = errno;
+
+			log_warn("%s: claim rename", id);
+			if (node_spool_full(n, e, "active/") ||
+			    node_fd_short(n, e, "claim rename"))
+				node_cand_again(n, dfd, name, announced);
+		}
+		return -1;		/* ENOENT/ESTALE: another node won */
+	}
+	/* The rename moved a name, not our locked inode: if the file was
+	 * replaced after lock_verify (a writer's mv over it), what is now in
+	 * active/<self>/ is a file nobody holds.  Put it back to be claimed
+	 * on its own; the replaced version is gone, as its writer meant. */
+	{
+		struct stat locked, moved;
+
+		if (fstat(fd, &locked) != 0 || fstatat(n->sp.self, final,
+		    &moved, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    locked.st_ino != moved.st_ino ||
+		    locked.st_dev != moved.st_dev) {
+			log_warnx("%s: replaced while being claimed; claiming "
+			    "the new version separately", id);
+			if (spool_move_excl(n->sp.self, final, dfd, name) != 0)
+				log_warn("%s: move back to incoming/", id);
+			else
+				node_cand_again(n, dfd, name, 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Claimed: t is active/<self>/final (first named name), its lease on fd,
+ * which this function takes over.  WAITING markers end, a cancel asked
+ * for before the claim concludes it at once, else its hook starts.
+ */
+static void
+claim_run(struct node *n, struct task *t, const char *name,
+    const char *final, int fd, int64_t now)
+{
+	const char *id = t->request_id;
+
+	/* No fsync: a claim lost in a crash leaves the task in incoming/,
+	 * to be claimed again (delivery is at-least-once anyway). */
+	n->claimed++;
+	/* A WAITING marker (the dispatcher's, router.h) ends with the wait. */
+	{
+		char stem[TASK_ID_MAX + 1];
+
+		if (limits_is_waiting(&n->sp, id))
+			(void)limits_mark_waiting(&n->sp, id, 0);
+		if (node_name_to_id(name, stem) == 0 && strcmp(stem, id) != 0 &&
+		    limits_is_waiting(&n->sp, stem))
+			(void)limits_mark_waiting(&n->sp, stem, 0);
+	}
+	{
+		struct stat cs;
+
+		/* A cancel may have been asked for before we claimed. */
+		if (n->sp.cancel >= 0 && fstatat(n->sp.cancel, id, &cs, 0) ==
+		    0) {
+			struct task_attempt a;
+
+			memset(&a, 0, sizeof(a));
+			a.attempt = (int)t->nattempts + 1;
+			snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
+			a.start_ms = -1;	/* never started */
+			a.end_ms = now;
+			a.exit_code = -1;
+			a.retry_at_ms = -1;
+			a.outcome = TASK_OUTCOME_CANCELLED;
+			snprintf(a.reason, sizeof(a.reason), "cancelled "
+			    "before it started");
+			node_conclude(n, t, n->sp.self, final, fd, &a, 1,
+			    NULL, 0, NULL);
+			return;
+		}
+	}
+	node_index_note(n, id, SPOOL_ACTIVE, NULL, n->sp.node, t, -1);
+	/* The slot (or the conclusion) owns fd. */
+	node_start_hook(n, t, final, fd);
+}
+
+void
+node_claim(struct node *n, int dfd, const char *name, int announced)
+{
+	int fd;
+	struct stat st;
+	char why[512], id[TASK_ID_MAX + 1] = "", final[SPOOL_NAME_MAX];
+	struct task t;
+	struct buf b;
+	int64_t now;
+	int mfd = -1;			/* the claim marker, held */
+
+	if ((fd = claim_open(n, dfd, name, announced, &st)) < 0)
+		return;
+	task_init(&t);
+	buf_init(&b, TASK_FILE_MAX);
+	if (buf_read_fd(&b, fd) != 0) {
+		log_warn("read incoming/%s", name);
+		goto out;
+	}
+	now = tstime_now_ms();
+	if (claim_decode(n, dfd, name, announced, &st, &b, &t, now) != 0)
+		goto out;
+	snprintf(id, sizeof(id), "%s", t.request_id);
+	snprintf(final, sizeof(final), "%s.json", id);
+	if ((mfd = claim_mark(n, id, now)) < 0)
+		goto out;	/* the next rescan tries again */
+	/* A requestId is used once: another copy means this one is a
+	 * duplicate, kept in corrupt/ with a reason naming the other copy,
+	 * never run (two runs could overlap).  (A crash in the delay path
+	 * can leave the user's original here beside the published
+	 * delayed/ copy; that one is the task.) */
+	switch (node_other_copy(n, id, dfd, name, final, 0, why, sizeof(why))) {
+	case 1:
+		node_quarantine(n, dfd, name, why);
+		goto out;
+	case 2:
+		log_debug("%s", why);
+		goto out;	/* the next rescan looks again */
+	}
+	if (t.created_ms < 0)
+		t.created_ms = node_mtime_ms(&st);
+	if (claim_delay(n, dfd, name, announced, &t, final, now) ||
+	    claim_placement(n, dfd, name, announced, &t))
+		goto out;
+	if (node_lease_take(n, fd, id, (int)t.nattempts + 1) != 0) {
+		if (n->coord_down) {
+			node_cand_again(n, dfd, name, announced);
+			n->claim_pause = tstime_mono_ms() + 1000;
+		}
+		goto out;		/* leased elsewhere, or no backend */
+	}
+	if (limit_wait(n, fd, &t, dfd, name, announced) ||
+	    claim_rename(n, dfd, name, announced, fd, id, final) != 0)
+		goto out;
+	claim_run(n, &t, name, final, fd, now);
+	fd = -1;		/* the slot (or the conclusion) owns it */
+out:
+	/* After the rename: the copy in active/<self>/ is the mark now. */
+	claimmark_release(&n->sp, id, mfd);
+	if (fd >= 0)
+		coord_lease_close(n->coord, fd);
+	task_fini(&t);
+	buf_fini(&b);
+}
