@@ -60,6 +60,7 @@
 #include "spool/clock.h"
 #include "coord/coord.h"
 #include "core/dueindex.h"
+#include "core/version.h"
 #include "spool/groupsync.h"
 #include "spool/log.h"
 #include "spool/metrics.h"
@@ -377,9 +378,10 @@ start(struct node *n)
 			return EX_CONFIG;
 		}
 	}
-	log_info("node %s started: spool %s, hooks %s, %ld slot(s), pid %d, "
-	    "%s coordination", n->sp.node, cfg->spool, cfg->hooks_dir,
-	    n->nslots, (int)getpid(), coord_kind(n->coord));
+	log_info("node %s started: taskspool %s, spool %s, hooks %s, %ld "
+	    "slot(s), pid %d, %s coordination", n->sp.node, TASKSPOOL_VERSION,
+	    cfg->spool, cfg->hooks_dir, n->nslots, (int)getpid(),
+	    coord_kind(n->coord));
 	{
 		char why[512] = "";
 

@@ -92,6 +92,8 @@ test_expect_success 'submit --wait with no live daemon says so; --wait-timeout e
 
 test_expect_success 'with a daemon: the waiting task runs, no such line' '
 	start_daemon n1 &&
+	v=$("$TS" --version | cut -d" " -f2) &&
+	grep -q "node n1 started: taskspool $v, spool " "$TRASH/log.n1" &&
 	wait_terminal "$(cat "$TRASH/id")" &&
 	"$TS" -c "$CONF" submit --code probe --wait-timeout 60 >/dev/null \
 	    2>"$TRASH/e" &&
