@@ -7,6 +7,8 @@
  * of the task file) is older than the cut-off, it removes logs/<id>/,
  * then results/<id>.json, then the task file — the task file last, so
  * an interrupted purge leaves a task that the next purge finds again.
+ * Files of corrupt/ older than the cut-off go too.  What it removed is
+ * added to state/purge (purgestat.h), which the daemons' metrics show.
  */
 #include "cli/cli_records.h"
 
@@ -25,6 +27,7 @@
 #include <jansson.h>
 
 #include "records/records.h"
+#include "spool/purgestat.h"
 #include "spool/spool.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
@@ -563,6 +566,62 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 	return rc;
 }
 
+/*
+ * corrupt/: every regular file older than cutoff (mtime, epoch ms) is
+ * removed — a refused file, its .reason, a torn result kept as
+ * <id>.result.torn — and each that is not a .reason counts in *count.
+ * dry: listed ("corrupt/<name>", into items when not NULL), not removed.
+ */
+static int
+purge_corrupt(const struct spool *sp, int64_t cutoff, int dry,
+    long long *count, json_t *items)
+{
+	DIR *d = spool_opendir(sp->dir[SPOOL_CORRUPT]);
+	struct dirent *de;
+	int rc = 0;
+
+	if (d == NULL) {
+		fprintf(stderr, "taskspool purge: corrupt/: %s\n",
+		    strerror(errno));
+		return EX_IOERR;
+	}
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		int reason = l > 7 && strcmp(de->d_name + l - 7, ".reason") == 0;
+		struct stat st;
+
+		if (de->d_name[0] == '.' || fstatat(sp->dir[SPOOL_CORRUPT],
+		    de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode) || (int64_t)st.st_mtim.tv_sec * 1000 +
+		    st.st_mtim.tv_nsec / 1000000 >= cutoff)
+			continue;
+		if (dry) {
+			char what[NAME_MAX + 16];
+
+			if (reason)
+				continue;
+			snprintf(what, sizeof(what), "corrupt/%s", de->d_name);
+			if (items != NULL)
+				json_array_append_new(items, json_string(what));
+			else
+				printf("%s\n", what);
+			(*count)++;
+			continue;
+		}
+		if (unlinkat(sp->dir[SPOOL_CORRUPT], de->d_name, 0) != 0) {
+			if (errno != ENOENT) {
+				fprintf(stderr, "taskspool purge: corrupt/%s: "
+				    "%s\n", de->d_name, strerror(errno));
+				rc = EX_IOERR;
+			}
+			continue;
+		}
+		*count += !reason;
+	}
+	closedir(d);
+	return rc;
+}
+
 static int
 cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 {
@@ -571,8 +630,10 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		{ "db", no_argument, NULL, 'd' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 } };
+	/* In the order of enum purgestat_dir. */
 	static const enum spool_dir dirs[] = { SPOOL_DONE, SPOOL_FAILED,
 	    SPOOL_CANCELLED };
+	long long removed[PURGESTAT_NDIRS] = { 0 };
 	int64_t age = -1, cutoff;
 	int ch, db_too = 0, dry = 0, rc = 0, r;
 	long count = 0, rows = -1;
@@ -612,10 +673,20 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 	x.requests = open_sub(sp.dir[SPOOL_STATE], "requests");
 	x.cb_delivered = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/delivered");
 	x.cb_failed = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/failed");
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		long before = count;
+
 		if ((r = purge_dir(&sp, &x, dirs[i], cutoff, dry, &count,
 		    items)) != 0)
 			rc = r;
+		removed[i] = count - before;
+	}
+	if ((r = purge_corrupt(&sp, cutoff, dry, &removed[PURGESTAT_CORRUPT],
+	    items)) != 0)
+		rc = r;
+	if (!dry && purgestat_add(&sp, removed, tstime_now_ms()) != 0)
+		fprintf(stderr, "taskspool purge: state/purge (the totals the "
+		    "metrics show): %s\n", strerror(errno));
 	if (x.requests >= 0)
 		close(x.requests);
 	if (x.cb_delivered >= 0)
@@ -640,6 +711,8 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		char *text;
 
 		json_object_set_new(o, "tasks", json_integer(count));
+		json_object_set_new(o, "corrupt",
+		    json_integer(removed[PURGESTAT_CORRUPT]));
 		json_object_set_new(o, "rows", rows >= 0 ? json_integer(rows) :
 		    json_null());
 		if (items != NULL)
@@ -651,7 +724,8 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		free(text);
 	}
 	else if (!dry) {
-		printf("purged %ld task(s) from the spool", count);
+		printf("purged %ld task(s) and %lld file(s) of corrupt/ from "
+		    "the spool", count, removed[PURGESTAT_CORRUPT]);
 		if (rows >= 0)
 			printf(", %ld row(s) from MariaDB", rows);
 		putchar('\n');

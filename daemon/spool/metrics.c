@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/version.h"
+#include "spool/purgestat.h"
 
 /* Histogram upper bounds, seconds.  A hook runs from milliseconds to
  * hours; a trigger is late by milliseconds when healthy, by the retry and
@@ -406,6 +407,40 @@ heartbeats_render(struct buf *b, const struct spool *sp, int64_t now_ms)
 	return rc;
 }
 
+/*
+ * What `taskspool purge` removed from the spool (state/purge,
+ * purgestat.h): the same totals in every daemon's file, so take the max
+ * over nodes, not the sum.  0 before any purge; the last run's time only
+ * once there was one.
+ */
+static int
+purge_render(struct buf *b, const struct spool *sp)
+{
+	struct purgestat st;
+	int rc = 0;
+
+	if (sp == NULL)
+		return 0;
+	(void)purgestat_read(sp, &st);
+	rc |= family(b, "taskspool_purge_removed_total", "counter", "Files "
+	    "removed by taskspool purge, by directory (tasks of done/, "
+	    "failed/, cancelled/ with their results and logs; files of "
+	    "corrupt/); the spool's total, the same on every node.");
+	for (size_t i = 0; i < PURGESTAT_NDIRS; i++)
+		rc |= buf_printf(b, "taskspool_purge_removed_total{node=\"%s\","
+		    "dir=\"%s\"} %lld\n", M.node, purgestat_dir_name(i),
+		    st.removed[i]);
+	if (st.at_ms >= 0) {
+		rc |= family(b, "taskspool_purge_last_run_timestamp_seconds",
+		    "gauge", "When taskspool purge last ran on this spool "
+		    "(Unix time).");
+		rc |= buf_printf(b, "taskspool_purge_last_run_timestamp_seconds"
+		    "{node=\"%s\"} %lld.%03lld\n", M.node,
+		    (long long)(st.at_ms / 1000), (long long)(st.at_ms % 1000));
+	}
+	return rc;
+}
+
 const char *
 metrics_backpressure_reason(int e)
 {
@@ -559,6 +594,7 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 	    "Seconds since each node (peer) last wrote its heartbeat, as seen "
 	    "by this node.");
 	rc |= heartbeats_render(b, sp, now_ms);
+	rc |= purge_render(b, sp);
 	pthread_mutex_unlock(&M.mu);
 	return rc != 0 ? -1 : 0;
 }
