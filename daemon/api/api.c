@@ -34,6 +34,7 @@
 #include "api/apps.h"
 #include "callback/callback.h"
 #include "coord/coord.h"
+#include "coord/coord_open.h"
 #include "core/freshness.h"
 #include "core/jsontext.h"
 #include "coord/maxconc.h"

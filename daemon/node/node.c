@@ -57,6 +57,7 @@
 #include "spool/readfd.h"
 #include "coord/claimmark.h"
 #include "coord/coord.h"
+#include "coord/coord_open.h"
 #include "core/dispatch.h"
 #include "core/dueindex.h"
 #include "spool/groupsync.h"
