@@ -69,12 +69,12 @@ $(BUILD)/obj/%.o: daemon/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-# The schema migrations, compiled in (records.h: records_migrations[]).
+# The schema migrations, compiled in (records_mariadb.h: records_migrations[]).
 $(BUILD)/gen/migrations_gen.c: sql/embed.sh $(MIGRATIONS)
 	@mkdir -p $(@D)
 	sh sql/embed.sh $(MIGRATIONS) >$@
 
-$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records/records.h
+$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records/records_mariadb.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtaskspool.a: $(LIB_OBJS)

@@ -42,7 +42,7 @@
 #include "core/promtext.h"
 #include "coord/ratelimit.h"
 #include "core/result.h"
-#include "records/records.h"
+#include "records/records_mariadb.h"
 #include "core/sign.h"
 #include "spool/spool.h"
 #include "core/ssrf.h"

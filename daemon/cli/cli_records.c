@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "records/records.h"
+#include "records/records_mariadb.h"
 #include "spool/spool.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
