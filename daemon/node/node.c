@@ -53,6 +53,7 @@
 
 #include "core/backoff.h"
 #include "callback/callback.h"
+#include "callback/callback_sender.h"
 #include "core/buf.h"
 #include "spool/readfd.h"
 #include "coord/claimmark.h"
