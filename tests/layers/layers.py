@@ -30,7 +30,10 @@ symbols with nm(1) and fails when:
     include graph);
   - two concepts call each other, directly or through others (a cycle in
     the call graph: each undefined symbol of x.o is resolved to the
-    concept whose object defines it).
+    concept whose object defines it);
+  - an object other than the one the README's "Library headers" list
+    names calls a library function kept to one file (hiredis's commands
+    only in coord/coord_redis.c).
 
 Without DIR, or when DIR holds no object, those two checks are skipped
 with a note.
@@ -39,8 +42,10 @@ It prints the folder-to-folder table of the include graph: for each
 folder, how many include lines name each other folder.  Exit 0 when
 nothing is found, 1 on findings, 2 when the README table cannot be read.
 """
+import fnmatch
 import os
 import re
+import subprocess
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+([<"])([^>"]+)[>"]', re.M)
@@ -62,6 +67,11 @@ def readme_rules(path):
     libs = {}
     for m in re.finditer(r'^- `<([^>]+)>` only in `([a-z]+)/`', text, re.M):
         libs[m.group(1)] = m.group(2)
+    calls = []		# (symbol pattern, the one file that may call it)
+    for m in re.finditer(r'^- ((?:`[A-Za-z_][\w*]*`,? )+)[^`\n]*only in '
+                         r'`([a-z]+/\w+)\.c`', text, re.M):
+        for pat in re.findall(r'`([^`]+)`', m.group(1)):
+            calls.append((pat, m.group(2)))
     pure = set()
     m = re.search(r'^Pure code includes none of: (.*)$', text, re.M)
     if m:
@@ -70,7 +80,7 @@ def readme_rules(path):
         print('layers: %s has no "| `folder/` | owns | may include |" '
               'table' % path)
         sys.exit(2)
-    return rules, libs, pure
+    return rules, libs, pure, calls
 
 
 def concept(path):
@@ -152,7 +162,6 @@ def declared_functions(text):
 def object_symbols(path):
     """(defined global symbols, undefined symbols) of object path, by nm;
     None when nm fails."""
-    import subprocess
     try:
         out = subprocess.run(['nm', path], capture_output=True, text=True,
                              check=True).stdout
@@ -179,7 +188,7 @@ def folder_files(daemon, rules, ext):
                     yield folder, name
 
 
-def symbol_checks(daemon, objs, rules, findings):
+def symbol_checks(daemon, objs, rules, lib_calls, findings):
     """The header and call-graph checks over the objects in objs.
     Returns the number of concepts of the call graph, or None (skipped)."""
     syms = {}
@@ -217,6 +226,13 @@ def symbol_checks(daemon, objs, rules, findings):
             findings.append('%s declares %s(), but %s%s' % (
                 rel, fn, where, ' (%s.c does)' % owner[fn]
                 if fn in owner else ''))
+    for c, (_, undefined) in sorted(syms.items()):
+        for pat, home in lib_calls:
+            for sym in sorted(undefined):
+                if c != home and fnmatch.fnmatchcase(sym, pat):
+                    findings.append('%s.o calls %s(), which only %s.c '
+                                    'may call (daemon/README.md, "Library '
+                                    'headers")' % (c, sym, home))
     calls = {}
     for c, (_, undefined) in syms.items():
         calls[c] = set(owner[s] for s in undefined
@@ -234,7 +250,7 @@ def main():
         objs, args = args[1], args[2:]
     repo = args[0] if args else '.'
     daemon = os.path.join(repo, 'daemon')
-    rules, libs, pure = readme_rules(os.path.join(daemon, 'README.md'))
+    rules, libs, pure, lib_calls = readme_rules(os.path.join(daemon, 'README.md'))
     findings = []
     table = {}
     graph = {}
@@ -290,7 +306,7 @@ def main():
                         ' <-> '.join(comp))
     called = None
     if objs is not None and os.path.isdir(objs):
-        called = symbol_checks(daemon, objs, rules, findings)
+        called = symbol_checks(daemon, objs, rules, lib_calls, findings)
     for comp in cycles(rules):
         findings.append('daemon/README.md: the folder rules have a cycle: '
                         '%s' % ', '.join(comp))
