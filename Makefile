@@ -5,7 +5,8 @@
 #   make check      deps + build + unit tests (Check, and the replay of
 #                   tests/fuzz/'s corpora) + scenario tests
 #   make layers     check daemon/'s include graph against the folder
-#                   rules of daemon/README.md (part of make check)
+#                   rules of daemon/README.md, and the built objects'
+#                   symbols against the headers (part of make check)
 #   make asan       the same tests under AddressSanitizer + UBSan
 #   make fuzz       build the libFuzzer targets of tests/fuzz/ with clang
 #                   into build-fuzz/ and run each for FUZZ_SECONDS (60);
@@ -68,12 +69,12 @@ $(BUILD)/obj/%.o: daemon/%.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-# The schema migrations, compiled in (records.h: records_migrations[]).
+# The schema migrations, compiled in (records_mariadb.h: records_migrations[]).
 $(BUILD)/gen/migrations_gen.c: sql/embed.sh $(MIGRATIONS)
 	@mkdir -p $(@D)
 	sh sql/embed.sh $(MIGRATIONS) >$@
 
-$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records/records.h
+$(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records/records_mariadb.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtaskspool.a: $(LIB_OBJS)
@@ -175,9 +176,11 @@ check: deps
 	$(MAKE) unit
 	$(MAKE) scenario
 
-# The include graph of daemon/ against the rules of daemon/README.md.
-layers:
-	@python3 tests/layers/layers.py
+# The include graph of daemon/ against the rules of daemon/README.md;
+# with the library's objects, also its headers against the symbols each
+# object defines, and the call graph between concepts.
+layers: $(BUILD)/libtaskspool.a
+	@python3 tests/layers/layers.py --objs $(BUILD)/obj
 
 asan:
 	$(MAKE) BUILD=build-asan OPT=-O1 \

@@ -122,29 +122,6 @@ int callback_list(const struct spool *s, FILE *fp);
 int callback_redeliver(const struct spool *s, const char *id, char *why,
     size_t whylen);
 
-struct callback_sender;
-
-/*
- * Start the sender thread of the node whose spool is sp (borrowed: its
- * descriptors and node id must stay valid until callback_sender_stop; the
- * thread only reads them).  The thread has its own libcurl multi handle,
- * loop and outbox/callbacks/ handles (opened in the thread, retried every
- * second while descriptors run out).  cfg is copied.  Call from the main
- * thread before other threads use libcurl (curl_global_init).  Returns
- * new, or NULL with a message in why (bad callback_* configuration, no
- * memory, no thread).
- */
-struct callback_sender *callback_sender_start(const struct config *cfg,
-    const struct spool *sp, char *why, size_t whylen);
-
-/* Tell the sender a new delivery is waiting (thread-safe; NULL ok). */
-void callback_sender_wake(struct callback_sender *cs);
-
-/*
- * Stop the sender: requests in flight are abandoned (their files stay in
- * active/<node>/, unlocked, and are taken back to pending/ at the next
- * start), the thread is joined and everything freed.  NULL is allowed.
- */
-void callback_sender_stop(struct callback_sender *cs);
+/* The sender thread that delivers them: callback_sender.h. */
 
 #endif

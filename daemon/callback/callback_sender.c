@@ -6,6 +6,7 @@
  * format and directories are in callback.c (callback_impl.h).
  */
 #include "callback/callback.h"
+#include "callback/callback_sender.h"
 
 #include <curl/curl.h>
 #include <dirent.h>

@@ -35,6 +35,7 @@
 #include "cli/cli_nodes.h"
 #include "spool/config.h"
 #include "coord/coord.h"
+#include "coord/coord_open.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
 #include "coord/maxconc.h"

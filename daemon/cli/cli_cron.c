@@ -22,6 +22,7 @@
 #include "cli/cli_cron.h"
 #include "core/cron.h"
 #include "core/tz.h"
+#include "spool/tzload.h"
 
 #define CLI_CRON_N_DEFAULT	5
 #define CLI_CRON_N_MAX		100000	/* most lines per call */

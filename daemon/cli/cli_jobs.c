@@ -34,6 +34,7 @@
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "core/tz.h"
+#include "spool/tzload.h"
 
 #define JOBS_N_DEFAULT	5
 #define JOBS_N_MAX	100000		/* most lines of `jobs next` */

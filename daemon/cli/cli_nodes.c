@@ -10,6 +10,7 @@
 #include <sysexits.h>
 
 #include "coord/coord.h"
+#include "coord/coord_open.h"
 #include "spool/clock.h"
 
 int

@@ -28,6 +28,7 @@
 
 #include "records/records.h"
 #include "spool/purgestat.h"
+#include "records/records_mariadb.h"
 #include "spool/spool.h"
 #include "core/tstime.h"
 #include "spool/clock.h"

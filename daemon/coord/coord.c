@@ -1,7 +1,10 @@
 /*
  * coord — the backend-independent part: the lease table indexed by
  * descriptor, renewal and self-fencing deadlines, the local flock.  See
- * coord.h; the backends are coord_file.c and coord_redis.c.
+ * coord.h; the backends are coord_file.c and coord_redis.c, chosen by
+ * coord_open.c.  It calls them only through c->ops, and what another
+ * module holds with a lease only through the lease's rider
+ * (coord_impl.h), so it depends on none of them.
  */
 #include "coord/coord_impl.h"
 
@@ -51,25 +54,28 @@ lease_deadlines(struct coord *c)
 	c->takeover_ms = d + c->heartbeat_ms;
 }
 
+void
+coord_server_settings(struct coord *c, const struct config *cfg)
+{
+	snprintf(c->addr, sizeof(c->addr), "%s", cfg->redis);
+	snprintf(c->password, sizeof(c->password), "%s", cfg->redis_password);
+	snprintf(c->sentinel, sizeof(c->sentinel), "%s", cfg->sentinel);
+	snprintf(c->sentinel_master, sizeof(c->sentinel_master), "%s",
+	    cfg->sentinel_master);
+	c->db = cfg->redis_db;
+}
+
 struct coord *
-coord_open(const struct config *cfg, const char *node,
-    const struct spool *sp, char *why, size_t whylen)
+coord_new(const struct coord_ops *ops, const struct config *cfg,
+    const char *node, const struct spool *sp, char *why, size_t whylen)
 {
 	struct coord *c;
 
-	if (cfg->redis[0] != '\0' && cfg->lease_renew_ms * 2 >
-	    cfg->lease_ms) {
-		snprintf(why, whylen, "lease_renew_ms (%ld) must be at most "
-		    "half of lease_ms (%ld)", cfg->lease_renew_ms,
-		    cfg->lease_ms);
-		return NULL;
-	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		snprintf(why, whylen, "coord: %s", strerror(errno));
 		return NULL;
 	}
-	c->ops = cfg->redis[0] != '\0' || cfg->sentinel[0] != '\0' ?
-	    &coord_redis_ops : &coord_file_ops;
+	c->ops = ops;
 	snprintf(c->node, sizeof(c->node), "%s", node);
 	c->sp = sp;
 	c->epoch = tstime_now_ms();
@@ -79,46 +85,13 @@ coord_open(const struct config *cfg, const char *node,
 	c->reap_ms = cfg->reap_interval_ms;
 	lease_deadlines(c);
 	c->leaderfd = -1;
-	snprintf(c->addr, sizeof(c->addr), "%s", cfg->redis);
-	snprintf(c->password, sizeof(c->password), "%s", cfg->redis_password);
 	snprintf(c->prefix, sizeof(c->prefix), "%s", cfg->redis_prefix);
-	snprintf(c->sentinel, sizeof(c->sentinel), "%s", cfg->sentinel);
-	snprintf(c->sentinel_master, sizeof(c->sentinel_master), "%s",
-	    cfg->sentinel_master);
-	c->db = cfg->redis_db;
+	coord_server_settings(c, cfg);
 	if (c->ops->open(c, why, whylen) != 0) {
 		free(c);
 		return NULL;
 	}
 	return c;
-}
-
-int
-coord_reconfigure(struct coord *c, const struct config *cfg, char *why,
-    size_t whylen)
-{
-	int cluster = cfg->redis[0] != '\0' || cfg->sentinel[0] != '\0';
-
-	if (cluster != (c->ops == &coord_redis_ops) || strcmp(c->prefix,
-	    cfg->redis_prefix) != 0) {
-		snprintf(why, whylen, "a change between embedded and cluster "
-		    "mode or of redis_prefix needs a restart");
-		return -1;
-	}
-	if (!cluster || (strcmp(c->addr, cfg->redis) == 0 &&
-	    strcmp(c->password, cfg->redis_password) == 0 &&
-	    c->db == cfg->redis_db && strcmp(c->sentinel, cfg->sentinel) ==
-	    0 && strcmp(c->sentinel_master, cfg->sentinel_master) == 0))
-		return 0;
-	snprintf(c->addr, sizeof(c->addr), "%s", cfg->redis);
-	snprintf(c->password, sizeof(c->password), "%s", cfg->redis_password);
-	snprintf(c->sentinel, sizeof(c->sentinel), "%s", cfg->sentinel);
-	snprintf(c->sentinel_master, sizeof(c->sentinel_master), "%s",
-	    cfg->sentinel_master);
-	c->db = cfg->redis_db;
-	coord_redis_drop(c);
-	c->retry_mono = 0;		/* connect at the next call */
-	return 1;
 }
 
 void
@@ -312,7 +285,8 @@ coord_lease_close(struct coord *c, int fd)
 	if (fd < 0)
 		return;
 	if (l != NULL) {
-		coord_limit_release(c, l);
+		if (l->rider != NULL)
+			l->rider->release(c, l);
 		if (!l->lost)
 			c->ops->release(c, l);
 		memset(l, 0, sizeof(*l));
@@ -358,8 +332,8 @@ coord_tick(struct coord *c, int64_t now_mono, void (*lost)(void *, int),
 					c->reestablished(c->reestablished_arg,
 					    l->id, old, l->fence);
 			}
-			if (rs == COORD_OK)
-				rs = coord_limit_renew(c, l);
+			if (rs == COORD_OK && l->rider != NULL)
+				rs = l->rider->renew(c, l);
 			switch (rs) {
 			case COORD_OK:
 				l->valid_until = sent + c->fence_ms;

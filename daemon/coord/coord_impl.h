@@ -1,12 +1,30 @@
 /*
  * coord_impl — what coord.c shares with its two backends (coord_file.c,
- * coord_redis.c).  Not for other modules: they use coord.h.
+ * coord_redis.c), with the choice between them (coord_open.c) and with
+ * the modules of coord/ that hold something with a lease (maxconc.c):
+ * the state of a coord, its lease table and the backends' ops table.
+ * Declares only functions of coord.c.  Not for other modules: they use
+ * coord.h.
  */
 #ifndef TASKSPOOL_COORD_IMPL_H
 #define TASKSPOOL_COORD_IMPL_H
 
 #include "coord/coord.h"
 #include "core/task.h"
+
+struct coord_lease;
+
+/*
+ * What another module of coord/ holds with a lease (maxconc.c: a limit
+ * slot), registered in the lease's entry by that module: the lease
+ * table renews it after each successful renewal of the lease (renew:
+ * COORD_OK, COORD_LOST or COORD_ERR, as the lease's own) and releases it
+ * first when the lease ends, so the table calls no module above it.
+ */
+struct coord_rider {
+	enum coord_status (*renew)(struct coord *, struct coord_lease *);
+	void (*release)(struct coord *, struct coord_lease *);
+};
 
 /* One held lease, at index fd of the table. */
 struct coord_lease {
@@ -19,6 +37,7 @@ struct coord_lease {
 	int64_t valid_until;		/* mono ms: self-fence at this time */
 	int refenced;			/* the last renewal found the key gone
 					 * and set it again, with a new fence */
+	const struct coord_rider *rider;	/* NULL = nothing held */
 	/* maxConcurrent slot (maxconc.c) held with this lease */
 	int limit_fd;			/* file mode: flocked slot fd + 1 */
 	char limit_key[96];		/* redis: limit:<code>, "" = none */
@@ -74,6 +93,8 @@ struct coord {
 	int leaderfd;
 	/* redis backend */
 	void *redis;			/* redisContext *, NULL = none */
+	int pipelined;			/* commands appended to it whose
+					 * replies are not read yet */
 	int64_t retry_mono;		/* no reconnect before this */
 	char addr[256], password[256], prefix[64];
 	char sentinel[256], sentinel_master[64];
@@ -91,55 +112,28 @@ struct coord {
 	void *reestablished_arg;
 };
 
-extern const struct coord_ops coord_file_ops;
-extern const struct coord_ops coord_redis_ops;
+/*
+ * A new coord over the backend ops (static, borrowed) with the settings
+ * of cfg (borrowed during the call) for node (copied; "" for a client)
+ * on the open spool sp (borrowed; must outlive the coord): the lease
+ * deadlines derived (coord.c, "the two lease deadlines"), then the
+ * backend's open.  For coord_open.c, which chooses ops.  Returns the
+ * coord (free with coord_close), or NULL with why (no memory, the
+ * backend's refusal).
+ */
+struct coord *coord_new(const struct coord_ops *ops,
+    const struct config *cfg, const char *node, const struct spool *sp,
+    char *why, size_t whylen);
+
+/* Copy the Redis server settings of cfg (borrowed) into c: redis,
+ * redis_password, sentinel, sentinel_master, redis_db (not the prefix,
+ * which never changes while c lives). */
+void coord_server_settings(struct coord *c, const struct config *cfg);
 
 /* Set the member of nd named field (heartbeat field name) from text
  * value; unknown fields are ignored (a newer node may write more). */
 void coord_node_field(struct coord_node *nd, const char *field,
     const char *value);
-
-/*
- * For the Redis-backed modules beside coord_redis.c (maxconc.c,
- * wakeup.c, index.c): the connected redisContext * of c (connecting,
- * authenticating and selecting the db when needed), or NULL with why
- * when Redis is unreachable or c is not a redis coord.  Borrowed; after
- * an I/O error on it call coord_redis_drop(c).
- */
-void *coord_redis_conn(struct coord *c, char *why, size_t whylen);
-void coord_redis_drop(struct coord *c);
-
-/*
- * One command on c's connection (connecting when needed), through the
- * single door of coord_redis.c that never hands hiredis a NULL context:
- * argc/argv as redisCommandArgv (argv borrowed, NUL-terminated strings).
- * Returns a new reply (caller frees with freeReplyObject) of type type
- * (a REDIS_REPLY_* value; -1: any type, error replies included), or NULL
- * with why: no connection, an I/O error or timeout (the connection is
- * then dropped: never use a context obtained before this call again), or
- * a reply of another type (freed; the connection is kept).
- */
-void *coord_redis_command(struct coord *c, int type, int argc,
-    const char **argv, char *why, size_t whylen);
-
-/* A new connection (redisContext *, caller frees with redisFree) to c's
- * server, authenticated and with the db selected, for a subscriber; NULL
- * with why. */
-void *coord_redis_connect_new(struct coord *c, char *why, size_t whylen);
-
-/* maxconc.c: renew (COORD_OK, COORD_LOST, COORD_ERR) and free the
- * maxConcurrent slot held with lease l; no-ops when l holds none. */
-enum coord_status coord_limit_renew(struct coord *c, struct coord_lease *l);
-void coord_limit_release(struct coord *c, struct coord_lease *l);
-
-/*
- * The text of a Redis string or status reply (a redisReply *, borrowed)
- * when it is one C string: its len bytes hold no NUL, so strlen() and
- * the reply's own length agree (issue 10: a binary-safe value must not
- * be read as a shorter string).  Returns reply->str (borrowed, valid
- * while the reply is), or NULL for any other reply.
- */
-const char *coord_reply_text(const void *reply);
 
 /* Sort helper shared by the backends: by id. */
 void coord_nodes_sort(struct coord_node *v, size_t n);

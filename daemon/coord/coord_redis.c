@@ -31,8 +31,8 @@
  * connection is tried for 500 ms (calls return COORD_ERR meanwhile).
  *
  * Every command on the shared connection goes through one door,
- * command()/command_argv() (coord_redis_command() for maxconc.c and
- * wakeup.c): it is the only place that hands c->redis to hiredis, it
+ * command()/command_argv() (coord_redis_command() and the pipeline of
+ * coord_redis_append() for index.c, maxconc.c and wakeup.c): it is the only place that hands c->redis to hiredis, it
  * refuses to when the connection is gone (an earlier command of the
  * same operation failed and freed it), and it frees the connection on
  * an I/O error or a timeout, remembering why in c->io_err.  A caller
@@ -40,7 +40,7 @@
  * after the first failure, never a crash; a listing (redis_nodes) then
  * fails as a whole.
  */
-#include "coord/coord_impl.h"
+#include "coord/coord_redis.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,6 +52,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "coord/coord_file.h"
 #include "spool/log.h"
 #include "spool/clock.h"
 
@@ -153,6 +154,7 @@ drop(struct coord *c)
 	if (c->redis != NULL)
 		redisFree(c->redis);
 	c->redis = NULL;
+	c->pipelined = 0;
 	c->retry_mono = tstime_mono_ms() + RETRY_MS;
 }
 
@@ -504,8 +506,10 @@ run(struct coord *c, enum script s, int nkeys, const char **keys,
 	return 0;
 }
 
-void *
-coord_redis_conn(struct coord *c, char *why, size_t whylen)
+/* c's shared connection, connected when needed; NULL with why (not a
+ * redis coord, unreachable). */
+static redisContext *
+shared_conn(struct coord *c, char *why, size_t whylen)
 {
 	if (c->ops != &coord_redis_ops) {
 		snprintf(why, whylen, "not in cluster mode (no redis)");
@@ -564,7 +568,7 @@ coord_redis_command(struct coord *c, int type, int argc, const char **argv,
 {
 	redisReply *r;
 
-	if (coord_redis_conn(c, why, whylen) == NULL)
+	if (shared_conn(c, why, whylen) == NULL)
 		return NULL;
 	if ((r = command_argv(c, -1, argc, argv)) == NULL) {
 		snprintf(why, whylen, "redis: %s: %s", argv[0], c->io_err);
@@ -576,6 +580,69 @@ coord_redis_command(struct coord *c, int type, int argc, const char **argv,
 		freeReplyObject(r);
 		return NULL;
 	}
+	return r;
+}
+
+int
+coord_redis_append(struct coord *c, int argc, const char **argv,
+    const size_t *argvlen, char *why, size_t whylen)
+{
+	if (c->pipelined == 0 && shared_conn(c, why, whylen) == NULL)
+		return -1;
+	if (c->redis == NULL) {
+		snprintf(why, whylen, "redis: %s: %s", argv[0], c->io_err);
+		return -1;
+	}
+	if (redisAppendCommandArgv(c->redis, argc, argv, argvlen) !=
+	    REDIS_OK) {
+		snprintf(why, whylen, "redis: %s: out of memory", argv[0]);
+		return -1;
+	}
+	c->pipelined++;
+	return 0;
+}
+
+int
+coord_redis_flush(struct coord *c, char *why, size_t whylen)
+{
+	int rcode = 0;
+
+	while (c->pipelined > 0) {
+		void *r;
+
+		if (c->redis == NULL || redisGetReply(c->redis, &r) !=
+		    REDIS_OK) {
+			if (c->redis != NULL)
+				describe_io(c, c->redis, c->io_err,
+				    sizeof(c->io_err));
+			snprintf(why, whylen, "redis: pipeline: %s",
+			    c->io_err);
+			drop(c);
+			return -1;
+		}
+		c->pipelined--;
+		if (((redisReply *)r)->type == REDIS_REPLY_ERROR) {
+			snprintf(why, whylen, "redis: %.200s",
+			    ((redisReply *)r)->str);
+			rcode = -1;
+		}
+		freeReplyObject(r);
+	}
+	return rcode;
+}
+
+void *
+coord_redis_command_on(void *conn, int argc, const char **argv, char *why,
+    size_t whylen)
+{
+	redisReply *r;
+
+	if (conn == NULL) {
+		snprintf(why, whylen, "redis: %s: no connection", argv[0]);
+		return NULL;
+	}
+	if ((r = redisCommandArgv(conn, argc, argv, NULL)) == NULL)
+		snprintf(why, whylen, "redis: %s: no answer", argv[0]);
 	return r;
 }
 

@@ -1,7 +1,7 @@
 /*
  * index — requestId → state index in Redis (see index.h).  Redis
  * commands: HSET, EXPIRE/PERSIST (pipelined), HGETALL, SCAN MATCH, DEL,
- * SET (Redis command reference).
+ * SET (Redis command reference), all through coord_redis.h's wrapper.
  */
 #include "coord/index.h"
 
@@ -14,7 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coord/coord_impl.h"
+#include "coord/coord_open.h"
+#include "coord/coord_redis.h"
 #include "coord/maxconc.h"
 #include "spool/clock.h"
 
@@ -28,34 +29,39 @@ key(const struct coord *c, char *out, size_t len, const char *id)
 	snprintf(out, len, "%sidx:%s", c->prefix, id);
 }
 
-static redisContext *
-conn(struct coord *c)
+/* Whether c has Redis (cluster mode): without it there is no index. */
+static int
+cluster(const struct coord *c)
+{
+	return coord_leases_expire(c);
+}
+
+/* One command (NUL-terminated argv) whose reply is of type type; the
+ * reply (free it) or NULL. */
+static redisReply *
+cmd(struct coord *c, int type, int argc, const char **argv)
 {
 	char why[256];
 
-	if (!coord_leases_expire(c))
-		return NULL;
-	return coord_redis_conn(c, why, sizeof(why));
+	return coord_redis_command(c, type, argc, argv, why, sizeof(why));
 }
 
-/* Read the replies of n pipelined commands; 0, or -1 (dropped). */
+/* Append argv (argvlen as coord_redis_append) to the pipeline; 0 or -1. */
 static int
-replies(struct coord *c, redisContext *rc, int n)
+append(struct coord *c, int argc, const char **argv, const size_t *argvlen)
 {
-	int rcode = 0;
+	char why[256];
 
-	for (int i = 0; i < n; i++) {
-		void *r;
+	return coord_redis_append(c, argc, argv, argvlen, why, sizeof(why));
+}
 
-		if (redisGetReply(rc, &r) != REDIS_OK) {
-			coord_redis_drop(c);
-			return -1;
-		}
-		if (((redisReply *)r)->type == REDIS_REPLY_ERROR)
-			rcode = -1;
-		freeReplyObject(r);
-	}
-	return rcode;
+/* Send the pipeline and read its replies; 0 when none failed, or -1. */
+static int
+replies(struct coord *c)
+{
+	char why[256];
+
+	return coord_redis_flush(c, why, sizeof(why));
 }
 
 int
@@ -63,16 +69,12 @@ index_put(struct coord *c, const char *id, enum spool_dir d,
     const char *state, const char *node, const char *code, long attempts,
     int64_t not_before_ms, long ttl_sec)
 {
-	redisContext *rc = conn(c);
-	char k[KEY_LEN], att[32], nb[32], at[32];
-	const char *argv[20];
-	int argc = 0, n = 2;
+	char k[KEY_LEN], att[32], nb[32], at[32], ttl[32];
+	const char *argv[20], *tail[3] = { "PERSIST", k, ttl };
+	int argc = 0, sent;
 
-	if (rc == NULL) {
-		if (coord_leases_expire(c))
-			lost_update = 1;
+	if (!cluster(c))
 		return -1;
-	}
 	key(c, k, sizeof(k), id);
 	snprintf(att, sizeof(att), "%ld", attempts);
 	snprintf(nb, sizeof(nb), "%lld", (long long)not_before_ms);
@@ -97,12 +99,12 @@ index_put(struct coord *c, const char *id, enum spool_dir d,
 		argv[argc++] = "attempts";
 		argv[argc++] = att;
 	}
-	redisAppendCommandArgv(rc, argc, argv, NULL);
+	snprintf(ttl, sizeof(ttl), "%ld", ttl_sec);
 	if (ttl_sec > 0)
-		redisAppendCommand(rc, "EXPIRE %s %ld", k, ttl_sec);
-	else
-		redisAppendCommand(rc, "PERSIST %s", k);
-	if (replies(c, rc, n) != 0) {
+		tail[0] = "EXPIRE";
+	sent = append(c, argc, argv, NULL) == 0 && append(c, ttl_sec > 0 ?
+	    3 : 2, tail, NULL) == 0;
+	if (replies(c) != 0 || !sent) {
 		lost_update = 1;
 		return -1;
 	}
@@ -112,17 +114,21 @@ index_put(struct coord *c, const char *id, enum spool_dir d,
 int
 index_forget(struct coord *c, const char *id)
 {
-	redisContext *rc = conn(c);
 	char k[KEY_LEN];
+	const char *argv[2] = { "DEL", k };
+	redisReply *r;
 
-	if (rc == NULL) {
-		if (coord_leases_expire(c))
-			lost_update = 1;
+	if (!cluster(c))
 		return -1;
-	}
 	key(c, k, sizeof(k), id);
-	redisAppendCommand(rc, "DEL %s", k);
-	if (replies(c, rc, 1) != 0) {
+	if ((r = cmd(c, -1, 2, argv)) != NULL && r->type ==
+	    REDIS_REPLY_ERROR) {
+		freeReplyObject(r);
+		r = NULL;
+	}
+	if (r != NULL)
+		freeReplyObject(r);
+	else {
 		lost_update = 1;
 		return -1;
 	}
@@ -142,18 +148,16 @@ dir_named(const char *name)
 int
 index_get(struct coord *c, const char *id, struct index_entry *e)
 {
-	redisContext *rc = conn(c);
 	redisReply *r;
 	char k[KEY_LEN];
+	const char *argv[2] = { "HGETALL", k };
 	int have = 0;
 
-	if (rc == NULL)
+	if (!cluster(c))
 		return -1;
 	key(c, k, sizeof(k), id);
-	if ((r = redisCommand(rc, "HGETALL %s", k)) == NULL) {
-		coord_redis_drop(c);
+	if ((r = cmd(c, -1, 2, argv)) == NULL)
 		return -1;
-	}
 	memset(e, 0, sizeof(*e));
 	e->dir = SPOOL_NDIRS;
 	e->attempts = 0;
@@ -193,19 +197,19 @@ index_get(struct coord *c, const char *id, struct index_entry *e)
 
 /* Delete every idx:* hash (SCAN, DEL); 0 or -1. */
 static int
-drop_all(struct coord *c, redisContext *rc)
+drop_all(struct coord *c)
 {
 	char cursor[32] = "0", pattern[80];
+	const char *scan[6] = { "SCAN", cursor, "MATCH", pattern, "COUNT",
+	    "1000" };
 
 	snprintf(pattern, sizeof(pattern), "%sidx:*", c->prefix);
 	do {
-		redisReply *r = redisCommand(rc, "SCAN %s MATCH %s COUNT 1000",
-		    cursor, pattern);
+		redisReply *r = cmd(c, -1, 6, scan);
+		int sent = 1;
 
-		if (r == NULL) {
-			coord_redis_drop(c);
+		if (r == NULL)
 			return -1;
-		}
 		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		    r->element[0]->type != REDIS_REPLY_STRING ||
 		    r->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -213,13 +217,16 @@ drop_all(struct coord *c, redisContext *rc)
 			return -1;
 		}
 		snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
-		/* %b with the reply's length: the key as Redis holds it,
+		/* with the reply's length: the key as Redis holds it,
 		 * never a shorter one cut at a NUL */
-		for (size_t i = 0; i < r->element[1]->elements; i++)
-			redisAppendCommand(rc, "DEL %b",
-			    r->element[1]->element[i]->str,
-			    r->element[1]->element[i]->len);
-		if (replies(c, rc, (int)r->element[1]->elements) != 0) {
+		for (size_t i = 0; sent && i < r->element[1]->elements; i++) {
+			const char *del[2] = { "DEL",
+			    r->element[1]->element[i]->str };
+			size_t len[2] = { 3, r->element[1]->element[i]->len };
+
+			sent = append(c, 2, del, len) == 0;
+		}
+		if (replies(c) != 0 || !sent) {
 			freeReplyObject(r);
 			return -1;
 		}
@@ -234,7 +241,7 @@ drop_all(struct coord *c, redisContext *rc)
  * the number written, -1 on a Redis error.
  */
 static long
-rebuild_dir(struct coord *c, redisContext *rc, const struct spool *sp,
+rebuild_dir(struct coord *c, const struct spool *sp,
     int dfd, enum spool_dir d, const char *node)
 {
 	static const char script[] =
@@ -277,14 +284,16 @@ rebuild_dir(struct coord *c, redisContext *rc, const struct spool *sp,
 			snprintf(att, sizeof(att), "%zu", t.nattempts);
 			snprintf(nb, sizeof(nb), "%lld", d == SPOOL_DELAYED ?
 			    (long long)t.not_before_ms : -1LL);
-			redisAppendCommandArgv(rc, 11, argv, NULL);
+			if (append(c, 11, argv, NULL) != 0)
+				n = -1;
 			pending++;
-			n++;
+			if (n >= 0)
+				n++;
 		}
 		task_fini(&t);
 		free(data);
-		if (pending == 256) {
-			if (replies(c, rc, (int)pending) != 0)
+		if (pending == 256 || n < 0) {
+			if (replies(c) != 0)
 				n = -1;
 			pending = 0;
 			if (n < 0)
@@ -292,14 +301,14 @@ rebuild_dir(struct coord *c, redisContext *rc, const struct spool *sp,
 		}
 	}
 	closedir(dp);
-	if (pending > 0 && replies(c, rc, (int)pending) != 0)
+	if (pending > 0 && replies(c) != 0)
 		n = -1;
 	return n;
 }
 
 /* Every node directory of d (queue/, active/): rebuild_dir each. */
 static long
-rebuild_nodes(struct coord *c, redisContext *rc, const struct spool *sp,
+rebuild_nodes(struct coord *c, const struct spool *sp,
     enum spool_dir d)
 {
 	DIR *dp = spool_opendir(sp->dir[d]);
@@ -315,7 +324,7 @@ rebuild_nodes(struct coord *c, redisContext *rc, const struct spool *sp,
 		if (!spool_code_ok(de->d_name) ||
 		    (nd = spool_node_dir(sp, d, de->d_name)) < 0)
 			continue;
-		k = rebuild_dir(c, rc, sp, nd, d, de->d_name);
+		k = rebuild_dir(c, sp, nd, d, de->d_name);
 		close(nd);
 		n = k < 0 ? -1 : n + k;
 	}
@@ -327,64 +336,61 @@ long
 index_tick(struct coord *c, const struct spool *sp, int leader,
     int64_t now_ms)
 {
-	redisContext *rc = conn(c);
 	redisReply *r;
-	char k[80], kd[80];
+	char k[80], kd[80], now[32];
+	const char *stale[3] = { "SET", kd, "1" }, *del_built[2] = { "DEL",
+	    k }, *exists[2] = { "EXISTS", k }, *del_stale[2] = { "DEL", kd },
+	    *built[3] = { "SET", k, now };
 	long n = 0, m;
 
-	if (rc == NULL)
+	if (!cluster(c))
 		return -1;
 	snprintf(k, sizeof(k), "%sidx_built", c->prefix);
 	snprintf(kd, sizeof(kd), "%sidx_stale", c->prefix);
 	if (lost_update) {
-		redisAppendCommand(rc, "SET %s 1", kd);
-		redisAppendCommand(rc, "DEL %s", k);
-		if (replies(c, rc, 2) != 0)
+		int sent = append(c, 3, stale, NULL) == 0 && append(c, 2,
+		    del_built, NULL) == 0;
+
+		if (replies(c) != 0 || !sent)
 			return -1;
 		lost_update = 0;
 	}
 	if (!leader)
 		return 0;
-	if ((r = redisCommand(rc, "EXISTS %s", k)) == NULL) {
-		coord_redis_drop(c);
+	if ((r = cmd(c, -1, 2, exists)) == NULL)
 		return -1;
-	}
 	m = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : -1;
 	freeReplyObject(r);
 	if (m != 0)
 		return m < 0 ? -1 : 0;
 	/* Hashes may be stale only after a lost update (after a FLUSHALL
 	 * there are none). */
-	if ((r = redisCommand(rc, "DEL %s", kd)) == NULL) {
-		coord_redis_drop(c);
+	if ((r = cmd(c, -1, 2, del_stale)) == NULL)
 		return -1;
-	}
 	m = r->type == REDIS_REPLY_INTEGER ? (long)r->integer : 0;
 	freeReplyObject(r);
-	if (m > 0 && drop_all(c, rc) != 0)
+	if (m > 0 && drop_all(c) != 0)
 		return -1;
-	n = rebuild_dir(c, rc, sp, sp->dir[SPOOL_INCOMING], SPOOL_INCOMING,
+	n = rebuild_dir(c, sp, sp->dir[SPOOL_INCOMING], SPOOL_INCOMING,
 	    NULL);
-	if (n >= 0 && (m = rebuild_dir(c, rc, sp, sp->dir[SPOOL_DELAYED],
+	if (n >= 0 && (m = rebuild_dir(c, sp, sp->dir[SPOOL_DELAYED],
 	    SPOOL_DELAYED, NULL)) >= 0)
 		n += m;
 	else
 		n = -1;
-	if (n >= 0 && (m = rebuild_nodes(c, rc, sp, SPOOL_QUEUE)) >= 0)
+	if (n >= 0 && (m = rebuild_nodes(c, sp, SPOOL_QUEUE)) >= 0)
 		n += m;
 	else
 		n = -1;
-	if (n >= 0 && (m = rebuild_nodes(c, rc, sp, SPOOL_ACTIVE)) >= 0)
+	if (n >= 0 && (m = rebuild_nodes(c, sp, SPOOL_ACTIVE)) >= 0)
 		n += m;
 	else
 		n = -1;
 	if (n < 0)
 		return -1;
-	if ((r = redisCommand(rc, "SET %s %lld", k, (long long)now_ms)) ==
-	    NULL) {
-		coord_redis_drop(c);
+	snprintf(now, sizeof(now), "%lld", (long long)now_ms);
+	if ((r = cmd(c, -1, 3, built)) == NULL)
 		return -1;
-	}
 	freeReplyObject(r);
 	return n;
 }

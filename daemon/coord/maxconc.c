@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "coord/coord_impl.h"
+#include "coord/coord_redis.h"
 #include "core/task.h"
 
 
@@ -60,6 +61,15 @@ state_subdir(const struct spool *sp, const char *sub)
 	return fd;
 }
 
+static enum coord_status limit_renew(struct coord *, struct coord_lease *);
+static void limit_release(struct coord *, struct coord_lease *);
+
+/* A limit slot held with a lease: renewed and freed by the lease table
+ * (coord.c) through this rider. */
+static const struct coord_rider limit_rider = {
+	limit_renew, limit_release
+};
+
 /* File mode: flock one of state/limits/<code>.<0..max-1>. */
 static enum coord_status
 file_acquire(struct coord *c, struct coord_lease *l, const char *code,
@@ -86,6 +96,7 @@ file_acquire(struct coord *c, struct coord_lease *l, const char *code,
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			l->limit_fd = fd + 1;
+			l->rider = &limit_rider;
 			close(dfd);
 			return COORD_OK;
 		}
@@ -152,11 +163,14 @@ coord_limit_acquire(struct coord *c, int fd, const char *code, long max,
 	if (got != 1)
 		return COORD_BUSY;
 	snprintf(l->limit_key, sizeof(l->limit_key), "%s", k);
+	l->rider = &limit_rider;
 	return COORD_OK;
 }
 
-enum coord_status
-coord_limit_renew(struct coord *c, struct coord_lease *l)
+/* Renew the slot held with l after the lease (COORD_OK, COORD_LOST,
+ * COORD_ERR); file mode: nothing to renew. */
+static enum coord_status
+limit_renew(struct coord *c, struct coord_lease *l)
 {
 	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
 	long long got;
@@ -170,8 +184,9 @@ coord_limit_renew(struct coord *c, struct coord_lease *l)
 	return got == 1 ? COORD_OK : COORD_LOST;
 }
 
-void
-coord_limit_release(struct coord *c, struct coord_lease *l)
+/* Free the slot held with l (the flock, or the ZREM of its member). */
+static void
+limit_release(struct coord *c, struct coord_lease *l)
 {
 	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
 	const char *argv[3];

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coord/coord_impl.h"
+#include "coord/coord_redis.h"
 
 /*
  * KEYS[1] = rate:<appId>; ARGV[1] = window ms → {count, ms left}.  The
@@ -162,7 +163,7 @@ ratelimit_redis(struct coord *c, const char *app, long limit,
 	argv[2] = "1";
 	argv[3] = key;
 	argv[4] = win;
-	r = redisCommandArgv(rc, 5, argv, NULL);
+	r = coord_redis_command_on(rc, 5, argv, why, whylen);
 	if (r == NULL)
 		snprintf(why, whylen, "redis: EVAL %s: no answer", key);
 	else if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||

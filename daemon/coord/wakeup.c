@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "coord/coord_impl.h"
+#include "coord/coord_open.h"
+#include "coord/coord_redis.h"
 #include "core/tstime.h"
 
 #define RECONNECT_MS	500
@@ -85,6 +87,7 @@ disconnect(struct wakeup *w)
 int
 wakeup_connect(struct wakeup *w, int64_t now_mono, char *why, size_t whylen)
 {
+	const char *argv[2];
 	redisReply *r;
 
 	if (w->sub != NULL)
@@ -96,7 +99,9 @@ wakeup_connect(struct wakeup *w, int64_t now_mono, char *why, size_t whylen)
 	w->retry_mono = now_mono + RECONNECT_MS;
 	if ((w->sub = coord_redis_connect_new(w->c, why, whylen)) == NULL)
 		return -1;
-	r = redisCommand(w->sub, "SUBSCRIBE %s", w->channel);
+	argv[0] = "SUBSCRIBE";
+	argv[1] = w->channel;
+	r = coord_redis_command_on(w->sub, 2, argv, why, whylen);
 	if (r == NULL || r->type != REDIS_REPLY_ARRAY) {
 		snprintf(why, whylen, "redis: SUBSCRIBE %s refused",
 		    w->channel);

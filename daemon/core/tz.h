@@ -5,9 +5,9 @@
  * tzfile(5)): its transition table plus the POSIX TZ rule of the file's
  * footer, which governs every instant after the last transition.  Loading
  * from files (tz_load, tz_load_file, tz_load_host) is the only I/O, and it
- * lives in spool/tzload.c, outside core/; every function of core/tz.c is
- * pure, reads no clock, takes the loaded struct and is safe to call from any number of
- * threads at once (nothing here touches TZ, tzset() or localtime()).
+ * lives in spool/tzload.c (spool/tzload.h), outside core/; every function
+ * of core/tz.c is pure, reads no clock, takes the loaded struct and is
+ * safe to call from any number of threads at once (nothing here touches TZ, tzset() or localtime()).
  *
  * Vocabulary used below:
  *   epoch seconds  an instant: seconds since 1970-01-01T00:00:00Z, leap
@@ -43,34 +43,6 @@
 struct tz;
 
 /*
- * tz_load() loads zone `name` (e.g. "Europe/Riga") from $TZDIR, or from
- * /usr/share/zoneinfo when TZDIR is unset (secure_getenv: ignored in
- * set-id programs).  The name is checked first: 1..TZ_NAME_MAX characters
- * of [A-Za-z0-9._+-] in '/'-separated components, none empty and none
- * starting with '.', no leading '/'; so "../etc/passwd" and "/etc/passwd"
- * are refused before any file is opened.  "UTC" always succeeds, file or
- * not (a built-in zone with offset 0).
- *
- * Returns a new struct tz (caller frees with tz_free()), or NULL with errno
- * set (EINVAL bad name or malformed file, ENOENT unknown zone, EFBIG file
- * over the size cap, ENOMEM, or the open/read error) and, if why is not
- * NULL, a reason of at most whylen-1 bytes ("Nope/Zone: unknown time zone").
- * Follows tzfile(5) / RFC 8536: versions 1 to 4; files with leap-second
- * records ("right/" zones) are refused with EINVAL, and so are files
- * whose footer TZ string disagrees with the last transition (RFC 8536
- * 3.3: it "MUST be consistent with the last version 2+ transition").
- */
-struct tz	*tz_load(const char *name, char *why, size_t whylen);
-
-/*
- * tz_load_file() loads the TZif file at `path` (for /etc/localtime) and
- * labels it `name` (borrowed, copied; NULL means use path).  Same returns
- * and errors as tz_load(); the path is used as given, not checked.
- */
-struct tz	*tz_load_file(const char *path, const char *name, char *why,
-		    size_t whylen);
-
-/*
  * tz_load_buf() parses `len` bytes of TZif data at `buf` (borrowed, not
  * kept) and labels the zone `name` (borrowed, copied).  No I/O.  Returns
  * new, or NULL with errno = EINVAL/ENOMEM and a reason in why.
@@ -87,14 +59,6 @@ struct tz	*tz_load_buf(const void *buf, size_t len, const char *name,
 struct tz	*tz_load_posix(const char *spec, char *why, size_t whylen);
 
 /* tz_free() releases a zone from any loader; NULL is a no-op. */
-/*
- * The host's zone: TZ (a zone name, an absolute path or a POSIX TZ
- * string, with or without a leading ":"), else the name in /etc/timezone,
- * else the /etc/localtime link target (or that file), else UTC.  Returns
- * new (tz_free), or NULL with a reason in why when TZ is set but unusable.
- */
-struct tz	*tz_load_host(char *why, size_t whylen);
-
 void		 tz_free(struct tz *z);
 
 /* tz_name() returns the zone's name, borrowed: valid until tz_free(z). */

@@ -59,6 +59,8 @@
 #include "callback/callback.h"
 #include "spool/clock.h"
 #include "coord/coord.h"
+#include "callback/callback_sender.h"
+#include "coord/coord_open.h"
 #include "core/dueindex.h"
 #include "core/version.h"
 #include "spool/groupsync.h"

@@ -30,6 +30,7 @@
 #include "core/backoff.h"
 #include "core/buf.h"
 #include "callback/callback.h"
+#include "callback/callback_sender.h"
 #include "spool/clock.h"
 #include "coord/coord.h"
 #include "spool/groupsync.h"

@@ -14,6 +14,7 @@
  * state/claims/ (removals).
  */
 #include "node/node_impl.h"
+#include "callback/callback_sender.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -11,6 +11,7 @@
  * one new struct config, committed at its end.
  */
 #include "node/node_impl.h"
+#include "coord/coord_open.h"
 
 #include <stdio.h>
 #include <stdlib.h>

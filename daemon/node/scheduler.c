@@ -25,6 +25,7 @@
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "core/tz.h"
+#include "spool/tzload.h"
 #include "core/wheel.h"
 
 #define SCHED_PLAN_MAX	64	/* fires planned per job per pass */

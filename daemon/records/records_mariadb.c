@@ -1,5 +1,5 @@
 /*
- * records_mariadb — the MariaDB side of the records (records.h): the
+ * records_mariadb — the MariaDB side of the records (records_mariadb.h): the
  * connection, the migrations, the writer's upserts, and the queries of
  * history, stats, the task list and purge.  The only file that calls
  * libmariadb (the MariaDB Connector/C); taskspool.cgi links a copy built
@@ -11,7 +11,7 @@
  * Library code: returns errors with the server's message in why, logs
  * nothing.  One handle per thread (libmariadb connections are not shared).
  */
-#include "records/records.h"
+#include "records/records_mariadb.h"
 
 #include <errno.h>
 #include <mysql.h>
@@ -547,6 +547,21 @@ records_db_node_seen(struct records_db *db, const char *node,
 }
 
 /* --- migrations --- */
+
+int64_t
+records_percentile(const int64_t *v, size_t n, int p)
+{
+	size_t k;
+
+	if (n == 0)
+		return RECORDS_NULL;
+	k = ((size_t)p * n + 99) / 100;	/* ceil(p * n / 100) */
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return v[k - 1];
+}
 
 unsigned
 records_latest_version(void)

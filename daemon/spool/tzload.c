@@ -2,10 +2,10 @@
  * tzload — load a time zone from the system's zoneinfo files: $TZDIR (or
  * /usr/share/zoneinfo), /etc/localtime, $TZ, /etc/timezone.  The TZif
  * parser and the zone arithmetic are pure and in core/tz.c; this file
- * holds the reads, as core/ code does no I/O.  Declared in core/tz.h with
- * the rest of the zone interface (tz_load, tz_load_file, tz_load_host).
+ * holds the reads, as core/ code does no I/O.  Declared in
+ * spool/tzload.h (tz_load, tz_load_file, tz_load_host).
  */
-#include "core/tz.h"
+#include "spool/tzload.h"
 
 #include <sys/stat.h>
 #include <errno.h>

@@ -19,6 +19,7 @@
 #include "core/cron.h"
 #include "harness.h"
 #include "core/tz.h"
+#include "spool/tzload.h"
 
 #define FIRES	8
 

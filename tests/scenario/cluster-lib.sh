@@ -117,7 +117,7 @@ check_no_overlap() {
 # daemons killed with kill -9 that KILLS lists ("<ns> <pid> [<node> ...]"
 # lines): <s>.<ns>.P<pid>.<n> of a killed pid, or, when KILLS names the
 # node, a record rec.<ms>.<seq>.<node>.json staged by that node at most
-# 1 s before it was killed (records_outbox.c names those by time).
+# 1 s before it was killed (records.c names those by time).
 check_tmp_strays() {
 	find "$SPOOL/tmp" -maxdepth 1 -type f | sed "s|.*/||" |
 	    awk "FILENAME == ARGV[1] { killed[\$2] = 1; nk++

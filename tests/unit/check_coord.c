@@ -30,6 +30,7 @@
 
 #include "spool/config.h"
 #include "coord/coord.h"
+#include "coord/coord_open.h"
 #include "coord/maxconc.h"
 #include "core/nameset.h"
 #include "spool/spool.h"

@@ -24,6 +24,7 @@
 #include "core/cron.h"
 #include "core/tz.h"
 #include "unit.h"
+#include "spool/tzload.h"
 
 #define VECTOR_FILE	"cron-vectors.jsonl"
 #define WHY_LEN		256

@@ -23,6 +23,7 @@
 #include "core/task.h"
 #include "core/tz.h"
 #include "unit.h"
+#include "spool/tzload.h"
 
 /*
  * Days 1970-01-01 .. 2024-01-01 = 54 * 365 + 13 leap days (1972..2020) =

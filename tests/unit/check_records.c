@@ -20,6 +20,7 @@
 
 #include "cli/cli_records.h"
 #include "records/records.h"
+#include "records/records_mariadb.h"
 #include "unit.h"
 
 #define T1	"2026-01-02T03:04:05.678Z"

@@ -1,8 +1,8 @@
 /*
- * records_outbox — the records interface (records.h): the embedded
+ * records — the records interface (records.h): the embedded
  * implementation, the outbox of record files, their codec, and the record
  * writer thread that drains the outbox into MariaDB through
- * records_mariadb.c.
+ * records_mariadb.h (and nothing else of records_mariadb.c).
  *
  * Threads: records_append() runs on the daemon's main thread only; the
  * writer thread owns its own directory handles and database connection,
@@ -29,6 +29,7 @@
 #include "spool/metrics.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
+#include "records/records_mariadb.h"
 
 #define BACKOFF_MIN_MS	500
 #define BACKOFF_MAX_MS	30000
@@ -509,21 +510,6 @@ records_row_fini(struct records_row *row)
 	}
 	free(row->att);
 	memset(row, 0, sizeof(*row));
-}
-
-int64_t
-records_percentile(const int64_t *v, size_t n, int p)
-{
-	size_t k;
-
-	if (n == 0)
-		return RECORDS_NULL;
-	k = ((size_t)p * n + 99) / 100;	/* ceil(p * n / 100) */
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
 }
 
 /* --- MariaDB: the outbox and its writer --- */
