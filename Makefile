@@ -216,7 +216,8 @@ bench: deps
 	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench-api.sh
 
 # Installation.  DESTDIR is prepended to every path (for packaging);
-# the systemd units get $(PREFIX)/sbin in their ExecStart= lines.
+# the systemd units get $(PREFIX)/sbin and $(PREFIX)/bin in their
+# ExecStart= lines.
 PREFIX  ?= /usr/local
 BINDIR   = $(PREFIX)/bin
 SBINDIR  = $(PREFIX)/sbin
@@ -230,7 +231,9 @@ EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
 	   contrib/logrotate/taskspool
 UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.service \
 	   contrib/systemd/taskspool-fcgi.socket \
-	   contrib/systemd/taskspool-fcgi.service
+	   contrib/systemd/taskspool-fcgi.service \
+	   contrib/systemd/taskspool-purge.service \
+	   contrib/systemd/taskspool-purge.timer
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
@@ -247,7 +250,8 @@ install: $(PROGS)
 	install -m 644 hooks/README.md $(DESTDIR)$(DOCDIR)/examples/hooks/
 	install -m 644 README.md $(DESTDIR)$(DOCDIR)/
 	for u in $(UNITS); do \
-	    sed 's|/usr/local/sbin/|$(SBINDIR)/|g' $$u \
+	    sed -e 's|/usr/local/sbin/|$(SBINDIR)/|g' \
+	        -e 's|/usr/local/bin/|$(BINDIR)/|g' $$u \
 	        >$(DESTDIR)$(UNITDIR)/$${u##*/} && \
 	    chmod 644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; done
 

@@ -725,8 +725,10 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		free(text);
 	}
 	else if (!dry) {
-		printf("purged %ld task(s) and %lld file(s) of corrupt/ from "
-		    "the spool", count, removed[PURGESTAT_CORRUPT]);
+		printf("purged %ld task(s) from the spool", count);
+		if (removed[PURGESTAT_CORRUPT] > 0)
+			printf(", %lld file(s) from corrupt/",
+			    removed[PURGESTAT_CORRUPT]);
 		if (rows >= 0)
 			printf(", %ld row(s) from MariaDB", rows);
 		putchar('\n');

@@ -250,11 +250,17 @@ test_expect_success 'make install honours PREFIX and DESTDIR' '
 if have systemd-analyze && systemd-analyze --version >/dev/null 2>&1; then
 test_expect_success 'systemd-analyze verify accepts the units (manual pages found)' '
 	u="$TRASH/units" && mkdir -p "$u" &&
-	for f in taskspoold.service taskspoold@.service; do
-		sed "s|/opt/ts/sbin/|$INST/opt/ts/sbin/|g" "$INST/opt/ts/lib/systemd/system/$f" >"$u/$f" || return 1
+	for f in taskspoold.service taskspoold@.service \
+	    taskspool-purge.service taskspool-purge.timer; do
+		sed -e "s|/opt/ts/sbin/|$INST/opt/ts/sbin/|g" \
+		    -e "s|/opt/ts/bin/|$INST/opt/ts/bin/|g" \
+		    "$INST/opt/ts/lib/systemd/system/$f" >"$u/$f" || return 1
 	done &&
 	ln -s taskspoold@.service "$u/taskspoold@a.service" &&
 	MANPATH="$INST/opt/ts/share/man" systemd-analyze verify "$u/taskspoold.service" "$u/taskspoold@a.service" &&
+	MANPATH="$INST/opt/ts/share/man" systemd-analyze verify "$u/taskspool-purge.service" "$u/taskspool-purge.timer" &&
+	grep -q "^ExecStart=$INST/opt/ts/bin/taskspool -s .* purge --older-than " "$u/taskspool-purge.service" &&
+	grep -q "^Persistent=true" "$u/taskspool-purge.timer" &&
 	grep -q "^NoNewPrivileges=yes" "$u/taskspoold.service" &&
 	grep -q "^ProtectSystem=strict" "$u/taskspoold.service" &&
 	grep -q "^ReadWritePaths=/var/spool/taskspool" "$u/taskspoold.service" &&
