@@ -63,6 +63,7 @@
 #include "coord/coord_open.h"
 #include "core/dueindex.h"
 #include "core/version.h"
+#include "spool/sdnotify.h"
 #include "spool/groupsync.h"
 #include "spool/log.h"
 #include "spool/metrics.h"
@@ -165,6 +166,16 @@ node_write_metrics(struct node *n, int stopped)
  * now on), so that two daemons of one host get distinct ids and logs
  * tell which day's incarnation ran what.  Returns 0 or a sysexits code.
  */
+void
+node_ready(struct node *n)
+{
+	if (sdnotify("READY=1\nSTATUS=node %s: %ld slot(s), %s coordination"
+	    "\nMAINPID=%d", n->sp.node, n->nslots, coord_kind(n->coord),
+	    (int)getpid()) < 0)
+		log_warn("NOTIFY_SOCKET=%s: READY=1 not sent",
+		    getenv("NOTIFY_SOCKET"));
+}
+
 static int
 auto_node_id(struct node *n)
 {
@@ -485,6 +496,9 @@ node_run(struct config *cfg, const char *config_path,
 	n->wake_fd = -1;
 	if ((rc = setup(n)) != 0 || (rc = start(n)) != 0)
 		return rc;
+	n->watchdog_ms = sdnotify_watchdog_ms();
+	n->next_watchdog = tstime_mono_ms();
+	node_ready(n);
 	node_loop(n);
 	stop(n);
 	return 0;

@@ -161,6 +161,8 @@ struct node {
 	int draining, quitting, reload;
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	int64_t next_metrics;		/* mono ms: metrics/<node>.prom */
+	int64_t watchdog_ms;		/* systemd's WatchdogSec=, 0 none */
+	int64_t next_watchdog;		/* mono ms: next WATCHDOG=1 */
 	int64_t claim_pause;		/* mono ms: no claims before this */
 	int64_t next_lease;		/* mono ms: next lease renewal */
 	int coord_down;			/* backend unreachable was logged */
@@ -555,5 +557,13 @@ void node_leader_pass(struct node *n, int64_t now);
  * overrides) and apply what may change while running; what needs a
  * restart is kept (logged).  A bad file keeps the old configuration. */
 void node_reload(struct node *n);
+
+/* --- node.c: readiness (sd_notify(3), spool/sdnotify.h) --- */
+
+/* Tell systemd the daemon is ready: READY=1 with STATUS= (node, slots,
+ * coordination) once the spool, the locks and the coordination backend
+ * are set up, and again after a reload (which sent RELOADING=1).  Does
+ * nothing outside systemd; a socket that refuses it is logged. */
+void node_ready(struct node *n);
 
 #endif

@@ -22,6 +22,7 @@
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#include <time.h>
 
 #include "spool/clock.h"
 #include "coord/coord.h"
@@ -31,6 +32,7 @@
 #include "spool/log.h"
 #include "coord/maxconc.h"
 #include "spool/metrics.h"
+#include "spool/sdnotify.h"
 #include "core/nameset.h"
 #include "node/router.h"
 #include "node/scheduler.h"
@@ -101,6 +103,9 @@ handle_signals(struct node *n, int *sigchld)
 				log_info("draining: no new claims; waiting "
 				    "for %ld running hook(s) (signal again to "
 				    "stop them)", n->nrunning);
+				(void)sdnotify("STOPPING=1\nSTATUS=draining: "
+				    "waiting for %ld running hook(s)",
+				    n->nrunning);
 			} else if (!n->quitting) {
 				n->quitting = 1;
 				n->quit_deadline = tstime_mono_ms() +
@@ -133,6 +138,8 @@ next_wakeup(struct node *n)
 		t = n->next_metrics;
 	if (n->next_lease < t)
 		t = n->next_lease;
+	if (n->watchdog_ms > 0 && n->next_watchdog < t)
+		t = n->next_watchdog;
 	if (n->leader && !n->draining && n->route_dirty && n->next_route < t)
 		t = n->next_route;
 	if (n->leader && !n->draining && n->repair != NULL &&
@@ -301,6 +308,12 @@ loop_timers(struct node *n, int64_t now)
 		node_write_metrics(n, 0);
 		n->next_metrics = now + cfg->metrics_interval_ms;
 	}
+	/* The main loop turns: systemd's watchdog, every half period
+	 * (sd_watchdog_enabled(3)). */
+	if (n->watchdog_ms > 0 && now >= n->next_watchdog) {
+		(void)sdnotify("WATCHDOG=1");
+		n->next_watchdog = now + n->watchdog_ms / 2;
+	}
 }
 
 void
@@ -324,7 +337,13 @@ node_loop(struct node *n)
 		if (sigchld)
 			node_reap_children(n);
 		if (n->reload) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			(void)sdnotify("RELOADING=1\nMONOTONIC_USEC=%lld",
+			    (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 			node_reload(n);
+			node_ready(n);
 			/* And advertise it now. */
 			(void)node_hooks_rescan(n, 1);
 			node_heartbeat(n);
