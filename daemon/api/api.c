@@ -418,22 +418,21 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 	if (c->body_len >= 3 && memcmp(c->body, "\xef\xbb\xbf", 3) == 0) {
 		api_problem(c, out, 400, "INVALID_JSON",
-		    api_one_member("offset",
-		    json_integer(0)), "the body starts with a byte order mark");
+		    api_one_member("offset", json_integer(0)), "the body "
+		    "starts with a byte order mark");
 		return NULL;
 	}
 	o = jsontext_loadb(c->body, c->body_len, JSON_REJECT_DUPLICATES, &e);
 	if (o == NULL) {
 		api_problem(c, out, 400, "INVALID_JSON",
-		    api_one_member("offset",
-		    json_integer(e.position)), "%s", e.text);
+		    api_one_member("offset", json_integer(e.position)), "%s",
+		    e.text);
 		return NULL;
 	}
 	if (!json_is_object(o)) {
 		json_decref(o);
-		api_problem(c, out, 400, "INVALID_JSON", NULL,
-		    "the body must be "
-		    "a JSON object");
+		api_problem(c, out, 400, "INVALID_JSON", NULL, "the body must "
+		    "be a JSON object");
 		return NULL;
 	}
 	if (!depth_ok(o, 0)) {
@@ -483,9 +482,8 @@ handle(struct api_ctx *c, struct buf *out)
 		ok = post;
 	}
 	if (r == R_NONE)
-		return api_problem(c, out, 404, "NOT_FOUND", NULL,
-		    "no resource "
-		    "%s", c->instance);
+		return api_problem(c, out, 404, "NOT_FOUND", NULL, "no "
+		    "resource %s", c->instance);
 	if (!ok) {
 		buf_printf(&c->hdr, "Allow: %s\r\n", allow);
 		return api_problem(c, out, 405, "METHOD_NOT_ALLOWED", NULL,
@@ -494,23 +492,23 @@ handle(struct api_ctx *c, struct buf *out)
 	/* 2. Query syntax (§3.3 step 2). */
 	q = api_env(c, "QUERY_STRING");
 	if (q != NULL && !sign_query_ok(q))
-		return api_problem(c, out, 400, "INVALID_QUERY", NULL,
-		    "the query "
-		    "string holds '+', a byte outside the allowed set, or a "
-		    "bad %% escape; encode space as %%20 and plus as %%2B");
+		return api_problem(c, out, 400, "INVALID_QUERY", NULL, "the "
+		    "query string holds '+', a byte outside the allowed set, "
+		    "or a bad %% escape; encode space as %%20 and plus as "
+		    "%%2B");
 	/* 3. Content-Length and media type (§2.3). */
 	cl = api_env(c, "CONTENT_LENGTH");
 	if (cl != NULL && cl[0] == '\0')
 		cl = NULL;
 	if (cl == NULL && post)
-		return api_problem(c, out, 411, "LENGTH_REQUIRED", NULL,
-		    "a POST "
-		    "needs Content-Length (chunked bodies are not accepted)");
+		return api_problem(c, out, 411, "LENGTH_REQUIRED", NULL, "a "
+		    "POST needs Content-Length (chunked bodies are not "
+		    "accepted)");
 	if (cl != NULL) {
 		if (strlen(cl) > 10 || strspn(cl, "0123456789") != strlen(cl))
 			return api_problem(c, out, 400,
-			    "INVALID_CONTENT_LENGTH",
-			    NULL, "Content-Length must be 1 to 10 digits");
+			    "INVALID_CONTENT_LENGTH", NULL, "Content-Length "
+			    "must be 1 to 10 digits");
 		if (strtoull(cl, NULL, 10) > API_BODY_MAX)
 			return api_problem(c, out, 413, "PAYLOAD_TOO_LARGE",
 			    api_one_member("limit", json_integer(API_BODY_MAX)),
@@ -525,9 +523,8 @@ handle(struct api_ctx *c, struct buf *out)
 		return api_unavailable(c, out, "body buffer");
 	if (read_body(c->rq, body, n) != 0) {
 		free(body);
-		return api_problem(c, out, 400, "INCOMPLETE_BODY", NULL,
-		    "the body "
-		    "ended before Content-Length bytes");
+		return api_problem(c, out, 400, "INCOMPLETE_BODY", NULL, "the "
+		    "body ended before Content-Length bytes");
 	}
 	body[n] = '\0';
 	c->body = body;

@@ -139,9 +139,9 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 		if (ok && i == 0)
 			ok = apps_token_ok(val[0], 1, 64, "_-");
 		if (ok && i == 1)
-			ok = apps_token_ok(val[1], 1, 11, "") &&
-			    val[1][0] != '0' &&
-			    strspn(val[1], "0123456789") == strlen(val[1]);
+			ok = apps_token_ok(val[1], 1, 11, "") && val[1][0] !=
+			    '0' && strspn(val[1], "0123456789") ==
+			    strlen(val[1]);
 		if (ok && i == 2)
 			ok = apps_token_ok(val[2], 16, 64, "_-");
 		if (ok && i == 3)
@@ -156,10 +156,9 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 			    "X-Timestamp must be Unix time in seconds, not "
 			    "milliseconds");
 		return api_problem(c, out, 401, "AUTH_HEADER_MALFORMED",
-		    api_one_member("header", json_string(name[i])),
-		    "%s does not "
-		    "match its grammar%s", name[i], i == 1 ? " (Unix time in "
-		    "seconds, 1 to 11 digits)" : "");
+		    api_one_member("header", json_string(name[i])), "%s does "
+		    "not match its grammar%s", name[i], i == 1 ? " (Unix time "
+		    "in seconds, 1 to 11 digits)" : "");
 	}
 	api_copy(c->app_id, sizeof(c->app_id), val[0]);
 	if (apps_load(c->rq->cfg->apps_file, &apps, why, sizeof(why)) != 0) {
@@ -179,26 +178,23 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 	if (app == NULL) {
 		apps_free(&apps);
 		return api_problem(c, out, 401, "APP_NOT_FOUND", NULL,
-		    "unknown "
-		    "AppId %s", val[0]);
+		    "unknown AppId %s", val[0]);
 	}
 	c->app = *app;
 	if (!app->enabled) {
 		apps_free(&apps);
-		return api_problem(c, out, 403, "APP_DISABLED", NULL,
-		    "AppId %s is "
-		    "disabled", val[0]);
+		return api_problem(c, out, 403, "APP_DISABLED", NULL, "AppId "
+		    "%s is disabled", val[0]);
 	}
 	ts = strtoll(val[1], NULL, 10);
 	if (ts - c->rq->now > API_TS_WINDOW || c->rq->now - ts >
 	    API_TS_WINDOW) {
 		apps_free(&apps);
 		return api_problem(c, out, 401, "TIMESTAMP_EXPIRED",
-		    api_one_member(
-		    "serverTime", json_integer(c->rq->now)), "X-Timestamp %s "
-		    "is %lld s away from server time; limit is %d s", val[1],
-		    (long long)(ts > c->rq->now ? ts - c->rq->now :
-		    c->rq->now - ts), API_TS_WINDOW);
+		    api_one_member("serverTime", json_integer(c->rq->now)),
+		    "X-Timestamp %s is %lld s away from server time; limit is "
+		    "%d s", val[1], (long long)(ts > c->rq->now ? ts -
+		    c->rq->now : c->rq->now - ts), API_TS_WINDOW);
 	}
 	buf_init(&cq, 0);
 	buf_init(&cs, 0);
@@ -225,10 +221,9 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 	OPENSSL_cleanse(c->app.secrets, sizeof(c->app.secrets));
 	if (match < 0) {
 		rc = api_problem(c, out, 401, "SIGNATURE_MISMATCH",
-		    api_one_member(
-		    "canonicalString", json_string(cs.data)), "no active "
-		    "secret of AppId %s gives this signature; compare "
-		    "canonicalString with yours", val[0]);
+		    api_one_member("canonicalString", json_string(cs.data)),
+		    "no active secret of AppId %s gives this signature; "
+		    "compare canonicalString with yours", val[0]);
 		buf_fini(&cq);
 		buf_fini(&cs);
 		return rc;
@@ -240,8 +235,7 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 		return api_unavailable(c, out, "state/nonces");
 	if (rc == 0)
 		return api_problem(c, out, 401, "NONCE_REPLAYED", NULL,
-		    "X-Nonce "
-		    "%s was already used by AppId %s", val[2], val[0]);
+		    "X-Nonce %s was already used by AppId %s", val[2], val[0]);
 	return 0;
 }
 
@@ -302,9 +296,8 @@ api_rate_check(struct api_ctx *c, struct buf *out)
 		json_object_set_new(x, "limit", json_integer(limit));
 		json_object_set_new(x, "windowSec",
 		    json_integer(cfg->api_rate_window_sec));
-		return api_problem(c, out, 429, "RATE_LIMITED", x,
-		    "AppId %s may "
-		    "make %ld requests per %ld s; retry after %ld s",
+		return api_problem(c, out, 429, "RATE_LIMITED", x, "AppId %s "
+		    "may make %ld requests per %ld s; retry after %ld s",
 		    c->app_id, limit, cfg->api_rate_window_sec,
 		    ratelimit_retry_after(retry_ms));
 	}

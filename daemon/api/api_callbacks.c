@@ -61,8 +61,7 @@ api_url_problem(struct api_ctx *c, struct buf *out, const char *url,
 		return api_unavailable(c, out, why);
 	default:
 		return api_problem(c, out, 422, "CALLBACK_URL_UNRESOLVABLE",
-		    NULL,
-		    "%s: %s", field, why);
+		    NULL, "%s: %s", field, why);
 	}
 }
 
@@ -107,8 +106,8 @@ api_register(struct api_ctx *c, struct buf *out)
 	v = json_object_get(o, "rotateSecret");
 	if (v != NULL && !json_is_boolean(v)) {
 		json_decref(o);
-		return api_validation(c, out, "rotateSecret",
-		    "must be a boolean");
+		return api_validation(c, out, "rotateSecret", "must be a "
+		    "boolean");
 	}
 	rotate = json_is_true(v);
 	url = json_string_value(json_object_get(o, "url"));
@@ -139,8 +138,7 @@ api_register(struct api_ctx *c, struct buf *out)
 		reg = json_object();
 		json_object_set_new(reg, "appId", json_string(c->app_id));
 		json_object_set_new(reg, "createdAt",
-		    json_string(api_fmt_time(b,
-		    now_ms)));
+		    json_string(api_fmt_time(b, now_ms)));
 		json_object_set_new(reg, "secrets", json_array());
 	}
 	json_object_set_new(reg, "url", json_string(url));
@@ -169,9 +167,9 @@ api_register(struct api_ctx *c, struct buf *out)
 		json_array_foreach(secrets, i, x) {
 			if (!json_is_null(json_object_get(x, "expiresAt")))
 				continue;
-			json_object_set_new(x, "expiresAt", json_string(
-			    api_fmt_time(b,
-			    now_ms + API_ROTATE_OVERLAP * 1000LL)));
+			json_object_set_new(x, "expiresAt",
+			    json_string(api_fmt_time(b, now_ms +
+			    API_ROTATE_OVERLAP * 1000LL)));
 			json_array_append(kept, x);
 			break;
 		}

@@ -218,9 +218,8 @@ api_metrics(struct api_ctx *c, struct buf *out)
 	free(texts);
 	free(lens);
 	free(mtimes);
-	rc = api_respond(c, out, 200,
-	    "text/plain; version=0.0.4; charset=utf-8",
-	    b.data != NULL ? b.data : "", b.len);
+	rc = api_respond(c, out, 200, "text/plain; version=0.0.4; "
+	    "charset=utf-8", b.data != NULL ? b.data : "", b.len);
 	buf_fini(&b);
 	return rc;
 }

@@ -171,8 +171,7 @@ api_submit(struct api_ctx *c, struct buf *out)
 		if (strcmp(te.field, "json") == 0 || strcmp(te.field,
 		    "file") == 0)
 			return api_problem(c, out, 400, "INVALID_JSON", NULL,
-			    "%s",
-			    te.rule);
+			    "%s", te.rule);
 		/* A callbackUrl string that breaks the URL rules (scheme,
 		 * length) gets the code of §4.3, as the registration's url
 		 * does; a wrong type stays VALIDATION_FAILED. */
@@ -193,9 +192,8 @@ api_submit(struct api_ctx *c, struct buf *out)
 		if (t.request_id[0] != '\0' && strcmp(t.request_id,
 		    hdr_key) != 0) {
 			task_fini(&t);
-			return api_validation(c, out, "requestId",
-			    "differs from "
-			    "the Idempotency-Key header");
+			return api_validation(c, out, "requestId", "differs "
+			    "from the Idempotency-Key header");
 		}
 		api_copy(t.request_id, sizeof(t.request_id), hdr_key);
 	}
@@ -229,8 +227,7 @@ api_submit(struct api_ctx *c, struct buf *out)
 				goto out;
 			}
 			rc = api_problem(c, out, 409, "REQUEST_ID_CONFLICT",
-			    NULL,
-			    "requestId %s is already used by a task not "
+			    NULL, "requestId %s is already used by a task not "
 			    "submitted by this AppId", t.request_id);
 			goto out;
 		}
@@ -242,9 +239,8 @@ api_submit(struct api_ctx *c, struct buf *out)
 	    t.task_code);
 	if (access(hook, X_OK) != 0) {
 		rc = api_problem(c, out, 422, "UNKNOWN_TASK_CODE",
-		    api_one_member(
-		    "taskCode", json_string(t.task_code)), "no task code %s",
-		    t.task_code);
+		    api_one_member("taskCode", json_string(t.task_code)), "no "
+		    "task code %s", t.task_code);
 		goto out;
 	}
 	if (!apps_code_allowed(&c->app, t.task_code)) {
@@ -268,11 +264,11 @@ api_submit(struct api_ctx *c, struct buf *out)
 
 		if (n > TASK_FILE_MAX) {
 			rc = api_problem(c, out, 413, "PAYLOAD_TOO_LARGE",
-			    api_one_member(
-			    "limit", json_integer(TASK_FILE_MAX)), "the task "
-			    "file would be %zu bytes with the members the "
-			    "server adds (requestId, appId, createdAt...); at "
-			    "most %d", n, TASK_FILE_MAX);
+			    api_one_member("limit",
+			    json_integer(TASK_FILE_MAX)), "the task file would "
+			    "be %zu bytes with the members the server adds "
+			    "(requestId, appId, createdAt...); at most %d", n,
+			    TASK_FILE_MAX);
 			goto out;
 		}
 	}
@@ -306,8 +302,7 @@ api_submit(struct api_ctx *c, struct buf *out)
 		errno = e;
 		if (e == EEXIST)
 			rc = api_problem(c, out, 409, "REQUEST_ID_CONFLICT",
-			    NULL,
-			    "requestId %s is already used by a task not "
+			    NULL, "requestId %s is already used by a task not "
 			    "submitted by this AppId", t.request_id);
 		else
 			rc = api_unavailable(c, out, "publish task");

@@ -33,8 +33,7 @@
 /* The caller's record of id, or a 404 already sent (returns -1). */
 static int
 own_marker(struct api_ctx *c, struct buf *out, const char *id,
-    struct api_marker *m,
-    int *status)
+    struct api_marker *m, int *status)
 {
 	int dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
 	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -92,9 +91,9 @@ api_cancel(struct api_ctx *c, struct buf *out, const char *id)
 		return st;
 	if ((v = api_task_view(c, &m, 1)) == NULL)
 		return errno == ENOENT ? api_problem(c, out, 404,
-		    "TASK_NOT_FOUND",
-		    api_one_member("requestId", json_string(id)), "no task %s",
-		    id) : api_unavailable(c, out, "read task");
+		    "TASK_NOT_FOUND", api_one_member("requestId",
+		    json_string(id)), "no task %s", id) : api_unavailable(c,
+		    out, "read task");
 	s = json_string_value(json_object_get(v, "status"));
 	if (s != NULL && api_terminal(s)) {
 		json_t *x = api_one_member("taskStatus", json_string(s));
@@ -233,8 +232,7 @@ list_from_db(struct api_ctx *c, struct buf *out, const char *statuses,
 			    "message", r->failure_reason);
 		json_object_set_new(v, "failureReason", fr);
 		json_object_set_new(v, "callback", api_callback_view(c,
-		    c->app_id,
-		    r->request_id, 0));
+		    c->app_id, r->request_id, 0));
 		json_array_append_new(arr, v);
 	}
 	if (n > (size_t)limit) {
@@ -275,9 +273,8 @@ api_list(struct api_ctx *c, struct buf *out)
 		if (e > s && eq != NULL && qdecode(s, eq, name,
 		    sizeof(name)) == 0) {
 			if (qdecode(eq + 1, e, val, sizeof(val)) != 0)
-				return api_query_invalid(c, out, name,
-				    "value too "
-				    "long or not decodable");
+				return api_query_invalid(c, out, name, "value "
+				    "too long or not decodable");
 			if (strcmp(name, "status") == 0) {
 				static const char *const ok[] = { "PENDING",
 				    "WAITING", "DISPATCHED", "RUNNING",
@@ -288,22 +285,20 @@ api_list(struct api_ctx *c, struct buf *out)
 					good |= strcmp(val, ok[i]) == 0;
 				if (!good || nstatus == 8)
 					return api_query_invalid(c, out,
-					    "status",
-					    "must be one of PENDING WAITING "
-					    "DISPATCHED RUNNING SUCCESS FAILED "
-					    "CANCELLED");
+					    "status", "must be one of PENDING "
+					    "WAITING DISPATCHED RUNNING "
+					    "SUCCESS FAILED CANCELLED");
 				api_copy(statuses[nstatus++], 16, val);
 			} else if (strcmp(name, "taskCode") == 0) {
 				if (!spool_code_ok(val))
 					return api_query_invalid(c, out,
-					    "taskCode",
-					    "not a task code");
+					    "taskCode", "not a task code");
 				api_copy(code, sizeof(code), val);
 			} else if (strcmp(name, "since") == 0) {
 				if (tstime_parse_rfc3339(val, &since) != 0)
 					return api_query_invalid(c, out,
-					    "since",
-					    "must be an RFC 3339 date-time");
+					    "since", "must be an RFC 3339 "
+					    "date-time");
 			} else if (strcmp(name, "limit") == 0) {
 				char *end;
 
@@ -311,8 +306,8 @@ api_list(struct api_ctx *c, struct buf *out)
 				if (val[0] == '\0' || *end != '\0' ||
 				    limit < 1 || limit > API_LIST_MAX)
 					return api_query_invalid(c, out,
-					    "limit",
-					    "must be an integer 1..500");
+					    "limit", "must be an integer "
+					    "1..500");
 			} else if (strcmp(name, "cursor") == 0) {
 				char *end;
 				long long ms = strtoll(val, &end, 10);
@@ -320,9 +315,8 @@ api_list(struct api_ctx *c, struct buf *out)
 				if (end == val || *end != '_' ||
 				    !spool_id_ok(end + 1))
 					return api_query_invalid(c, out,
-					    "cursor",
-					    "not a cursor from a previous "
-					    "page");
+					    "cursor", "not a cursor from a "
+					    "previous page");
 				cursor_ms = ms;
 				snprintf(cursor_id, sizeof(cursor_id), "%s",
 				    end + 1);

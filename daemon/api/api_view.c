@@ -210,8 +210,7 @@ api_task_view(struct api_ctx *c, const struct api_marker *m, int with_result)
 		task_fini(&t);
 		free(data);
 		json_object_set_new(o, "callback", api_callback_view(c,
-		    m->app_id,
-		    m->request_id, has_url));
+		    m->app_id, m->request_id, has_url));
 	}
 	return o;
 }

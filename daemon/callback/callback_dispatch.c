@@ -201,8 +201,7 @@ dispatch(struct callback_sender *cs, struct cbjob *j, int64_t now)
 	enum delivery_action act;
 
 	if (j->c.st.status != DELIVERY_PENDING) {
-		sender_persist(cs,
-		    j);		/* a finished file found in pending/ */
+		sender_persist(cs, j);	/* a finished file found in pending/ */
 		return 1;
 	}
 	/* Its endpoint (fixed for a delivery: its URL's origin, or its
@@ -264,9 +263,8 @@ dispatch(struct callback_sender *cs, struct cbjob *j, int64_t now)
 		    now, sender_rnd32());
 		if (j->c.st.status != DELIVERY_PENDING)
 			j->c.finished_ms = now;
-		sender_log_try(j, now,
-		    act == DELIVERY_REFUSE ? "ENDPOINT_DISABLED" :
-		    "CIRCUIT_OPEN (no request)", 0);
+		sender_log_try(j, now, act == DELIVERY_REFUSE ?
+		    "ENDPOINT_DISABLED" : "CIRCUIT_OPEN (no request)", 0);
 		sender_persist(cs, j);
 		return 1;
 	}

@@ -189,8 +189,7 @@ finish_request(struct callback_sender *cs, struct cbjob *j, CURLcode rc)
 			o.error = DELIVERY_ERR_CONNECT;
 	}
 	if (delivery_done(&cs->pol, &j->c.st, &j->ep->br, &o, end,
-	    sender_rnd32()) &&
-	    j->using_reg) {
+	    sender_rnd32()) && j->using_reg) {
 		if (sender_reg_disable(&cs->sp, cs->d.fd[D_REG], j->c.app_id,
 		    j->ep->reg_updated, sizeof(j->ep->reg_updated)) != 0)
 			log_warn("%s: cannot disable the registration of %s",

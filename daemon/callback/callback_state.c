@@ -205,8 +205,8 @@ sender_flush(struct callback_sender *cs)
 
 		if (renameat(cs->sp.dir[SPOOL_TMP], j->tmp, cs->d.fd[d],
 		    j->file) != 0) {
-			log_warn("%s: cannot record the callback state; the try "
-			    "will be repeated", j->c.request_id);
+			log_warn("%s: cannot record the callback state; the "
+			    "try will be repeated", j->c.request_id);
 			(void)unlinkat(cs->sp.dir[SPOOL_TMP], j->tmp, 0);
 			j->tmp[0] = '\0';
 		} else
