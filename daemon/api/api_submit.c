@@ -10,9 +10,9 @@
  * and removed when the task cannot be; a replay is never answered 202
  * for a task that does not exist (it waits for the first writer's task,
  * or completes it when that writer died); nothing is written before
- * every check has passed.  api_submit() stays about 180 lines: it is
- * §4.1's steps in order with one exit that frees the task; the checks
- * share the decoded task and the record's directory.
+ * every check has passed.  api_submit() holds §4.1's steps in order:
+ * submit_decode() the body, the replay and conflict checks, the task
+ * code, submit_write() the record and the task.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -136,18 +136,20 @@ answer_existing(struct api_ctx *c, struct buf *out, const struct api_marker *m,
 	return api_respond_json(c, out, 202, api_summary(c, m, NULL));
 }
 
-int
-api_submit(struct api_ctx *c, struct buf *out)
+/*
+ * Decode the body of a submission into t (§4.1 "JSON rules", the task
+ * codec, Idempotency-Key as an alias of requestId).  Returns 0 with t
+ * decoded (the caller finalises it), or the status of the problem sent,
+ * and then t holds nothing.
+ */
+static int
+submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 {
 	json_t *o = api_parse_body(c, out), *v;
 	const char *k;
-	struct task t;
 	struct task_error te;
-	char hdr_key[TASK_ID_MAX + 2], hook[CONFIG_PATH_MAX + 80];
-	char file[SPOOL_NAME_MAX];
-	struct api_marker m;
-	int rdfd = -1, rc, hk;
-	struct buf rec;
+	char hdr_key[TASK_ID_MAX + 2];
+	int hk;
 
 	if (o == NULL)
 		return 400;
@@ -165,9 +167,9 @@ api_submit(struct api_ctx *c, struct buf *out)
 		}
 	}
 	json_decref(o);
-	task_init(&t);
-	if (task_decode(c->body, c->body_len, &t, &te) != 0) {
-		task_fini(&t);
+	task_init(t);
+	if (task_decode(c->body, c->body_len, t, &te) != 0) {
+		task_fini(t);
 		if (strcmp(te.field, "json") == 0 || strcmp(te.field,
 		    "file") == 0)
 			return api_problem(c, out, 400, "INVALID_JSON", NULL,
@@ -184,19 +186,107 @@ api_submit(struct api_ctx *c, struct buf *out)
 	/* §13.3: Idempotency-Key is an alias of requestId. */
 	hk = api_header(c, "HTTP_IDEMPOTENCY_KEY", hdr_key, sizeof(hdr_key));
 	if (hk == 1 || (hk == 0 && !spool_id_ok(hdr_key))) {
-		task_fini(&t);
+		task_fini(t);
 		return api_validation(c, out, "Idempotency-Key", "must match "
 		    "[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 	}
 	if (hk == 0) {
-		if (t.request_id[0] != '\0' && strcmp(t.request_id,
+		if (t->request_id[0] != '\0' && strcmp(t->request_id,
 		    hdr_key) != 0) {
-			task_fini(&t);
+			task_fini(t);
 			return api_validation(c, out, "requestId", "differs "
 			    "from the Idempotency-Key header");
 		}
-		api_copy(t.request_id, sizeof(t.request_id), hdr_key);
+		api_copy(t->request_id, sizeof(t->request_id), hdr_key);
 	}
+	return 0;
+}
+
+/*
+ * Write a checked submission (§4.1 step 4): t (borrowed; its appId and
+ * createdAt set here) into the idempotency record of rdfd (the requests
+ * directory, borrowed), then its task file, and answer 202.  The record's
+ * exclusive create decides a race with a twin, which is then answered as
+ * a replay.  Returns the status sent.
+ */
+static int
+submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
+{
+	char file[SPOOL_NAME_MAX];
+	struct api_marker m;
+	struct buf rec;
+
+	/* §4.1 step 4: the record's exclusive create decides the race. */
+	t->created_ms = tstime_now_ms();
+	if (t->created_ms / 1000 != c->rq->now)
+		t->created_ms = c->rq->now * 1000 + t->created_ms % 1000;
+	free(t->app_id);
+	t->app_id = strdup(c->app_id);
+	/* A body under the 1 MiB limit can still make a task file over it
+	 * once appId, createdAt and the rest are added: the daemons would
+	 * send that file to corrupt/, so it is refused here, before any
+	 * record exists. */
+	{
+		size_t n = t->app_id != NULL ? stored_size(t) : 0;
+
+		if (n > TASK_FILE_MAX)
+			return api_problem(c, out, 413, "PAYLOAD_TOO_LARGE",
+			    api_one_member("limit",
+			    json_integer(TASK_FILE_MAX)), "the task file would "
+			    "be %zu bytes with the members the server adds "
+			    "(requestId, appId, createdAt...); at most %d", n,
+			    TASK_FILE_MAX);
+	}
+	memset(&m, 0, sizeof(m));
+	snprintf(m.app_id, sizeof(m.app_id), "%s", c->app_id);
+	snprintf(m.request_id, sizeof(m.request_id), "%s", t->request_id);
+	snprintf(m.task_code, sizeof(m.task_code), "%s", t->task_code);
+	memcpy(m.fingerprint, c->body_hex, sizeof(m.fingerprint));
+	m.created_ms = t->created_ms;
+	buf_init(&rec, 0);
+	if (api_marker_encode(&m, &rec) != 0)
+		buf_reset(&rec);
+	snprintf(file, sizeof(file), "%s.json", t->request_id);
+	if (t->app_id == NULL || rec.len == 0 || spool_publish(&c->sp, rdfd,
+	    file, rec.data, rec.len, -1, SPOOL_PUBLISH_EXCL) != 0) {
+		buf_fini(&rec);
+		/* A concurrent twin won: answer as a replay. */
+		if (errno == EEXIST && api_marker_read(rdfd, t->request_id,
+		    &m) == 0)
+			return answer_existing(c, out, &m, t, rdfd);
+		return api_unavailable(c, out, "state/requests publish");
+	}
+	buf_fini(&rec);
+	if (publish_task(c, t) != 0) {
+		int e = errno;
+
+		(void)unlinkat(rdfd, file, 0);
+		errno = e;
+		if (e == EEXIST)
+			return api_problem(c, out, 409, "REQUEST_ID_CONFLICT",
+			    NULL, "requestId %s is already used by a task not "
+			    "submitted by this AppId", t->request_id);
+		return api_unavailable(c, out, "publish task");
+	}
+	buf_printf(&c->hdr, "Location: /api/tasks/%s\r\n", t->request_id);
+	{
+		int64_t due = t->not_before_ms >= 0 ? t->not_before_ms -
+		    c->rq->now * 1000 : 0;
+
+		return api_respond_json(c, out, 202, api_summary(c, &m, &due));
+	}
+}
+
+int
+api_submit(struct api_ctx *c, struct buf *out)
+{
+	struct task t;
+	char hook[CONFIG_PATH_MAX + 80];
+	struct api_marker m;
+	int rdfd = -1, rc;
+
+	if ((rc = submit_decode(c, out, &t)) != 0)
+		return rc;
 	if (t.callback_url != NULL && (rc = api_url_problem(c, out,
 	    t.callback_url, "callbackUrl")) != 0) {
 		task_fini(&t);
@@ -249,72 +339,7 @@ api_submit(struct api_ctx *c, struct buf *out)
 		    c->app_id);
 		goto out;
 	}
-	/* §4.1 step 4: the record's exclusive create decides the race. */
-	t.created_ms = tstime_now_ms();
-	if (t.created_ms / 1000 != c->rq->now)
-		t.created_ms = c->rq->now * 1000 + t.created_ms % 1000;
-	free(t.app_id);
-	t.app_id = strdup(c->app_id);
-	/* A body under the 1 MiB limit can still make a task file over it
-	 * once appId, createdAt and the rest are added: the daemons would
-	 * send that file to corrupt/, so it is refused here, before any
-	 * record exists. */
-	{
-		size_t n = t.app_id != NULL ? stored_size(&t) : 0;
-
-		if (n > TASK_FILE_MAX) {
-			rc = api_problem(c, out, 413, "PAYLOAD_TOO_LARGE",
-			    api_one_member("limit",
-			    json_integer(TASK_FILE_MAX)), "the task file would "
-			    "be %zu bytes with the members the server adds "
-			    "(requestId, appId, createdAt...); at most %d", n,
-			    TASK_FILE_MAX);
-			goto out;
-		}
-	}
-	memset(&m, 0, sizeof(m));
-	snprintf(m.app_id, sizeof(m.app_id), "%s", c->app_id);
-	snprintf(m.request_id, sizeof(m.request_id), "%s", t.request_id);
-	snprintf(m.task_code, sizeof(m.task_code), "%s", t.task_code);
-	memcpy(m.fingerprint, c->body_hex, sizeof(m.fingerprint));
-	m.created_ms = t.created_ms;
-	buf_init(&rec, 0);
-	if (api_marker_encode(&m, &rec) != 0)
-		buf_reset(&rec);
-	snprintf(file, sizeof(file), "%s.json", t.request_id);
-	if (t.app_id == NULL || rec.len == 0 || spool_publish(&c->sp, rdfd,
-	    file, rec.data, rec.len, -1, SPOOL_PUBLISH_EXCL) != 0) {
-		buf_fini(&rec);
-		if (errno == EEXIST && api_marker_read(rdfd, t.request_id,
-		    &m) == 0) {
-			/* A concurrent twin won: answer as a replay. */
-			rc = answer_existing(c, out, &m, &t, rdfd);
-			goto out;
-		}
-		rc = api_unavailable(c, out, "state/requests publish");
-		goto out;
-	}
-	buf_fini(&rec);
-	if (publish_task(c, &t) != 0) {
-		int e = errno;
-
-		(void)unlinkat(rdfd, file, 0);
-		errno = e;
-		if (e == EEXIST)
-			rc = api_problem(c, out, 409, "REQUEST_ID_CONFLICT",
-			    NULL, "requestId %s is already used by a task not "
-			    "submitted by this AppId", t.request_id);
-		else
-			rc = api_unavailable(c, out, "publish task");
-		goto out;
-	}
-	buf_printf(&c->hdr, "Location: /api/tasks/%s\r\n", t.request_id);
-	{
-		int64_t due = t.not_before_ms >= 0 ? t.not_before_ms -
-		    c->rq->now * 1000 : 0;
-
-		rc = api_respond_json(c, out, 202, api_summary(c, &m, &due));
-	}
+	rc = submit_write(c, out, &t, rdfd);
 out:
 	task_fini(&t);
 	if (rdfd >= 0)

@@ -9,8 +9,8 @@
  * record's appId), any other id is 404; the list is ordered by createdAt
  * then requestId, both descending, and a cursor names the last item
  * shown.  Only the cancel marker is written here.  api_list() stays
- * about 150 lines: the query parser and the directory scan share the
- * filters it holds.
+ * about 110 lines: its query parser fills the filters that the scan of
+ * the records (list_scan) or MariaDB and the page then use.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -249,6 +249,65 @@ list_from_db(struct api_ctx *c, struct buf *out, const char *statuses,
 	return api_respond_json(c, out, 200, o);
 }
 
+/*
+ * The caller's idempotency records in state/requests/ that pass the
+ * list's filters (code "" = any task code, since < 0 = any time,
+ * cursor_ms < 0 = from the first page, else after the item cursor_ms,
+ * cursor_id), unsorted, into *itemsp (new, caller frees; NULL when
+ * none).  Returns how many.  A record that does not read is left out,
+ * and so is the rest when memory runs out.
+ */
+static size_t
+list_scan(struct api_ctx *c, const char *code, int64_t since,
+    int64_t cursor_ms, const char *cursor_id, struct item **itemsp)
+{
+	struct item *items = NULL;
+	size_t n = 0, cap = 0;
+	DIR *d;
+	struct dirent *de;
+	int dfd;
+
+	dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = dfd >= 0 ? spool_opendir(dfd) : NULL;
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		char id[TASK_ID_MAX + 1];
+		struct api_marker m;
+
+		if (de->d_name[0] == '.' || l < 6 || l - 5 > TASK_ID_MAX ||
+		    strcmp(de->d_name + l - 5, ".json") != 0)
+			continue;
+		memcpy(id, de->d_name, l - 5);
+		id[l - 5] = '\0';
+		if (api_marker_read(dfd, id, &m) != 0 || strcmp(m.app_id,
+		    c->app_id) != 0 || (code[0] != '\0' &&
+		    strcmp(m.task_code, code) != 0) || (since >= 0 &&
+		    m.created_ms < since))
+			continue;
+		if (cursor_ms >= 0 && (m.created_ms > cursor_ms ||
+		    (m.created_ms == cursor_ms && strcmp(m.request_id,
+		    cursor_id) >= 0)))
+			continue;
+		if (n == cap) {
+			struct item *ni = reallocarray(items, cap ? cap * 2 :
+			    64, sizeof(*ni));
+
+			if (ni == NULL)
+				break;
+			items = ni;
+			cap = cap ? cap * 2 : 64;
+		}
+		items[n++].m = m;
+	}
+	if (d != NULL)
+		closedir(d);
+	if (dfd >= 0)
+		close(dfd);
+	*itemsp = items;
+	return n;
+}
+
 int
 api_list(struct api_ctx *c, struct buf *out)
 {
@@ -259,11 +318,8 @@ api_list(struct api_ctx *c, struct buf *out)
 	long limit = API_LIST_DEFAULT;
 	int64_t since = -1, cursor_ms = -1;
 	struct item *items = NULL;
-	size_t n = 0, cap = 0, shown = 0;
+	size_t n = 0, shown = 0;
 	json_t *arr, *o;
-	DIR *d;
-	struct dirent *de;
-	int dfd;
 
 	for (const char *s = q != NULL ? q : ""; *s != '\0';) {
 		const char *e = s + strcspn(s, "&"), *eq = memchr(s, '=',
@@ -333,43 +389,7 @@ api_list(struct api_ctx *c, struct buf *out)
 		return list_from_db(c, out, sl, code, since, cursor_ms,
 		    cursor_id, limit);
 	}
-	dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
-	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	d = dfd >= 0 ? spool_opendir(dfd) : NULL;
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		size_t l = strlen(de->d_name);
-		char id[TASK_ID_MAX + 1];
-		struct api_marker m;
-
-		if (de->d_name[0] == '.' || l < 6 || l - 5 > TASK_ID_MAX ||
-		    strcmp(de->d_name + l - 5, ".json") != 0)
-			continue;
-		memcpy(id, de->d_name, l - 5);
-		id[l - 5] = '\0';
-		if (api_marker_read(dfd, id, &m) != 0 || strcmp(m.app_id,
-		    c->app_id) != 0 || (code[0] != '\0' &&
-		    strcmp(m.task_code, code) != 0) || (since >= 0 &&
-		    m.created_ms < since))
-			continue;
-		if (cursor_ms >= 0 && (m.created_ms > cursor_ms ||
-		    (m.created_ms == cursor_ms && strcmp(m.request_id,
-		    cursor_id) >= 0)))
-			continue;
-		if (n == cap) {
-			struct item *ni = reallocarray(items, cap ? cap * 2 :
-			    64, sizeof(*ni));
-
-			if (ni == NULL)
-				break;
-			items = ni;
-			cap = cap ? cap * 2 : 64;
-		}
-		items[n++].m = m;
-	}
-	if (d != NULL)
-		closedir(d);
-	if (dfd >= 0)
-		close(dfd);
+	n = list_scan(c, code, since, cursor_ms, cursor_id, &items);
 	if (n > 0)
 		qsort(items, n, sizeof(*items), item_cmp);
 	arr = json_array();

@@ -7,9 +7,8 @@
  * Invariant: a task that moves while it is read is read again (a few
  * tries), never shown half from one state and half from another; a torn
  * result is reported as such (EBADMSG), never as a missing task.
- * api_task_view() stays about 130 lines: its two branches (finished from
- * the result file, unfinished from the task file) build the same view
- * member by member and read best side by side.
+ * api_task_view() locates the task and retries; view_finished() builds
+ * the view from the result file, view_unfinished() from the task file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,6 +74,107 @@ api_callback_view(struct api_ctx *c, const char *app, const char *id,
 }
 
 /*
+ * The view of a finished task from its result file (file, borrowed, in
+ * results/): a new object without the callback member, or NULL when the
+ * file is missing or does not parse (*damaged then says whether it was
+ * there).  with_result: include "result".
+ */
+static json_t *
+view_finished(struct api_ctx *c, const char *file, int with_result,
+    int *damaged)
+{
+	size_t len;
+	char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file,
+	    API_RESULT_MAX, &len);
+	json_t *r = data != NULL && result_valid(data, len, NULL, 0) ?
+	    jsontext_loadb(data, len, 0, NULL) : NULL;
+	static const char *const keep[] = { "requestId", "taskCode",
+	    "taskName", "status", "createdAt", "startedAt", "finishedAt",
+	    "durationMs", "attempt", "maxRetries", "node", "triggerTime",
+	    "result", "failureReason" };
+	json_t *o;
+
+	*damaged = data != NULL && r == NULL;
+	free(data);
+	if (r == NULL)
+		return NULL;
+	o = json_object();
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		json_t *v = json_object_get(r, keep[i]);
+
+		if (strcmp(keep[i], "result") == 0 && !with_result)
+			continue;
+		json_object_set(o, keep[i], v != NULL ? v : json_null());
+	}
+	json_decref(r);
+	return o;
+}
+
+/*
+ * The view of an unfinished task from its task file (file, borrowed) in
+ * the state directory where (of node, "" = none), in state st: a new
+ * object, or NULL when the file cannot be read (it moved meanwhile).
+ * with_result: include "result" (always null here).
+ */
+static json_t *
+view_unfinished(struct api_ctx *c, const struct api_marker *m,
+    const char *file, enum spool_dir where, const char *node,
+    const char *st, int with_result)
+{
+	int dfd = c->sp.dir[where], own = 0;
+	size_t len;
+	char *data;
+	struct task t;
+	struct task_error te;
+	int64_t now_ms = c->rq->now * 1000;
+	json_t *o;
+
+	if (where == SPOOL_ACTIVE || where == SPOOL_QUEUE) {
+		dfd = spool_node_dir(&c->sp, where, node);
+		own = 1;
+	}
+	data = dfd >= 0 ? spool_read_file(dfd, file, TASK_FILE_MAX, &len) :
+	    NULL;
+	if (own && dfd >= 0)
+		close(dfd);
+	task_init(&t);
+	if (data == NULL || task_decode(data, len, &t, &te)) {
+		free(data);
+		task_fini(&t);
+		return NULL;
+	}
+	free(data);
+	o = json_object();
+	json_object_set_new(o, "requestId", json_string(m->request_id));
+	json_object_set_new(o, "taskCode", json_string(t.task_code));
+	json_object_set_new(o, "taskName", t.task_name != NULL ?
+	    json_string(t.task_name) : json_null());
+	json_object_set_new(o, "status", json_string(st));
+	json_object_set_new(o, "createdAt", api_time_or_null(t.created_ms));
+	json_object_set_new(o, "startedAt", json_null());
+	json_object_set_new(o, "finishedAt", json_null());
+	json_object_set_new(o, "durationMs", json_null());
+	json_object_set_new(o, "attempt", json_integer((json_int_t)t.nattempts +
+	    (where == SPOOL_ACTIVE)));
+	json_object_set_new(o, "maxRetries", json_integer(t.max_retries >= 0 ?
+	    t.max_retries : c->rq->cfg->max_retries));
+	json_object_set_new(o, "node", node[0] != '\0' ? json_string(node) :
+	    json_null());
+	json_object_set_new(o, "triggerTime", api_time_or_null(t.trigger_ms));
+	if (strcmp(st, "PENDING") == 0)
+		json_object_set_new(o, "estimatedDelay", json_integer(
+		    t.not_before_ms > now_ms ? (t.not_before_ms - now_ms +
+		    999) / 1000 : 0));
+	if (with_result)
+		json_object_set_new(o, "result", json_null());
+	json_object_set_new(o, "failureReason", json_null());
+	json_object_set_new(o, "callback", api_callback_view(c, m->app_id,
+	    m->request_id, t.callback_url != NULL));
+	task_fini(&t);
+	return o;
+}
+
+/*
  * The §4.2 view of task id (whose record is m) as a new object, or NULL
  * with errno ENOENT when the task is in no state directory.  with_result:
  * include "result" (single GET) or not (list).
@@ -100,93 +200,12 @@ api_task_view(struct api_ctx *c, const struct api_marker *m, int with_result)
 			return NULL;
 		st = limits_state_name(&c->sp, where, m->request_id);
 		if (api_terminal(st)) {
-			size_t len;
-			char *data = spool_read_file(c->sp.dir[SPOOL_RESULTS],
-			    file, API_RESULT_MAX, &len);
-			json_t *r = data != NULL && result_valid(data, len,
-			    NULL, 0) ? jsontext_loadb(data, len, 0,
-			    NULL) : NULL;
-			static const char *const keep[] = { "requestId",
-			    "taskCode", "taskName", "status", "createdAt",
-			    "startedAt", "finishedAt", "durationMs", "attempt",
-			    "maxRetries", "node", "triggerTime", "result",
-			    "failureReason" };
-
-			damaged = data != NULL && r == NULL;
-			free(data);
-			if (r == NULL)
-				continue;
-			o = json_object();
-			for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]);
-			    i++) {
-				json_t *v = json_object_get(r, keep[i]);
-
-				if (strcmp(keep[i], "result") == 0 &&
-				    !with_result)
-					continue;
-				json_object_set(o, keep[i], v != NULL ? v :
-				    json_null());
-			}
-			json_decref(r);
-		} else {
-			int dfd = c->sp.dir[where], own = 0;
-			size_t len;
-			char *data;
-			struct task t;
-			struct task_error te;
-			int64_t now_ms = c->rq->now * 1000;
-
-			if (where == SPOOL_ACTIVE || where == SPOOL_QUEUE) {
-				dfd = spool_node_dir(&c->sp, where, node);
-				own = 1;
-			}
-			data = dfd >= 0 ? spool_read_file(dfd, file,
-			    TASK_FILE_MAX, &len) : NULL;
-			if (own && dfd >= 0)
-				close(dfd);
-			task_init(&t);
-			if (data == NULL || task_decode(data, len, &t, &te)) {
-				free(data);
-				task_fini(&t);
-				continue;
-			}
-			free(data);
-			o = json_object();
-			json_object_set_new(o, "requestId",
-			    json_string(m->request_id));
-			json_object_set_new(o, "taskCode",
-			    json_string(t.task_code));
-			json_object_set_new(o, "taskName", t.task_name != NULL
-			    ? json_string(t.task_name) : json_null());
-			json_object_set_new(o, "status", json_string(st));
-			json_object_set_new(o, "createdAt",
-			    api_time_or_null(t.created_ms));
-			json_object_set_new(o, "startedAt", json_null());
-			json_object_set_new(o, "finishedAt", json_null());
-			json_object_set_new(o, "durationMs", json_null());
-			json_object_set_new(o, "attempt", json_integer((
-			    json_int_t)t.nattempts + (where ==
-			    SPOOL_ACTIVE)));
-			json_object_set_new(o, "maxRetries", json_integer(
-			    t.max_retries >= 0 ? t.max_retries :
-			    c->rq->cfg->max_retries));
-			json_object_set_new(o, "node", node[0] != '\0' ?
-			    json_string(node) : json_null());
-			json_object_set_new(o, "triggerTime",
-			    api_time_or_null(t.trigger_ms));
-			if (strcmp(st, "PENDING") == 0)
-				json_object_set_new(o, "estimatedDelay",
-				    json_integer(t.not_before_ms > now_ms ?
-				    (t.not_before_ms - now_ms + 999) / 1000 :
-				    0));
-			if (with_result)
-				json_object_set_new(o, "result", json_null());
-			json_object_set_new(o, "failureReason", json_null());
-			json_object_set_new(o, "callback", api_callback_view(c,
-			    m->app_id, m->request_id, t.callback_url != NULL));
-			task_fini(&t);
-			return o;
+			o = view_finished(c, file, with_result, &damaged);
+			continue;
 		}
+		if ((o = view_unfinished(c, m, file, where, node, st,
+		    with_result)) != NULL)
+			return o;
 	}
 	if (o == NULL) {
 		/* A torn result is a missing one (issue 11 item 5): the
