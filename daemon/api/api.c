@@ -16,8 +16,8 @@
  *
  * Invariant: every answer, errors included, is one complete response
  * built in out; the body is read exactly CONTENT_LENGTH bytes, never to
- * EOF.  handle() stays about 110 lines: it is the §3.4 order of checks
- * read top to bottom, and splitting it would hide that order.
+ * EOF.  handle() is the §3.4 order of checks read top to bottom (the
+ * route from route_match()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -447,6 +447,44 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER };
 
+/*
+ * The route of the path p (PATH_INFO, borrowed) for a request whose
+ * method is GET, POST or DELETE (get, post, del), §2.1: R_NONE when p is
+ * no resource; else *allow the methods it allows (a static string), *ok
+ * whether the method is one of them, and for R_TASK *id the task's id
+ * (borrowed from p).
+ */
+static enum route
+route_match(const char *p, int get, int post, int del, const char **allow,
+    int *ok, const char **id)
+{
+	enum route r = R_NONE;
+
+	if (strcmp(p, "/tasks") == 0) {
+		r = R_TASKS;
+		*allow = "GET, POST";
+		*ok = get || post;
+	} else if (strncmp(p, "/tasks/", 7) == 0 && spool_id_ok(p + 7)) {
+		r = R_TASK;
+		*id = p + 7;
+		*allow = "GET, DELETE";
+		*ok = get || del;
+	} else if (strcmp(p, "/health") == 0) {
+		r = R_HEALTH;
+		*allow = "GET";
+		*ok = get;
+	} else if (strcmp(p, "/metrics") == 0) {
+		r = R_METRICS;
+		*allow = "GET";
+		*ok = get;
+	} else if (strcmp(p, "/callbacks/register") == 0) {
+		r = R_REGISTER;
+		*allow = "POST";
+		*ok = post;
+	}
+	return r;
+}
+
 static int
 handle(struct api_ctx *c, struct buf *out)
 {
@@ -459,28 +497,7 @@ handle(struct api_ctx *c, struct buf *out)
 	const char *id = NULL;
 
 	/* 1. Route and method (§2.1). */
-	if (strcmp(p, "/tasks") == 0) {
-		r = R_TASKS;
-		allow = "GET, POST";
-		ok = get || post;
-	} else if (strncmp(p, "/tasks/", 7) == 0 && spool_id_ok(p + 7)) {
-		r = R_TASK;
-		id = p + 7;
-		allow = "GET, DELETE";
-		ok = get || del;
-	} else if (strcmp(p, "/health") == 0) {
-		r = R_HEALTH;
-		allow = "GET";
-		ok = get;
-	} else if (strcmp(p, "/metrics") == 0) {
-		r = R_METRICS;
-		allow = "GET";
-		ok = get;
-	} else if (strcmp(p, "/callbacks/register") == 0) {
-		r = R_REGISTER;
-		allow = "POST";
-		ok = post;
-	}
+	r = route_match(p, get, post, del, &allow, &ok, &id);
 	if (r == R_NONE)
 		return api_problem(c, out, 404, "NOT_FOUND", NULL, "no "
 		    "resource %s", c->instance);

@@ -8,9 +8,9 @@
  * Invariants: the nonce is recorded only after the signature verified;
  * the app's secrets are wiped from the context as soon as the signature
  * is checked; nothing secret is logged or echoed (a mismatch echoes the
- * canonical string, which holds none).  api_authenticate() stays about
- * 130 lines: it is §3.4 steps 5 to 9 in order, each step one early
- * return, and a split would scatter that order.
+ * canonical string, which holds none).  api_authenticate() is §3.4
+ * steps 5 to 9 in order, each one early return; auth_headers() checks
+ * the headers' grammar.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -109,22 +109,19 @@ out:
 	return rc;
 }
 
-int
-api_authenticate(struct api_ctx *c, struct buf *out)
+/*
+ * The four auth headers (§3.4 steps 5 and 6): each present and in its
+ * grammar, copied into val (trimmed).  Returns 0, or the 401
+ * AUTH_HEADER_MISSING or AUTH_HEADER_MALFORMED sent.
+ */
+static int
+auth_headers(struct api_ctx *c, struct buf *out, char val[4][80])
 {
 	static const char *const var[4] = { "HTTP_X_APP_ID",
 	    "HTTP_X_TIMESTAMP", "HTTP_X_NONCE", "HTTP_X_SIGNATURE" };
 	static const char *const name[4] = { "X-App-Id", "X-Timestamp",
 	    "X-Nonce", "X-Signature" };
-	char val[4][80];
 	int hr[4];
-	struct apps apps;
-	struct app *app;
-	char why[512], canon_q_empty[1] = "";
-	struct buf cq, cs;
-	const char *secrets[APPS_SECRETS_MAX];
-	int64_t ts;
-	int rc, match;
 
 	for (int i = 0; i < 4; i++) {
 		hr[i] = api_header(c, var[i], val[i], sizeof(val[i]));
@@ -139,8 +136,8 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 		if (ok && i == 0)
 			ok = apps_token_ok(val[0], 1, 64, "_-");
 		if (ok && i == 1)
-			ok = apps_token_ok(val[1], 1, 11, "") && val[1][0] !=
-			    '0' && strspn(val[1], "0123456789") ==
+			ok = apps_token_ok(val[1], 1, 11, "") &&
+			    val[1][0] != '0' && strspn(val[1], "0123456789") ==
 			    strlen(val[1]);
 		if (ok && i == 2)
 			ok = apps_token_ok(val[2], 16, 64, "_-");
@@ -160,6 +157,23 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 		    "not match its grammar%s", name[i], i == 1 ? " (Unix time "
 		    "in seconds, 1 to 11 digits)" : "");
 	}
+	return 0;
+}
+
+int
+api_authenticate(struct api_ctx *c, struct buf *out)
+{
+	char val[4][80];
+	struct apps apps;
+	struct app *app;
+	char why[512], canon_q_empty[1] = "";
+	struct buf cq, cs;
+	const char *secrets[APPS_SECRETS_MAX];
+	int64_t ts;
+	int rc, match;
+
+	if ((rc = auth_headers(c, out, val)) != 0)
+		return rc;
 	api_copy(c->app_id, sizeof(c->app_id), val[0]);
 	if (apps_load(c->rq->cfg->apps_file, &apps, why, sizeof(why)) != 0) {
 		/* A malformed or unreadable apps file stays so until an

@@ -8,8 +8,9 @@
  * Invariants: the registration is rewritten under an flock of the
  * directory with the spool's writer protocol; a new secret is shown once,
  * in the answer, and wiped from memory after; the daemons' sender reads
- * the same file.  api_register() stays about 130 lines: the read, the
- * rotation and the answer share the registration object and the lock.
+ * the same file.  api_register() reads, changes and writes the
+ * registration under its lock; register_rotate() makes the new secret,
+ * register_answer() the answer.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,6 +83,78 @@ new_whsec(char *out, size_t len)
 	return 0;
 }
 
+/*
+ * A new secret (into secret, len bytes) first among reg's secrets
+ * (borrowed: the array in reg) at now_ms (Unix ms): the previous current
+ * one stays valid API_ROTATE_OVERLAP seconds more, older ones are
+ * dropped.  Returns the new array (borrowed from reg), or NULL with reg
+ * unchanged when no random bytes could be had.
+ */
+static json_t *
+register_rotate(json_t *reg, json_t *secrets, char *secret, size_t len,
+    int64_t now_ms)
+{
+	char b[TSTIME_BUF];
+	json_t *e = json_object(), *kept = json_array();
+	size_t i;
+	json_t *x;
+
+	if (new_whsec(secret, len) != 0) {
+		json_decref(e);
+		json_decref(kept);
+		return NULL;
+	}
+	json_object_set_new(e, "secret", json_string(secret));
+	json_object_set_new(e, "expiresAt", json_null());
+	json_array_append_new(kept, e);
+	/* The previous current secret stays valid for 24 h; older
+	 * ones are dropped. */
+	json_array_foreach(secrets, i, x) {
+		if (!json_is_null(json_object_get(x, "expiresAt")))
+			continue;
+		json_object_set_new(x, "expiresAt",
+		    json_string(api_fmt_time(b, now_ms +
+		    API_ROTATE_OVERLAP * 1000LL)));
+		json_array_append(kept, x);
+		break;
+	}
+	json_object_set_new(reg, "secrets", kept);
+	return kept;
+}
+
+/*
+ * The §4.3 answer for the registration reg (borrowed) of url (borrowed),
+ * a new object: secret (borrowed) is the new secret or "" when none was
+ * made, secrets the registration's secrets (borrowed, newest first),
+ * rotate and created what the request did.
+ */
+static json_t *
+register_answer(struct api_ctx *c, json_t *reg, const char *url,
+    const char *secret, json_t *secrets, int rotate, int created)
+{
+	json_t *resp = json_object();
+
+	json_object_set_new(resp, "appId", json_string(c->app_id));
+	json_object_set_new(resp, "url", json_string(url));
+	json_object_set_new(resp, "status", json_string("ACTIVE"));
+	if (secret[0] != '\0')
+		json_object_set_new(resp, "secret", json_string(secret));
+	{
+		const char *cur = json_string_value(json_object_get(
+		    json_array_get(secrets, 0), "secret"));
+		size_t cl = cur != NULL ? strlen(cur) : 0;
+
+		json_object_set_new(resp, "secretHint", json_string(cl >= 4 ?
+		    cur + cl - 4 : ""));
+	}
+	if (rotate && !created && json_array_size(secrets) > 1)
+		json_object_set(resp, "previousSecretExpiresAt",
+		    json_object_get(json_array_get(secrets, 1), "expiresAt"));
+	json_object_set(resp, "createdAt", json_object_get(reg, "createdAt"));
+	json_object_set(resp, "updatedAt", json_object_get(reg, "updatedAt"));
+	return resp;
+}
+
 int
 api_register(struct api_ctx *c, struct buf *out)
 {
@@ -146,35 +219,12 @@ api_register(struct api_ctx *c, struct buf *out)
 	json_object_set_new(reg, "updatedAt", json_string(api_fmt_time(b,
 	    now_ms)));
 	secrets = json_object_get(reg, "secrets");
-	if (created || rotate) {
-		json_t *e = json_object(), *kept = json_array();
-		size_t i;
-		json_t *x;
-
-		if (new_whsec(secret, sizeof(secret)) != 0) {
-			json_decref(e);
-			json_decref(kept);
-			json_decref(reg);
-			json_decref(o);
-			close(dfd);
-			return api_unavailable(c, out, "RAND_bytes");
-		}
-		json_object_set_new(e, "secret", json_string(secret));
-		json_object_set_new(e, "expiresAt", json_null());
-		json_array_append_new(kept, e);
-		/* The previous current secret stays valid for 24 h; older
-		 * ones are dropped. */
-		json_array_foreach(secrets, i, x) {
-			if (!json_is_null(json_object_get(x, "expiresAt")))
-				continue;
-			json_object_set_new(x, "expiresAt",
-			    json_string(api_fmt_time(b, now_ms +
-			    API_ROTATE_OVERLAP * 1000LL)));
-			json_array_append(kept, x);
-			break;
-		}
-		json_object_set_new(reg, "secrets", kept);
-		secrets = kept;
+	if ((created || rotate) && (secrets = register_rotate(reg, secrets,
+	    secret, sizeof(secret), now_ms)) == NULL) {
+		json_decref(reg);
+		json_decref(o);
+		close(dfd);
+		return api_unavailable(c, out, "RAND_bytes");
 	}
 	s = json_dumps(reg, JSON_COMPACT);
 	if (s == NULL || spool_publish(&c->sp, dfd, file, s, strlen(s), -1,
@@ -190,25 +240,8 @@ api_register(struct api_ctx *c, struct buf *out)
 	OPENSSL_cleanse(s, strlen(s));
 	free(s);
 	close(dfd);
-	resp = json_object();
-	json_object_set_new(resp, "appId", json_string(c->app_id));
-	json_object_set_new(resp, "url", json_string(url));
-	json_object_set_new(resp, "status", json_string("ACTIVE"));
-	if (secret[0] != '\0')
-		json_object_set_new(resp, "secret", json_string(secret));
-	{
-		const char *cur = json_string_value(json_object_get(
-		    json_array_get(secrets, 0), "secret"));
-		size_t cl = cur != NULL ? strlen(cur) : 0;
-
-		json_object_set_new(resp, "secretHint", json_string(cl >= 4 ?
-		    cur + cl - 4 : ""));
-	}
-	if (rotate && !created && json_array_size(secrets) > 1)
-		json_object_set(resp, "previousSecretExpiresAt",
-		    json_object_get(json_array_get(secrets, 1), "expiresAt"));
-	json_object_set(resp, "createdAt", json_object_get(reg, "createdAt"));
-	json_object_set(resp, "updatedAt", json_object_get(reg, "updatedAt"));
+	resp = register_answer(c, reg, url, secret, secrets, rotate,
+	    created);
 	json_decref(reg);
 	json_decref(o);
 	OPENSSL_cleanse(secret, sizeof(secret));
