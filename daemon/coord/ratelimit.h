@@ -1,7 +1,7 @@
 /*
  * ratelimit — the HTTP API's per-AppId request limit (429 RATE_LIMITED,
  * API.md §5).  Mechanism only: count one request against a limit and
- * say whether it is allowed; the caller (api.c) decides the limit,
+ * say whether it is allowed; the caller (api/api_auth.c) decides the limit,
  * answers and logs.
  *
  * Algorithm: a *fixed window counter* whose window starts with the

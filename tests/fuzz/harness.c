@@ -375,7 +375,7 @@ fuzz_api_call(const struct config *cfg, const struct fuzz_request *rq,
 	call_set(&c, "HTTP_X_APP_ID", FUZZ_APP_ID);
 	call_set(&c, "HTTP_X_TIMESTAMP", ts);
 	call_set(&c, "HTTP_X_NONCE", nonce);
-	/* The canonical string as api.c's authenticate() builds it. */
+	/* The canonical string as api_auth.c's api_authenticate() builds it. */
 	buf_init(&cq, 0);
 	buf_init(&cs, 0);
 	if (sign_canonical_query(rq->query != NULL ? rq->query : "", &cq) ==

@@ -1,0 +1,224 @@
+/*
+ * api_impl.h — what the files of the HTTP API share (api.h is the public
+ * interface).  Internal: only daemon/api/api*.c include it.
+ *
+ *   api.c            the entry point api_handle: route and method, the
+ *                    body rules of §2.3, the order of the checks; the
+ *                    answers (CGI responses, problem+json) and the small
+ *                    helpers every endpoint uses
+ *   api_auth.c       TS1-HMAC-SHA256 (§3.4), the nonce store, the
+ *                    AppId's rate limit
+ *   api_marker.c     the idempotency record state/requests/<id>.json
+ *   api_view.c       the §4.2 view of a task (and its callback member)
+ *   api_submit.c     POST /tasks
+ *   api_tasks.c      GET and DELETE /tasks/{id}, GET /tasks (the list)
+ *   api_callbacks.c  POST /callbacks/register, callback URL checks
+ *   api_ops.c        GET /health and GET /metrics (unsigned)
+ *
+ * Every endpoint function takes the request's context c (borrowed, valid
+ * for the one request) and the response buffer out, appends exactly one
+ * complete CGI response to out (replacing what was there) and returns the
+ * HTTP status sent.  None of them fails otherwise: a store error becomes
+ * a 503 through api_unavailable().
+ */
+#ifndef TASKSPOOL_API_IMPL_H
+#define TASKSPOOL_API_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/api.h"
+#include "api/apps.h"
+#include "core/buf.h"
+#include "core/sign.h"
+#include "core/task.h"
+#include "spool/spool.h"
+
+/* One request being served (api_handle's, on its stack). */
+struct api_ctx {
+	const struct api_request *rq;
+	const char *method, *path;	/* path = PATH_INFO */
+        char instance[512];             /* "/api" + PATH_INFO, for problems */
+        char trace[33];
+        struct buf hdr; /* extra header lines, CRLF each */
+        struct spool sp;
+	int sp_open;
+	char app_id[APPS_ID_MAX + 1];
+        struct app app; /* the caller, once authenticated */
+        char body_hex[SIGN_HEX_LEN + 1];
+	const char *body;
+	size_t body_len;
+};
+
+/* An idempotency record, state/requests/<requestId>.json (api_marker.c). */
+struct api_marker {
+	char app_id[APPS_ID_MAX + 1];
+	char request_id[TASK_ID_MAX + 1];
+	char task_code[TASK_CODE_MAX + 1];
+	char fingerprint[SIGN_HEX_LEN + 1];
+	int64_t created_ms;
+	int64_t mtime;			/* of the record file, Unix s */
+};
+
+/* --- answers (api.c) ------------------------------------------------- */
+
+/*
+ * Replace out with a complete CGI response: status, Content-Type ctype,
+ * the extra header lines gathered in c->hdr, then len bytes of body
+ * (borrowed).  Returns status.
+ */
+int api_respond(struct api_ctx *c, struct buf *out, int status,
+    const char *ctype, const char *body, size_t len);
+
+/* Send o (stolen; NULL = out of memory, a 500) as application/json with
+ * status.  Returns the status sent. */
+int api_respond_json(struct api_ctx *c, struct buf *out, int status,
+    json_t *o);
+
+/*
+ * A problem response (RFC 9457; API.md §5): code in UPPER_SNAKE, type
+ * urn:ts:problem:<kebab-case>, extras (stolen, may be NULL) merged in,
+ * detail from the printf format fmt.  A 401 adds WWW-Authenticate, a 503
+ * Retry-After.  Returns status.
+ */
+int api_problem(struct api_ctx *c, struct buf *out, int status,
+    const char *code, json_t *extras, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* 503 SERVICE_UNAVAILABLE after a store failure: what and strerror(errno)
+ * logged once on stderr, without secrets.  Returns 503. */
+int api_unavailable(struct api_ctx *c, struct buf *out, const char *what);
+
+/* A new object {k: v}; v is stolen. */
+json_t *api_one_member(const char *k, json_t *v);
+
+/* 422 VALIDATION_FAILED naming the body's field (borrowed) and why.
+ * Returns 422. */
+int api_validation(struct api_ctx *c, struct buf *out, const char *field,
+    const char *reason);
+
+/* The same for a query parameter of a list request (own title).
+ * Returns 422. */
+int api_query_invalid(struct api_ctx *c, struct buf *out, const char *field,
+    const char *reason);
+
+/* --- request parts and helpers (api.c) ------------------------------- */
+
+/* The CGI meta-variable name: borrowed (valid for the request), or NULL
+ * when unset. */
+const char *api_env(struct api_ctx *c, const char *name);
+
+/* Copy the value of the meta-variable name with leading and trailing
+ * spaces and tabs removed into out (outlen bytes).  Returns 0, -1 when
+ * unset, 1 when it does not fit. */
+int api_header(struct api_ctx *c, const char *name, char *out,
+    size_t outlen);
+
+/*
+ * Parse the body as a JSON object (UTF-8, no BOM, no duplicate members,
+ * no \u0000, depth <= 32 counting the top object).  Returns the new object
+ * (caller decrefs) or NULL after sending 400 INVALID_JSON.
+ */
+json_t *api_parse_body(struct api_ctx *c, struct buf *out);
+
+/* Open (creating when needed, mode 02770) state/<name>/ of c's spool.
+ * Returns a new dirfd (caller closes) or -1 with errno. */
+int api_state_subdir(struct api_ctx *c, const char *name);
+
+/* Copy the string src into dst (size > 0 bytes), truncating. */
+void api_copy(char *dst, size_t size, const char *src);
+
+/* Format ms (Unix ms) as RFC 3339 into b (TSTIME_BUF bytes).  Returns b. */
+char *api_fmt_time(char *b, int64_t ms);
+
+/* A new JSON string of ms as RFC 3339, or JSON null when ms < 0. */
+json_t *api_time_or_null(int64_t ms);
+
+/* --- authentication (api_auth.c) ------------------------------------- */
+
+/*
+ * Check the four auth headers, the app (apps.conf), the timestamp window,
+ * the signature over c's canonical string and the nonce (§3.4 steps 5 to
+ * 9), in that order.  On success fills c->app_id and c->app (secrets
+ * wiped) and returns 0; else returns the 401/403/500/503 sent.
+ */
+int api_authenticate(struct api_ctx *c, struct buf *out);
+
+/*
+ * The AppId's request limit (ratelimit.h), after authentication: the
+ * app's rate=N from apps.conf, else api_rate_limit; 0 = none, and then
+ * nothing is read or locked.  Embedded mode counts in
+ * state/ratelimit/<appId> (one flock), cluster mode in Redis.  A store
+ * that fails lets the request through (logged): the limit protects the
+ * service, it must not take it down.  Returns 0 (go on) or the 429 sent.
+ */
+int api_rate_check(struct api_ctx *c, struct buf *out);
+
+/* --- idempotency records (api_marker.c) ------------------------------ */
+
+/* Append the record of m to out.  Returns 0, or -1 (ENOMEM, EFBIG). */
+int api_marker_encode(const struct api_marker *m, struct buf *out);
+
+/* Read and decode requests/<id>.json from dfd (the requests directory)
+ * into m, with its mtime.  Returns 0, -1 with ENOENT when absent, -1
+ * with EINVAL when it does not decode or another errno on error. */
+int api_marker_read(int dfd, const char *id, struct api_marker *m);
+
+/* --- views (api_view.c) ---------------------------------------------- */
+
+/* 1 when status (a state name) is SUCCESS, FAILED or CANCELLED. */
+int api_terminal(const char *status);
+
+/*
+ * The callback member of §4.2 for task id (borrowed) of app: a new
+ * object.  The delivery's state from outbox/callbacks/ once there is
+ * one; before that PENDING when has_url (the task's own callbackUrl) or
+ * app has a registration, else NOT_REGISTERED.
+ */
+json_t *api_callback_view(struct api_ctx *c, const char *app,
+    const char *id, int has_url);
+
+/*
+ * The §4.2 view of the task whose record is m, as a new object; with_result:
+ * include "result" (single GET) or not (list).  NULL with errno ENOENT
+ * when the task is in no state directory, EBADMSG when its result file
+ * is torn, EAGAIN when it kept moving while read.
+ */
+json_t *api_task_view(struct api_ctx *c, const struct api_marker *m,
+    int with_result);
+
+/*
+ * The §4.1 202 body, a new object: a short summary of the task's current
+ * state; fresh (not NULL) for a task just published, whose state is
+ * known: PENDING, due in *fresh ms from now.
+ */
+json_t *api_summary(struct api_ctx *c, const struct api_marker *m,
+    const int64_t *fresh);
+
+/* --- callback registration (api_callbacks.c) ------------------------- */
+
+/*
+ * Check the callback URL url (borrowed) of the body's member field
+ * against the configuration's policy (urlcheck.h).  Returns 0 when it
+ * may be used, else the 422 (INVALID_CALLBACK_URL, CALLBACK_URL_FORBIDDEN,
+ * CALLBACK_URL_UNRESOLVABLE) or 503 sent.
+ */
+int api_url_problem(struct api_ctx *c, struct buf *out, const char *url,
+    const char *field);
+
+/* --- the endpoints (return the HTTP status sent) --------------------- */
+
+int api_submit(struct api_ctx *c, struct buf *out);	/* POST /tasks */
+int api_list(struct api_ctx *c, struct buf *out);	/* GET /tasks */
+int api_get(struct api_ctx *c, struct buf *out,         /* GET /tasks/{id} */
+            const char *id);
+int api_cancel(struct api_ctx *c, struct buf *out,	/* DELETE */
+    const char *id);
+int api_register(struct api_ctx *c, struct buf *out);	/* POST /callbacks/
+							 * register */
+int api_health(struct api_ctx *c, struct buf *out);	/* GET /health */
+int api_metrics(struct api_ctx *c, struct buf *out);	/* GET /metrics */
+
+#endif
