@@ -21,6 +21,7 @@
 #include "core/freshness.h"
 #include "core/promtext.h"
 #include "core/tstime.h"
+#include "core/version.h"
 #include "spool/clock.h"
 #include "spool/metrics.h"
 
@@ -69,6 +70,9 @@ api_health(struct api_ctx *c, struct buf *out)
 	json_object_set_new(o, "nodes", json_integer(nodes));
 	json_object_set_new(o, "leader", leader[0] != '\0' ?
 	    json_string(leader) : json_null());
+	/* The release of the API program answering (taskspool.cgi
+	 * --version). */
+	json_object_set_new(o, "version", json_string(TASKSPOOL_VERSION));
 	return api_respond_json(c, out, 200, o);
 }
 

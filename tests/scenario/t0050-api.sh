@@ -60,7 +60,8 @@ test_expect_success 'daemon starts; /api/health answers 200 with one node' '
 	curl -s -o "$TRASH/h" -w "%{http_code}" "$TS_URL/api/health" >"$TRASH/st" &&
 	test "$(cat "$TRASH/st")" = 200 &&
 	test "$(jq -r .nodes "$TRASH/h")" = 1 &&
-	test "$(jq -r .status "$TRASH/h")" = ok
+	test "$(jq -r .status "$TRASH/h")" = ok &&
+	test "$(jq -r .version "$TRASH/h")" = "$("$BUILD/taskspool.cgi" --version | cut -d" " -f2)"
 '
 
 test_expect_success 'end to end: shell client submit -> 202 -> hook -> GET SUCCESS' '
