@@ -19,7 +19,7 @@
 #include "spool/readfd.h"
 #include "core/sign.h"
 #include "spool/spool.h"
-#include "spool/textfile.h"
+#include "core/textfile.h"
 
 int
 apps_token_ok(const char *s, size_t min, size_t max, const char *extra)

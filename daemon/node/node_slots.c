@@ -485,7 +485,7 @@ node_kill_strays(struct node *n, const char *id, int attempt)
 static int
 slot_exited_early(struct node *n, struct slot *sl, int ws)
 {
-	char sid[TASK_ID_MAX + 1];
+	char sid[TASK_ID_MAX + 1] = "";
 
 	/* Whatever the hook left behind in its group dies with it, and so
 	 * does what left the group (see node_kill_strays). */

@@ -1,5 +1,14 @@
 /*
  * scheduler — the leader's recurring-job scheduler; see scheduler.h.
+ *
+ * A pass: scheduler_tick takes the due jobs off the timing wheel; run_job
+ * plans each one's instants (job_misfire_plan), drops those already
+ * fired, applies the overlap policy, stages every fire in tmp/
+ * (fire_stage); publish_staged then makes the staged files durable and
+ * moves them into place, forbid/replace fires only through their run
+ * marker (jobrun_publish).  Longest: run_job (about 160 lines), the
+ * decisions of one job's pass in order (plan, replay, overlap, stage,
+ * state); split, its steps would pass most of its locals around.
  */
 #include "node/scheduler.h"
 

@@ -18,7 +18,9 @@
  *    (job_misfire_plan);
  *  - the overlap policy, once per pass (forbid: a live previous task
  *    skips the pass, a catch-up fires only its first instant; replace:
- *    only the last instant fires and the live task is cancelled);
+ *    only the last instant fires and the live task is cancelled), fenced
+ *    by the job's run marker (coord/jobrun.h), so two leaders at once
+ *    neither overlap a forbid run nor publish one instant twice;
  *  - clock jumps: detected by comparing wall and monotonic clocks between
  *    ticks and logged; the wheel never moves back, so a step back fires
  *    nothing twice, and a step forward fires what became due under the

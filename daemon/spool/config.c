@@ -20,7 +20,7 @@
 #include "spool/readfd.h"
 #include "spool/log.h"
 #include "spool/spool.h"
-#include "spool/textfile.h"
+#include "core/textfile.h"
 
 /* Bytes a taskspool.conf may hold: far above any real file, so a runaway
  * one (or /dev/zero by mistake) is refused, not read to the end. */

@@ -4,8 +4,8 @@
  * Lines go to stderr (foreground, CLI) or syslog(3) (daemon), each prefixed
  * with the program name and level.  Library modules never log: they return
  * -1/NULL with errno and an optional reason; the policy layer logs once,
- * with the requestId.  log_warn() and log_err*() append strerror(errno);
- * the *x variants do not.  fatal()/fatalx() log and exit with a sysexits(3)
+ * with the requestId.  log_warn() and fatal() append strerror(errno);
+ * the *x variants (log_warnx, fatalx) do not.  fatal()/fatalx() log and exit with a sysexits(3)
  * code; they are for start-up errors only, never for the daemon's main loop.
  * Names that come from input are escaped (control bytes as \xNN) by
  * log_safe() before they reach a log line.

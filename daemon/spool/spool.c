@@ -18,7 +18,7 @@
 #include "core/buf.h"
 #include "spool/readfd.h"
 #include "core/task.h"
-#include "spool/textfile.h"
+#include "core/textfile.h"
 
 static const struct {
 	const char *name;

@@ -7,7 +7,7 @@
  * Every directory is opened once, O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC, and all
  * file operations go through openat/renameat/linkat/unlinkat on those
  * handles, so a name can never escape its directory (names are also
- * whitelisted: spool_name_ok).  Errors are -1 with errno, and where a
+ * whitelisted: spool_id_ok, spool_code_ok).  Errors are -1 with errno, and where a
  * caller shows a reason, a message in a caller buffer.
  */
 #ifndef TASKSPOOL_SPOOL_H

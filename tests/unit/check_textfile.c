@@ -1,5 +1,5 @@
 /*
- * check_textfile.c — unit tests for daemon/spool/textfile.c, the control-byte
+ * check_textfile.c — unit tests for daemon/core/textfile.c, the control-byte
  * gate of the line-based text files (issue 10).
  *
  * Hand-made byte strings; lines, columns (1-based) and offsets (0-based)
@@ -13,7 +13,7 @@
 
 #include <check.h>
 
-#include "spool/textfile.h"
+#include "core/textfile.h"
 #include "unit.h"
 
 START_TEST(test_refusals)

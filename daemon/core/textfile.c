@@ -1,7 +1,7 @@
 /*
  * textfile — control-byte gate for line-based text files; see textfile.h.
  */
-#include "spool/textfile.h"
+#include "core/textfile.h"
 
 #include <stdio.h>
 
