@@ -90,7 +90,8 @@ static const char *const top_usage =
 "  db migrate|status          MariaDB schema (cluster mode)\n"
 "  history [--code C] [--state S] [--since T]   task history from MariaDB\n"
 "  stats [--since T]          per task code: count, success rate, p50/p95\n"
-"  purge --older-than D [--db]   remove finished tasks' files (and rows)\n"
+"  purge --older-than D [--db] [--dry-run]\n"
+"                             remove finished tasks' files (and rows)\n"
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help;\n"
@@ -1415,7 +1416,8 @@ command_help(const char *cmd)
 		if (in) {
 			if (!found)
 				fputs("usage: taskspool [-c file] [-s spool] "
-				    "[--json]\n", stdout);
+				    "[--json] <one of the lines below>\n",
+				    stdout);
 			fwrite(p, 1, len, stdout);
 			found = 1;
 		}
@@ -1428,6 +1430,27 @@ command_help(const char *cmd)
 	}
 	fputs(opts + 1, stdout);
 	fputs("see taskspool(1) for each command's options.\n", stdout);
+	return 0;
+}
+
+/* Whether cmd prints its own detailed usage for this --help, with or
+ * without a spool: jobs, cron, logs, list and init wherever --help is;
+ * apps and the records commands when it comes first. */
+static int
+own_help(const char *cmd, int argc, char **argv)
+{
+	static const char *const any[] = { "jobs", "cron", "logs", "list",
+		"init" };
+	static const char *const first[] = { "apps", "db", "history",
+		"stats", "purge" };
+
+	for (size_t i = 0; i < sizeof(any) / sizeof(any[0]); i++)
+		if (strcmp(cmd, any[i]) == 0)
+			return 1;
+	for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+		if (strcmp(cmd, first[i]) == 0)
+			return argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
+			    strcmp(argv[1], "-h") == 0);
 	return 0;
 }
 
@@ -1503,7 +1526,9 @@ cli_run(int argc, char **argv)
 			argc--;
 			i--;
 		}
-	if (wants_help(argc, argv))
+	/* The commands with a usage text of their own print it; the
+	 * others their lines of top_usage. */
+	if (wants_help(argc, argv) && !own_help(cmd, argc, argv))
 		return command_help(cmd);
 	if (strcmp(cmd, "init") == 0)
 		return cmd_init(&c, argc, argv);
