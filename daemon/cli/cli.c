@@ -1287,7 +1287,7 @@ live_daemons(struct cli *c)
 	}
 	coord_close(co);
 	for (size_t i = 0; i < n; i++)
-		alive += now - v[i].at_ms < 3 * c->cfg.heartbeat_ms;
+		alive += coord_node_alive(&v[i], now, c->cfg.heartbeat_ms);
 	free(v);
 	return alive;
 }

@@ -46,7 +46,7 @@ cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,
 	arr = json ? json_array() : NULL;
 	for (size_t i = 0; i < n; i++) {
 		int64_t age = now - v[i].at_ms;
-		int alive = age < 3 * cfg->heartbeat_ms;
+		int alive = coord_node_alive(&v[i], now, cfg->heartbeat_ms);
 		const char *state = alive ? "alive" : "offline";
 
 		if (json) {

@@ -478,6 +478,20 @@ purge_rest(const struct spool *sp, const struct purge_extra *x,
 	return 0;
 }
 
+/* What --dry-run would remove, "<dir>/<name>": appended to items (with
+ * --json) when not NULL, else printed as a line. */
+static void
+dry_item(json_t *items, const char *dir, const char *name)
+{
+	char what[NAME_MAX + 32];
+
+	snprintf(what, sizeof(what), "%s/%s", dir, name);
+	if (items != NULL)
+		json_array_append_new(items, json_string(what));
+	else
+		printf("%s\n", what);
+}
+
 /* items: with --json --dry-run, the array the would-be-purged tasks
  * are appended to ("<dir>/<id>") instead of printed; else NULL. */
 static int
@@ -533,14 +547,7 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 		if (end >= cutoff)
 			continue;
 		if (dry) {
-			char what[TASK_ID_MAX + 32];
-
-			snprintf(what, sizeof(what), "%s/%s",
-			    spool_dir_name(dir), id);
-			if (items != NULL)
-				json_array_append_new(items, json_string(what));
-			else
-				printf("%s\n", what);
+			dry_item(items, spool_dir_name(dir), id);
 			(*count)++;
 			continue;
 		}
@@ -597,16 +604,10 @@ purge_corrupt(const struct spool *sp, int64_t cutoff, int dry,
 		    st.st_mtim.tv_nsec / 1000000 >= cutoff)
 			continue;
 		if (dry) {
-			char what[NAME_MAX + 16];
-
-			if (reason)
-				continue;
-			snprintf(what, sizeof(what), "corrupt/%s", de->d_name);
-			if (items != NULL)
-				json_array_append_new(items, json_string(what));
-			else
-				printf("%s\n", what);
-			(*count)++;
+			if (!reason) {
+				dry_item(items, "corrupt", de->d_name);
+				(*count)++;
+			}
 			continue;
 		}
 		if (unlinkat(sp->dir[SPOOL_CORRUPT], de->d_name, 0) != 0) {

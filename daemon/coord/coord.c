@@ -455,3 +455,10 @@ coord_node_runs(const struct coord_node *nd, const char *code)
 {
 	return !nd->hooks_known || hookset_has(nd->hooks, code);
 }
+
+int
+coord_node_alive(const struct coord_node *nd, int64_t now_ms,
+    long heartbeat_ms)
+{
+	return now_ms - nd->at_ms < 3 * (int64_t)heartbeat_ms;
+}

@@ -219,4 +219,13 @@ int coord_nodes(struct coord *c, struct coord_node **out, size_t *n,
  */
 int coord_node_runs(const struct coord_node *nd, const char *code);
 
+/*
+ * Whether node nd (from coord_nodes) is alive at now_ms (epoch ms): its
+ * heartbeat, written every heartbeat_ms, is younger than 3 of them (one
+ * missed write is a slow node, three a dead or frozen one).  The one rule
+ * of the router, `taskspool nodes` and `submit --wait`.  Returns 1 or 0.
+ */
+int coord_node_alive(const struct coord_node *nd, int64_t now_ms,
+    long heartbeat_ms);
+
 #endif

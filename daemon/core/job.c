@@ -167,20 +167,6 @@ get_enum(json_t *v, const char *field, const char *const *names, size_t n,
 	return fail(err, field, "must be one of %s, %s", names[0], names[1]);
 }
 
-/* The route grammar of task files (API.md §4.1; task.c checks it too). */
-static int
-route_ok(const char *s)
-{
-	static const char *const routes[] = { "any", "round_robin",
-		"least_active", "consistent_hash", "broadcast" };
-
-	for (size_t i = 0; i < NELEM(routes); i++)
-		if (strcmp(s, routes[i]) == 0)
-			return 1;
-	return strncmp(s, "node:", 5) == 0 &&
-	    task_name_ok(s + 5, TASK_CODE_MAX);
-}
-
 /* Decoder scratch: what the members said, before cross-checks. */
 struct job_seen {
 	int kinds;			/* bit per enum job_kind present */
@@ -244,7 +230,7 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	if (strcmp(k, "route") == 0) {
 		if (get_string(v, k, TASK_CODE_MAX + 5, &s, err) != 0)
 			return -1;
-		if (!route_ok(s))
+		if (!task_route_ok(s))
 			return fail(err, k, "must be any, round_robin, "
 			    "least_active, consistent_hash, broadcast or "
 			    "node:<id>");

@@ -375,8 +375,8 @@ dup_string(json_t *v, const char *field, size_t max, char **out,
 	return 0;
 }
 
-static int
-route_ok(const char *s)
+int
+task_route_ok(const char *s)
 {
 	static const char *const routes[] = { "any", "round_robin",
 		"least_active", "consistent_hash", "broadcast" };
@@ -528,7 +528,7 @@ decode_member(struct task *t, const char *k, json_t *v,
 	if (strcmp(k, "route") == 0) {
 		if (dup_string(v, k, TASK_CODE_MAX + 5, &t->route, err))
 			return -1;
-		if (!route_ok(t->route))
+		if (!task_route_ok(t->route))
 			return fail(err, k, "must be any, round_robin, "
 			    "least_active, consistent_hash, broadcast or "
 			    "node:<id>");

@@ -168,6 +168,14 @@ int task_copy_params(const char *data, size_t len, int present,
 int task_name_ok(const char *s, size_t max);
 
 /*
+ * Whether s is a route of the task file format: any, round_robin,
+ * least_active, consistent_hash, broadcast, or node:<id> with id of the
+ * task-code grammar (README.md, "Where a task runs").  Returns 1 or 0.
+ * Used by the task and the job decoders.
+ */
+int task_route_ok(const char *s);
+
+/*
  * Encode an attempt as a JSON object text appended to out (used by the
  * result writer too).  Returns 0 or -1 as buf_append.
  */

@@ -109,7 +109,7 @@ live_refresh(struct router *r, int64_t now_ms)
 	}
 	live_clear(r);
 	for (size_t i = 0; i < n; i++)	/* keep the live ones, in order */
-		if (now_ms - v[i].at_ms < 3 * r->heartbeat_ms)
+		if (coord_node_alive(&v[i], now_ms, r->heartbeat_ms))
 			v[k++] = v[i];
 	r->live = v;
 	r->nlive = k;
