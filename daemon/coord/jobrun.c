@@ -124,8 +124,14 @@ marker_read(int dirfd, const char *job, struct marker *m)
 	if (name_of(name, sizeof(name), job, ".run") != 0)
 		return -1;
 	data = spool_read_file(dirfd, name, JOBRUN_LINE_MAX, &len);
-	if (data == NULL)
-		return errno == ENOENT ? 0 : -1;
+	if (data == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		/* Longer than any marker written, or a symbolic link (never
+		 * followed): torn, so stale; the rename of a new marker
+		 * replaces it. */
+		return errno == EFBIG || errno == ELOOP ? 1 : -1;
+	}
 	data[strcspn(data, "\n")] = '\0';
 	sp = strchr(data, ' ');
 	if (sp != NULL)

@@ -312,7 +312,9 @@ loop_timers(struct node *n, int64_t now)
 	 * (sd_watchdog_enabled(3)). */
 	if (n->watchdog_ms > 0 && now >= n->next_watchdog) {
 		(void)sdnotify("WATCHDOG=1");
-		n->next_watchdog = now + n->watchdog_ms / 2;
+		/* At most every 100 ms, whatever WATCHDOG_USEC says. */
+		n->next_watchdog = now + (n->watchdog_ms / 2 > 100 ?
+		    n->watchdog_ms / 2 : 100);
 	}
 }
 
