@@ -14,6 +14,7 @@
 
 #include "spool/config.h"
 #include "spool/hooklimit.h"
+#include "core/journal.h"
 #include "spool/log.h"
 #include "node/node.h"
 #include "spool/spool.h"
@@ -172,9 +173,19 @@ main(int argc, char **argv)
 		if (realpath(cfile, abs_cfile) != NULL)
 			cfile = abs_cfile;
 	}
-	/* log_target: empty = stderr with -d, syslog when detached. */
+	/* log_target: empty = stderr with -d, syslog when detached;
+	 * journal = native entries, stderr (kept open) when journald does
+	 * not take one. */
 	use_syslog = strcmp(cfg.log_target, "syslog") == 0 ||
 	    (cfg.log_target[0] == '\0' && !fg);
+	if (strcmp(cfg.log_target, "journal") == 0) {
+		const char *js = getenv("TASKSPOOL_JOURNAL_SOCKET");
+
+		if (log_set_journal(js != NULL && js[0] != '\0' ? js :
+		    JOURNAL_SOCKET) != 0)
+			fatal(EX_CONFIG, "log_target = journal: socket %s",
+			    js != NULL ? js : JOURNAL_SOCKET);
+	}
 	log_set_format((enum log_format)log_format_parse(cfg.log_format));
 	log_set_node(cfg.node_id);
 	if (!fg) {

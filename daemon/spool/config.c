@@ -82,8 +82,8 @@ static const struct key_def keys[] = {
 	    "metrics/<node>.prom (Prometheus text format); 0 = no metrics"),
 	S(log_format, "logfmt", "logfmt (one key=value line per event) | "
 	    "text"),
-	S(log_target, "", "stderr | syslog; empty = stderr with -d, else "
-	    "syslog"),
+	S(log_target, "", "stderr | syslog | journal; empty = stderr with -d, "
+	    "else syslog"),
 	S(apps_file, "", "the HTTP API's apps and secrets (taskspool apps); "
 	    "empty = <spool>/apps.conf"),
 	S(callback_delays_ms, "5000,30000,120000,600000,1800000", "callback "
@@ -580,9 +580,10 @@ config_check(struct config *c, char *why, size_t whylen)
 		return -1;
 	}
 	if (c->log_target[0] != '\0' && strcmp(c->log_target, "stderr") != 0
-	    && strcmp(c->log_target, "syslog") != 0) {
+	    && strcmp(c->log_target, "syslog") != 0 &&
+	    strcmp(c->log_target, "journal") != 0) {
 		snprintf(why, whylen, "log_target: \"%s\" is not one of stderr, "
-		    "syslog", c->log_target);
+		    "syslog, journal", c->log_target);
 		return -1;
 	}
 	if (config_check_callback(c, why, whylen) != 0 ||

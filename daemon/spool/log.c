@@ -23,11 +23,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/journal.h"
 #include "spool/clock.h"
+#include "spool/unixdgram.h"
 
 static const char *log_prog = "taskspool";
 static int log_syslog;
 static int log_journal;		/* stderr is the journal: "<N>" prefixes */
+static int log_jfd = -1;		/* log_target = journal: the socket */
+static struct sockaddr_un log_jaddr;
+static socklen_t log_jlen;
 static enum log_level log_max = LOG_LEVEL_INFO;
 static enum log_format log_fmt = LOG_FORMAT_TEXT;
 static char log_node[65];
@@ -172,6 +177,56 @@ kv_put(char *out, size_t len, size_t o, const char *key, const char *v)
 	return o < len ? o : len - 1;
 }
 
+int
+log_set_journal(const char *path)
+{
+	socklen_t len;
+	int fd;
+
+	if (log_jfd >= 0) {
+		close(log_jfd);
+		log_jfd = -1;
+	}
+	if (path == NULL)
+		return 0;
+	if ((len = unixdgram_addr(&log_jaddr, path)) == 0)
+		return -1;
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	log_jlen = len;
+	log_jfd = fd;
+	return 0;
+}
+
+/*
+ * One journal entry (systemd.journal-fields(7): MESSAGE, PRIORITY,
+ * SYSLOG_IDENTIFIER; ours: EVENT, REQUEST_ID, TASK_CODE, NODE,
+ * ATTEMPT).  Returns 0 when journald took it, -1 when the line must go
+ * to stderr instead (no journal listening, or too large).
+ */
+static int
+journal_write(int prio, const char *event, const char *rid,
+    const char *code, int attempt, const char *msg)
+{
+	char entry[8192], p[4], num[16] = "";
+	struct journal_field f[] = {
+		{ "MESSAGE", msg }, { "PRIORITY", p },
+		{ "SYSLOG_IDENTIFIER", log_prog }, { "EVENT", event },
+		{ "REQUEST_ID", rid }, { "TASK_CODE", code },
+		{ "NODE", log_node }, { "ATTEMPT", num },
+	};
+	size_t len;
+
+	snprintf(p, sizeof(p), "%d", prio);
+	if (attempt > 0)
+		snprintf(num, sizeof(num), "%d", attempt);
+	len = journal_encode(entry, sizeof(entry), f,
+	    (int)(sizeof(f) / sizeof(f[0])));
+	if (len == 0)
+		return -1;
+	return unixdgram_send(log_jfd, &log_jaddr, log_jlen, entry, len);
+}
+
 static void
 log_write(enum log_level lv, const char *event, const char *rid,
     const char *code, int attempt, const char *msg)
@@ -183,6 +238,11 @@ log_write(enum log_level lv, const char *event, const char *rid,
 	char when[40], sec[24], line[4096], num[16], pfx[8] = "";
 	size_t o = 0;
 
+	/* log_target = journal: a native entry; without a journal
+	 * listening the line goes to stderr as before, never lost. */
+	if (log_jfd >= 0 && journal_write(prio[lv], event, rid, code, attempt,
+	    msg) == 0)
+		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);

@@ -55,6 +55,18 @@ void log_init(const char *progname, int use_syslog, enum log_level level);
  */
 int log_stderr_is_journal(void);
 
+/*
+ * log_target = journal: send every line as a native journal entry to the
+ * datagram socket path (JOURNAL_SOCKET of core/journal.h, or "@name";
+ * NULL turns it off), with MESSAGE, PRIORITY, SYSLOG_IDENTIFIER and the
+ * fields EVENT, REQUEST_ID, TASK_CODE, NODE and ATTEMPT, so
+ * `journalctl REQUEST_ID=r1` follows a task.  A line journald does not
+ * take (not running, entry over 8 KiB) goes to stderr as configured.
+ * Returns 0, or -1 with errno (EINVAL/ENAMETOOLONG for the path,
+ * socket(2)'s errors).  Call before the daemon's threads start.
+ */
+int log_set_journal(const char *path);
+
 /* Parse "err", "warn", "info" or "debug"; -1 if unknown. */
 int log_level_parse(const char *s);
 

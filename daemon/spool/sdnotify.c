@@ -3,6 +3,8 @@
  */
 #include "spool/sdnotify.h"
 
+#include "spool/unixdgram.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,16 +24,12 @@ sdnotify(const char *fmt, ...)
 	struct sockaddr_un sa;
 	char msg[SDNOTIFY_MAX];
 	socklen_t salen;
-	size_t plen;
 	va_list ap;
-	int fd, n, saved;
-	ssize_t w;
+	int fd, n, rc, saved;
 
 	if (path == NULL || path[0] == '\0')
 		return 0;
-	plen = strlen(path);
-	if ((path[0] != '/' && path[0] != '@') || plen < 2 ||
-	    plen >= sizeof(sa.sun_path)) {
+	if ((salen = unixdgram_addr(&sa, path)) == 0) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -42,29 +40,14 @@ sdnotify(const char *fmt, ...)
 		errno = EMSGSIZE;
 		return -1;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, plen);
-	if (path[0] == '@') {
-		/* The abstract namespace: a leading NUL, no terminator
-		 * counted (unix(7)). */
-		sa.sun_path[0] = '\0';
-		salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    plen);
-	} else
-		salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    plen + 1);
 	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0)) < 0)
 		return -1;
-	do
-		w = sendto(fd, msg, (size_t)n, MSG_NOSIGNAL,
-		    (struct sockaddr *)&sa, salen);
-	while (w < 0 && errno == EINTR);
+	rc = unixdgram_send(fd, &sa, salen, msg, (size_t)n);
 	saved = errno;
 	close(fd);
 	errno = saved;
-	return w == (ssize_t)n ? 1 : -1;
+	return rc == 0 ? 1 : -1;
 }
 
 int64_t

@@ -4,20 +4,27 @@
 # STATUS= and MAINPID= once the daemon has its spool, locks and
 # coordination; WATCHDOG=1 at least every half of WATCHDOG_USEC; SIGHUP
 # → RELOADING=1 (with MONOTONIC_USEC) then READY=1; SIGTERM → STOPPING=1
-# with the number of hooks it drains; WATCHDOG_PID of another process
+# with the number of hooks it drains; log_target = journal sends native
+# journal entries with REQUEST_ID, TASK_CODE, NODE and ATTEMPT (decoded by
+# tools/journalrecv.py), stderr when no journal listens; WATCHDOG_PID of another process
 # turns the watchdog off; an abstract "@name" socket works too; and the
 # shipped unit is Type=notify with WatchdogSec= and
 # RestartPreventExitStatus=64 78.
 . "$(dirname "$0")/test-lib.sh"
 
 RECV="$(dirname "$0")/../tools/notifyrecv.py"
+JRECV="$(dirname "$0")/../tools/journalrecv.py"
 N="$TRASH/notify.out"
 recv() {	# recv SOCKET: start the stand-in, wait until it is bound
 	python3 "$RECV" "$1" "$N" & echo $! >"$TRASH/recv.pid"
 	wait_for "grep -q BOUND \"$N\""
 }
+jrecv() {	# jrecv OUT: the stand-in journal on $TRASH/journal.sock
+	python3 "$JRECV" "$TRASH/journal.sock" "$1" & echo $! >"$TRASH/jrecv.pid"
+	wait_for "grep -q BOUND \"$1\""
+}
 stop_recv() { kill "$(cat "$TRASH/recv.pid" 2>/dev/null)" 2>/dev/null; :; }
-trap 'stop_recv; cleanup' EXIT
+trap 'stop_recv; kill "$(cat "$TRASH/jrecv.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
 count() { grep -c "$1" "$N"; }
 
 test_expect_success 'READY=1 once started, with STATUS= and MAINPID=' '
@@ -67,6 +74,30 @@ test_expect_success 'WATCHDOG_PID of another process: no WATCHDOG=1; an abstract
 	start_daemon n2 && unset NOTIFY_SOCKET WATCHDOG_USEC WATCHDOG_PID &&
 	wait_for "grep -q READY=1 \"$N\"" && sleep 1 &&
 	test "$(count "^WATCHDOG=1$")" = 0
+'
+
+test_expect_success 'log_target = journal: native entries with the task fields' '
+	stop_daemon n2 && J="$TRASH/journal.out" && jrecv "$J" &&
+	TASKSPOOL_JOURNAL_SOCKET="$TRASH/journal.sock" start_daemon n3 \
+	    -o log_target=journal &&
+	printf "#!/bin/sh\necho hi\n" >"$HOOKS/jhook" && chmod +x "$HOOKS/jhook" &&
+	ts submit --code jhook --id j1 >/dev/null && wait_terminal j1 &&
+	wait_for "grep -q task.success \"$J\"" &&
+	! grep -q BAD "$J" &&
+	jq -se "any(.[]; .EVENT == \"task.success\" and .REQUEST_ID == \"j1\" and
+	    .TASK_CODE == \"jhook\" and .NODE == \"n3\" and .ATTEMPT == \"1\" and
+	    .PRIORITY == \"6\" and .SYSLOG_IDENTIFIER == \"taskspoold\" and
+	    (.MESSAGE | length > 0))" "$J" >/dev/null &&
+	jq -se "any(.[]; (.MESSAGE // \"\") | test(\"node n3 started\"))" "$J" >/dev/null &&
+	! grep -q "node n3 started" "$TRASH/log.n3"
+'
+
+test_expect_success 'log_target = journal without journald: lines go to stderr' '
+	kill "$(cat "$TRASH/jrecv.pid")" && stop_daemon n3 &&
+	rm -f "$TRASH/journal.sock" &&
+	TASKSPOOL_JOURNAL_SOCKET="$TRASH/journal.sock" start_daemon n4 \
+	    -o log_target=journal &&
+	grep -q "node n4 started" "$TRASH/log.n4"
 '
 
 test_expect_success 'the shipped units: Type=notify, WatchdogSec=, RestartPreventExitStatus=64 78' '
