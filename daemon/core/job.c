@@ -12,11 +12,11 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonfield.h"
 #include "core/jsontext.h"
 #include "core/suggest.h"
 #include "core/tstime.h"
@@ -75,77 +75,20 @@ job_fini(struct job *j)
 
 /* --- errors --- */
 
-static int
-fail(struct task_error *err, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct task_error *err, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)snprintf(err->field, sizeof(err->field), "%s", field);
-	va_start(ap, fmt);
-	(void)vsnprintf(err->rule, sizeof(err->rule), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* --- member decoders --- */
 
-static int
-get_string(json_t *v, const char *field, size_t max, const char **out,
-    struct task_error *err)
-{
-	if (!json_is_string(v))
-		return fail(err, field, "must be a string");
-	if (json_string_length(v) > max)
-		return fail(err, field, "longer than %zu bytes", max);
-	if (strlen(json_string_value(v)) != json_string_length(v))
-		return fail(err, field, "must not contain \\u0000");
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int
-get_code(json_t *v, const char *field, char *out, struct task_error *err)
-{
-	const char *s = NULL;
-
-	if (get_string(v, field, TASK_CODE_MAX, &s, err) != 0)
-		return -1;
-	if (!task_name_ok(s, TASK_CODE_MAX))
-		return fail(err, field, "must match [A-Za-z0-9]"
-		    "[A-Za-z0-9_.-]{0,%d}", TASK_CODE_MAX - 1);
-	memcpy(out, s, strlen(s) + 1);
-	return 0;
-}
-
-static int
-get_int(json_t *v, const char *field, int64_t lo, int64_t hi, int64_t *out,
-    struct task_error *err)
-{
-	if (!json_is_integer(v) || json_integer_value(v) < lo ||
-	    json_integer_value(v) > hi)
-		return fail(err, field, "must be an integer %lld..%lld",
-		    (long long)lo, (long long)hi);
-	*out = (int64_t)json_integer_value(v);
-	return 0;
-}
-
+/* A time member: -1 means "absent" in struct job; nothing fires before
+ * 1970. */
 static int
 get_time(json_t *v, const char *field, int64_t *out, struct task_error *err)
 {
 	int64_t t;
 
-	if (!json_is_string(v) ||
-	    tstime_parse_rfc3339(json_string_value(v), &t) != 0)
-		return fail(err, field, "must be an RFC 3339 date-time with "
-		    "offset, e.g. 2024-06-01T12:00:00Z");
-	/* -1 means "absent" in struct job; nothing fires before 1970. */
+	if (jsonfield_time(v, field, &t, err) != 0)
+		return -1;
 	if (t < 0 || t > JOB_TIME_MAX_MS)
-		return fail(err, field, "must be between 1970-01-01T00:00:00Z "
-		    "and 9999-12-31T23:59:59Z");
+		return jsonfield_fail(err, field, "must be between "
+		    "1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z");
 	*out = t;
 	return 0;
 }
@@ -162,9 +105,9 @@ get_enum(json_t *v, const char *field, const char *const *names, size_t n,
 			return 0;
 		}
 	if (n == 3)
-		return fail(err, field, "must be one of %s, %s, %s",
+		return jsonfield_fail(err, field, "must be one of %s, %s, %s",
 		    names[0], names[1], names[2]);
-	return fail(err, field, "must be one of %s, %s", names[0], names[1]);
+	return jsonfield_fail(err, field, "must be one of %s, %s", names[0], names[1]);
 }
 
 /* Decoder scratch: what the members said, before cross-checks. */
@@ -192,17 +135,17 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	int e;
 
 	if (strcmp(k, "jobCode") == 0)
-		return get_code(v, k, j->code, err);
+		return task_json_name(v, k, TASK_CODE_MAX, j->code, err);
 	if (strcmp(k, "taskCode") == 0)
-		return get_code(v, k, j->task_code, err);
+		return task_json_name(v, k, TASK_CODE_MAX, j->task_code, err);
 	if (strcmp(k, "cron") == 0) {
-		if (get_string(v, k, CRON_TEXT_MAX, &seen->cron, err) != 0)
+		if (jsonfield_string(v, k, CRON_TEXT_MAX, &seen->cron, err) != 0)
 			return -1;
 		seen->kinds |= 1 << JOB_KIND_CRON;
 		return 0;
 	}
 	if (strcmp(k, "fixedRateMs") == 0 || strcmp(k, "fixedDelayMs") == 0) {
-		if (get_int(v, k, 1, JOB_INTERVAL_MAX_MS, &j->interval_ms,
+		if (jsonfield_int(v, k, 1, JOB_INTERVAL_MAX_MS, &j->interval_ms,
 		    err) != 0)
 			return -1;
 		seen->kinds |= 1 << (k[5] == 'R' ? JOB_KIND_FIXED_RATE :
@@ -217,10 +160,10 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		return 0;
 	}
 	if (strcmp(k, "timezone") == 0) {
-		if (get_string(v, k, TZ_NAME_MAX, &s, err) != 0)
+		if (jsonfield_string(v, k, TZ_NAME_MAX, &s, err) != 0)
 			return -1;
 		if (!tz_name_ok(s))
-			return fail(err, k, "must be an IANA time zone name "
+			return jsonfield_fail(err, k, "must be an IANA time zone name "
 			    "such as Europe/Riga or UTC");
 		memcpy(j->timezone, s, strlen(s) + 1);
 		return 0;
@@ -228,24 +171,24 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	if (strcmp(k, "executeParams") == 0)
 		return 0;	/* cut from the raw bytes after the loop */
 	if (strcmp(k, "route") == 0) {
-		if (get_string(v, k, TASK_CODE_MAX + 5, &s, err) != 0)
+		if (jsonfield_string(v, k, TASK_CODE_MAX + 5, &s, err) != 0)
 			return -1;
 		if (!task_route_ok(s))
-			return fail(err, k, "must be any, round_robin, "
+			return jsonfield_fail(err, k, "must be any, round_robin, "
 			    "least_active, consistent_hash, broadcast or "
 			    "node:<id>");
 		if ((j->route = strdup(s)) == NULL)
-			return fail(err, k, "out of memory");
+			return jsonfield_fail(err, k, "out of memory");
 		return 0;
 	}
 	if (strcmp(k, "maxRetries") == 0) {
-		if (get_int(v, k, 0, 100, &n, err) != 0)
+		if (jsonfield_int(v, k, 0, 100, &n, err) != 0)
 			return -1;
 		j->max_retries = (int)n;
 		return 0;
 	}
 	if (strcmp(k, "timeoutSec") == 0) {
-		if (get_int(v, k, 1, 604800, &n, err) != 0)
+		if (jsonfield_int(v, k, 1, 604800, &n, err) != 0)
 			return -1;
 		j->timeout_sec = (int)n;
 		return 0;
@@ -258,7 +201,7 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		return 0;
 	}
 	if (strcmp(k, "misfireCap") == 0) {
-		if (get_int(v, k, 1, JOB_MISFIRE_CAP_MAX, &n, err) != 0)
+		if (jsonfield_int(v, k, 1, JOB_MISFIRE_CAP_MAX, &n, err) != 0)
 			return -1;
 		j->misfire_cap = (int)n;
 		seen->misfire_cap_given = 1;
@@ -273,7 +216,7 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	}
 	if (strcmp(k, "enabled") == 0) {
 		if (!json_is_boolean(v))
-			return fail(err, k, "must be true or false");
+			return jsonfield_fail(err, k, "must be true or false");
 		j->enabled = json_is_true(v);
 		return 0;
 	}
@@ -284,16 +227,16 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &j->created_ms, err);
 	if (strcmp(k, "jitterMs") == 0)
-		return get_int(v, k, 0, JOB_JITTER_MAX_MS, &j->jitter_ms, err);
+		return jsonfield_int(v, k, 0, JOB_JITTER_MAX_MS, &j->jitter_ms, err);
 	{
 		const char *near = suggest_name(k, job_members,
 		    NELEM(job_members));
 
 		if (near != NULL)
-			return fail(err, k, "unknown member (did you mean "
+			return jsonfield_fail(err, k, "unknown member (did you mean "
 			    "\"%s\"? see the job file format)", near);
 	}
-	return fail(err, k, "unknown member (see the job file format)");
+	return jsonfield_fail(err, k, "unknown member (see the job file format)");
 }
 
 /* Checks that need every member: presence, exclusivity, pairs. */
@@ -305,29 +248,29 @@ decode_finish(struct job *j, const struct job_seen *seen,
 	int first = -1;
 
 	if (j->code[0] == '\0')
-		return fail(err, "jobCode", "required member missing");
+		return jsonfield_fail(err, "jobCode", "required member missing");
 	if (j->task_code[0] == '\0')
-		return fail(err, "taskCode", "required member missing");
+		return jsonfield_fail(err, "taskCode", "required member missing");
 	for (int k = 0; k < (int)NELEM(kind_members); k++) {
 		if (!(seen->kinds & (1 << k)))
 			continue;
 		if (first >= 0)
-			return fail(err, kind_members[k], "not allowed with "
+			return jsonfield_fail(err, kind_members[k], "not allowed with "
 			    "%s: give exactly one of cron, fixedRateMs, "
 			    "fixedDelayMs", kind_members[first]);
 		first = k;
 	}
 	if (first < 0)
-		return fail(err, "cron", "required: give exactly one of cron, "
+		return jsonfield_fail(err, "cron", "required: give exactly one of cron, "
 		    "fixedRateMs, fixedDelayMs");
 	j->kind = (enum job_kind)first;
 	if (j->dialect_given && j->kind != JOB_KIND_CRON)
-		return fail(err, "dialect", "only allowed with cron");
+		return jsonfield_fail(err, "dialect", "only allowed with cron");
 	if (seen->misfire_cap_given && j->misfire != JOB_MISFIRE_FIRE_ALL)
-		return fail(err, "misfireCap", "only allowed with misfire "
+		return jsonfield_fail(err, "misfireCap", "only allowed with misfire "
 		    "\"fire_all\"");
 	if (j->start_ms >= 0 && j->end_ms >= 0 && j->start_ms > j->end_ms)
-		return fail(err, "startAt", "must not be after endAt");
+		return jsonfield_fail(err, "startAt", "must not be after endAt");
 	if (j->kind != JOB_KIND_CRON)
 		return 0;
 	/* As the CLI does: no dialect and an odd field count -> vixie,
@@ -337,10 +280,10 @@ decode_finish(struct job *j, const struct job_seen *seen,
 		j->dialect = CRON_DIALECT_VIXIE;
 	j->cron = cron_parse(seen->cron, j->dialect, why, sizeof(why));
 	if (j->cron == NULL)
-		return fail(err, "cron", "%s", errno == ENOMEM ?
+		return jsonfield_fail(err, "cron", "%s", errno == ENOMEM ?
 		    "out of memory" : why);
 	if ((j->cron_text = strdup(seen->cron)) == NULL)
-		return fail(err, "cron", "out of memory");
+		return jsonfield_fail(err, "cron", "out of memory");
 	return 0;
 }
 
@@ -362,10 +305,10 @@ check_task(const struct job *j, struct task_error *err)
 	buf_init(&b, 0);
 	if (job_make_task(j, j->start_ms >= 0 ? j->start_ms : 0, &t) != 0 ||
 	    task_encode(&t, &b) != 0)
-		rc = fail(err, "executeParams", "out of memory");
+		rc = jsonfield_fail(err, "executeParams", "out of memory");
 	else if (task_decode(b.data, b.len, &back, err) != 0) {
 		if (strcmp(err->field, "file") == 0)
-			(void)fail(err, "executeParams", "too large: a task "
+			(void)jsonfield_fail(err, "executeParams", "too large: a task "
 			    "file may hold at most %d bytes", TASK_FILE_MAX);
 		rc = -1;
 	}
@@ -387,19 +330,19 @@ job_decode(const char *data, size_t len, struct job *j,
 	job_fini(j);
 	memset(&seen, 0, sizeof(seen));
 	if (len > JOB_FILE_MAX)
-		return fail(err, "file", "larger than %d bytes", JOB_FILE_MAX);
+		return jsonfield_fail(err, "file", "larger than %d bytes", JOB_FILE_MAX);
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
-		return fail(err, "json", "starts with a UTF-8 byte order mark "
+		return jsonfield_fail(err, "json", "starts with a UTF-8 byte order mark "
 		    "(not allowed)");
 	if (len == 0)
-		return fail(err, "json", "empty file");
+		return jsonfield_fail(err, "json", "empty file");
 	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL)
-		return fail(err, "json", "invalid JSON at line %d column %d: "
+		return jsonfield_fail(err, "json", "invalid JSON at line %d column %d: "
 		    "%s", jerr.line, jerr.column, jerr.text);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return fail(err, "json", "top level must be an object");
+		return jsonfield_fail(err, "json", "top level must be an object");
 	}
 	json_object_foreach(root, k, v)
 		if (decode_member(j, &seen, k, v, err) != 0)
@@ -421,15 +364,6 @@ bad:
 }
 
 /* --- encoding --- */
-
-static int
-put_time(json_t *o, const char *k, int64_t ms)
-{
-	char b[TSTIME_BUF];
-
-	return json_object_set_new(o, k,
-	    json_string(tstime_format_ms(b, sizeof(b), ms)));
-}
 
 int
 job_encode(const struct job *j, struct buf *out)
@@ -458,9 +392,9 @@ job_encode(const struct job *j, struct buf *out)
 		bad |= json_object_set_new(o, "timezone",
 		    json_string(j->timezone));
 	if (j->start_ms >= 0)
-		bad |= put_time(o, "startAt", j->start_ms);
+		bad |= jsonfield_put_time(o, "startAt", j->start_ms);
 	if (j->end_ms >= 0)
-		bad |= put_time(o, "endAt", j->end_ms);
+		bad |= jsonfield_put_time(o, "endAt", j->end_ms);
 	bad |= json_object_set_new(o, "enabled", json_boolean(j->enabled));
 	bad |= json_object_set_new(o, "misfire",
 	    json_string(job_misfire_name(j->misfire)));
@@ -481,7 +415,7 @@ job_encode(const struct job *j, struct buf *out)
 		bad |= json_object_set_new(o, "timeoutSec",
 		    json_integer(j->timeout_sec));
 	if (j->created_ms >= 0)
-		bad |= put_time(o, "createdAt", j->created_ms);
+		bad |= jsonfield_put_time(o, "createdAt", j->created_ms);
 	s = bad ? NULL : json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (s == NULL) {
@@ -570,14 +504,14 @@ job_roundtrip(const char *data, size_t len, struct task_error *err)
 	if (job_decode(data, len, &a, err) != 0)
 		return 1;
 	if (job_encode(&a, &out) != 0)
-		fail(err, "encode", "out of memory");
+		jsonfield_fail(err, "encode", "out of memory");
 	else if (job_decode(out.data, out.len, &b, err) != 0) {
 		struct task_error e = *err;
 
-		fail(err, e.field, "the encoder wrote what the decoder "
+		jsonfield_fail(err, e.field, "the encoder wrote what the decoder "
 		    "refuses: %.200s", e.rule);
 	} else if ((d = job_diff(&a, &b)) != NULL)
-		fail(err, d, "differs after decode, encode, decode");
+		jsonfield_fail(err, d, "differs after decode, encode, decode");
 	else
 		rc = 0;
 	job_fini(&a);

@@ -5,11 +5,11 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonfield.h"
 #include "core/jsontext.h"
 #include "core/suggest.h"
 #include "core/tstime.h"
@@ -54,6 +54,21 @@ task_name_ok(const char *s, size_t max)
 			return 0;
 	}
 	return n <= max;
+}
+
+int
+task_json_name(json_t *v, const char *field, size_t max, char *out,
+    struct task_error *err)
+{
+	const char *s = NULL;
+
+	if (jsonfield_string(v, field, max, &s, err) != 0)
+		return -1;
+	if (!task_name_ok(s, max))
+		return jsonfield_fail(err, field, "must match [A-Za-z0-9]"
+		    "[A-Za-z0-9_.-]{0,%zu}", max - 1);
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
 }
 
 void
@@ -101,22 +116,6 @@ task_add_attempt(struct task *t, const struct task_attempt *a)
 	return 0;
 }
 
-static int
-fail(struct task_error *err, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(struct task_error *err, const char *field, const char *fmt, ...)
-{
-	va_list ap;
-
-	snprintf(err->field, sizeof(err->field), "%s", field);
-	va_start(ap, fmt);
-	vsnprintf(err->rule, sizeof(err->rule), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 /* The members of a task file and of an attempts[] entry (decode_member,
  * decode_attempt), for the "did you mean" of an unknown one. */
 static const char *const task_members[] = {
@@ -140,9 +139,9 @@ unknown(struct task_error *err, const char *field, const char *name,
 	const char *near = suggest_name(name, known, n);
 
 	if (near != NULL)
-		return fail(err, field, "unknown member (did you mean "
+		return jsonfield_fail(err, field, "unknown member (did you mean "
 		    "\"%s\"? see %s)", near, where);
-	return fail(err, field, "unknown member (see %s)", where);
+	return jsonfield_fail(err, field, "unknown member (see %s)", where);
 }
 
 /* Depth of nesting below v, failing past TASK_DEPTH_MAX. */
@@ -291,10 +290,10 @@ task_copy_params(const char *data, size_t len, int present, char **params,
 		*params = strdup("{}");
 		*plen = 2;
 	} else if (member_span(data, len, "executeParams", &ps, &pe) != 0)
-		return fail(err, "executeParams", "could not locate value");
+		return jsonfield_fail(err, "executeParams", "could not locate value");
 	else if (pe <= ps || pe > len ||
 	    memchr(data + ps, '\0', pe - ps) != NULL)
-		return fail(err, "executeParams", "could not locate value");
+		return jsonfield_fail(err, "executeParams", "could not locate value");
 	else if ((*params = malloc(pe - ps + 1)) != NULL) {
 		/* one length for the bytes and the copy (issue 10) */
 		memcpy(*params, data + ps, pe - ps);
@@ -302,76 +301,21 @@ task_copy_params(const char *data, size_t len, int present, char **params,
 		*plen = pe - ps;
 	}
 	if (*params == NULL)
-		return fail(err, "executeParams", "out of memory");
+		return jsonfield_fail(err, "executeParams", "out of memory");
 	return 0;
 }
 
 /* --- member decoders --- */
 
-static int
-get_string(json_t *v, const char *field, size_t max, const char **out,
-    struct task_error *err)
-{
-	if (!json_is_string(v))
-		return fail(err, field, "must be a string");
-	if (json_string_length(v) > max)
-		return fail(err, field, "longer than %zu bytes", max);
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int
-get_name(json_t *v, const char *field, size_t max, char *out,
-    struct task_error *err)
-{
-	const char *s = NULL;
-
-	if (get_string(v, field, max, &s, err))
-		return -1;
-	if (!task_name_ok(s, max))
-		return fail(err, field, "must match [A-Za-z0-9]"
-		    "[A-Za-z0-9_.-]{0,%zu}", max - 1);
-	memcpy(out, s, strlen(s) + 1);
-	return 0;
-}
-
-static int
-get_int(json_t *v, const char *field, json_int_t lo, json_int_t hi,
-    int64_t *out, struct task_error *err)
-{
-	if (!json_is_integer(v) || json_integer_value(v) < lo ||
-	    json_integer_value(v) > hi)
-		return fail(err, field, "must be an integer %lld..%lld",
-		    (long long)lo, (long long)hi);
-	*out = json_integer_value(v);
-	return 0;
-}
-
+/* A time member; every instant before 1970 is simply in the past, which
+ * is all a task's times need to say (-1 means "absent" in struct task). */
 static int
 get_time(json_t *v, const char *field, int64_t *out, struct task_error *err)
 {
-	if (!json_is_string(v) ||
-	    tstime_parse_rfc3339(json_string_value(v), out) != 0)
-		return fail(err, field, "must be an RFC 3339 date-time with "
-		    "offset, years 0001-9999, e.g. 2024-06-01T12:00:00Z");
-	/* -1 means "absent" here; every instant before 1970 is simply in
-	 * the past, which is all a task's times need to say. */
+	if (jsonfield_time(v, field, out, err) != 0)
+		return -1;
 	if (*out < 0)
 		*out = 0;
-	return 0;
-}
-
-static int
-dup_string(json_t *v, const char *field, size_t max, char **out,
-    struct task_error *err)
-{
-	const char *s = NULL;
-
-	if (get_string(v, field, max, &s, err))
-		return -1;
-	*out = strdup(s);
-	if (*out == NULL)
-		return fail(err, field, "out of memory");
 	return 0;
 }
 
@@ -402,7 +346,7 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 	 * "node":"", which nothing can decode (issue 10, item 2). */
 	snprintf(field, sizeof(field), "attempts[%zu]", idx);
 	if (!json_is_object(o))
-		return fail(err, field, "must be an object");
+		return jsonfield_fail(err, field, "must be an object");
 	memset(a, 0, sizeof(*a));
 	a->start_ms = a->end_ms = a->retry_at_ms = -1;
 	a->exit_code = -1;
@@ -410,11 +354,11 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 	json_object_foreach(o, k, v) {
 		snprintf(field, sizeof(field), "attempts[%zu].%s", idx, k);
 		if (strcmp(k, "attempt") == 0) {
-			if (get_int(v, field, 1, 1000000, &n, err))
+			if (jsonfield_int(v, field, 1, 1000000, &n, err))
 				return -1;
 			a->attempt = (int)n;
 		} else if (strcmp(k, "node") == 0) {
-			if (get_name(v, field, TASK_CODE_MAX, a->node, err))
+			if (task_json_name(v, field, TASK_CODE_MAX, a->node, err))
 				return -1;
 		} else if (strcmp(k, "startedAt") == 0) {
 			if (!json_is_null(v) && get_time(v, field,
@@ -430,29 +374,29 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 				return -1;
 		} else if (strcmp(k, "durationMs") == 0) {
 			if (!json_is_null(v) && !json_is_integer(v))
-				return fail(err, field, "must be an integer");
+				return jsonfield_fail(err, field, "must be an integer");
 		} else if (strcmp(k, "exitCode") == 0) {
 			if (!json_is_null(v)) {
-				if (get_int(v, field, 0, 255, &n, err))
+				if (jsonfield_int(v, field, 0, 255, &n, err))
 					return -1;
 				a->exit_code = (int)n;
 			}
 		} else if (strcmp(k, "signal") == 0) {
 			if (!json_is_null(v)) {
-				if (get_int(v, field, 1, 128, &n, err))
+				if (jsonfield_int(v, field, 1, 128, &n, err))
 					return -1;
 				a->signal = (int)n;
 			}
 		} else if (strcmp(k, "outcome") == 0) {
 			if (!json_is_string(v) ||
 			    outcome_parse(json_string_value(v), &a->outcome))
-				return fail(err, field, "must be one of "
+				return jsonfield_fail(err, field, "must be one of "
 				    "SUCCESS FAILED TEMPFAIL TIMEOUT LOST "
 				    "CANCELLED ERROR");
 		} else if (strcmp(k, "reason") == 0) {
 			const char *s;
 
-			if (get_string(v, field, TASK_REASON_MAX - 1, &s, err))
+			if (jsonfield_string(v, field, TASK_REASON_MAX - 1, &s, err))
 				return -1;
 			memcpy(a->reason, s, strlen(s) + 1);
 		} else
@@ -461,11 +405,11 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 	}
 	if (a->attempt == 0) {
 		snprintf(field, sizeof(field), "attempts[%zu].attempt", idx);
-		return fail(err, field, "required member missing");
+		return jsonfield_fail(err, field, "required member missing");
 	}
 	if (a->node[0] == '\0') {
 		snprintf(field, sizeof(field), "attempts[%zu].node", idx);
-		return fail(err, field, "required member missing");
+		return jsonfield_fail(err, field, "required member missing");
 	}
 	return 0;
 }
@@ -477,11 +421,11 @@ decode_member(struct task *t, const char *k, json_t *v,
 	int64_t n;
 
 	if (strcmp(k, "requestId") == 0)
-		return get_name(v, k, TASK_ID_MAX, t->request_id, err);
+		return task_json_name(v, k, TASK_ID_MAX, t->request_id, err);
 	if (strcmp(k, "taskCode") == 0)
-		return get_name(v, k, TASK_CODE_MAX, t->task_code, err);
+		return task_json_name(v, k, TASK_CODE_MAX, t->task_code, err);
 	if (strcmp(k, "taskName") == 0)
-		return dup_string(v, k, TASK_NAME_MAX, &t->task_name, err);
+		return jsonfield_dup(v, k, TASK_NAME_MAX, &t->task_name, err);
 	if (strcmp(k, "triggerType") == 0) {
 		const char *s = json_is_string(v) ? json_string_value(v) : "";
 
@@ -492,52 +436,52 @@ decode_member(struct task *t, const char *k, json_t *v,
 		else if (strcmp(s, "at") == 0)
 			t->trigger = TASK_TRIGGER_AT;
 		else
-			return fail(err, k, "must be one of now, delay, at");
+			return jsonfield_fail(err, k, "must be one of now, delay, at");
 		return 0;
 	}
 	if (strcmp(k, "delayMs") == 0)
-		return get_int(v, k, 0, 31536000000LL, &t->delay_ms, err);
+		return jsonfield_int(v, k, 0, 31536000000LL, &t->delay_ms, err);
 	if (strcmp(k, "runAt") == 0)
 		return get_time(v, k, &t->run_at_ms, err);
 	if (strcmp(k, "executeParams") == 0)
-		return depth_ok(v, 1) ? 0 : fail(err, k, "nested deeper than "
+		return depth_ok(v, 1) ? 0 : jsonfield_fail(err, k, "nested deeper than "
 		    "%d levels", TASK_DEPTH_MAX);
 	if (strcmp(k, "callbackUrl") == 0) {
 		if (json_is_null(v))
 			return 0;
-		if (dup_string(v, k, TASK_URL_MAX, &t->callback_url, err))
+		if (jsonfield_dup(v, k, TASK_URL_MAX, &t->callback_url, err))
 			return -1;
 		if (strncmp(t->callback_url, "https://", 8) != 0 &&
 		    strncmp(t->callback_url, "http://", 7) != 0)
-			return fail(err, k, "must be an http:// or https:// "
+			return jsonfield_fail(err, k, "must be an http:// or https:// "
 			    "URL");
 		return 0;
 	}
 	if (strcmp(k, "maxRetries") == 0) {
-		if (get_int(v, k, 0, 100, &n, err))
+		if (jsonfield_int(v, k, 0, 100, &n, err))
 			return -1;
 		t->max_retries = (int)n;
 		return 0;
 	}
 	if (strcmp(k, "timeoutSec") == 0) {
-		if (get_int(v, k, 1, 604800, &n, err))
+		if (jsonfield_int(v, k, 1, 604800, &n, err))
 			return -1;
 		t->timeout_sec = (int)n;
 		return 0;
 	}
 	if (strcmp(k, "route") == 0) {
-		if (dup_string(v, k, TASK_CODE_MAX + 5, &t->route, err))
+		if (jsonfield_dup(v, k, TASK_CODE_MAX + 5, &t->route, err))
 			return -1;
 		if (!task_route_ok(t->route))
-			return fail(err, k, "must be any, round_robin, "
+			return jsonfield_fail(err, k, "must be any, round_robin, "
 			    "least_active, consistent_hash, broadcast or "
 			    "node:<id>");
 		return 0;
 	}
 	if (strcmp(k, "shardKey") == 0)
-		return dup_string(v, k, TASK_NAME_MAX, &t->shard_key, err);
+		return jsonfield_dup(v, k, TASK_NAME_MAX, &t->shard_key, err);
 	if (strcmp(k, "shardIndex") == 0 || strcmp(k, "shardTotal") == 0) {
-		if (get_int(v, k, k[5] == 'I' ? 0 : 1, 65536, &n, err))
+		if (jsonfield_int(v, k, k[5] == 'I' ? 0 : 1, 65536, &n, err))
 			return -1;
 		*(k[5] == 'I' ? &t->shard_index : &t->shard_total) = (int)n;
 		return 0;
@@ -545,10 +489,10 @@ decode_member(struct task *t, const char *k, json_t *v,
 	if (strcmp(k, "jobCode") == 0) {
 		char code[TASK_CODE_MAX + 1];
 
-		if (get_name(v, k, TASK_CODE_MAX, code, err))
+		if (task_json_name(v, k, TASK_CODE_MAX, code, err))
 			return -1;
 		return (t->job_code = strdup(code)) ? 0 :
-		    fail(err, k, "out of memory");
+		    jsonfield_fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "appId") == 0) {
 		/* The AppId grammar of the HTTP API (API.md §3.1):
@@ -559,9 +503,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		if (s == NULL || len < 1 || len > 64 ||
 		    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 		    "0123456789_-") != len)
-			return fail(err, k, "must match [A-Za-z0-9_-]{1,64}");
+			return jsonfield_fail(err, k, "must match [A-Za-z0-9_-]{1,64}");
 		return (t->app_id = strdup(s)) ? 0 :
-		    fail(err, k, "out of memory");
+		    jsonfield_fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &t->created_ms, err);
@@ -574,9 +518,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		json_t *e;
 
 		if (!json_is_array(v))
-			return fail(err, k, "must be an array");
+			return jsonfield_fail(err, k, "must be an array");
 		if (json_array_size(v) > TASK_ATTEMPTS_MAX)
-			return fail(err, k, "more than %d entries",
+			return jsonfield_fail(err, k, "more than %d entries",
 			    TASK_ATTEMPTS_MAX);
 		json_array_foreach(v, i, e) {
 			struct task_attempt a;
@@ -658,21 +602,21 @@ parse_error(const char *data, size_t len, const json_error_t *jerr,
 
 	member_at(data, len, (size_t)jerr->position, member, sizeof(member));
 	if (strcmp(jerr->source, JSONTEXT_SOURCE) == 0)
-		return fail(err, member[0] != '\0' ? member : "json", "%s",
+		return jsonfield_fail(err, member[0] != '\0' ? member : "json", "%s",
 		    jerr->text);
 	if (strstr(why, "NUL") != NULL || strstr(why, "\\u0000") != NULL)
 		why = "strings must not contain \\u0000";
 	if (member[0] != '\0' && strstr(jerr->text, "maximum parsing depth"))
-		return fail(err, member, "nested deeper than %d levels",
+		return jsonfield_fail(err, member, "nested deeper than %d levels",
 		    TASK_DEPTH_MAX);
 	if (member[0] != '\0' && (strstr(jerr->text, "real number overflow") ||
 	    strstr(jerr->text, "too big")))
-		return fail(err, member, "number out of range (%s)",
+		return jsonfield_fail(err, member, "number out of range (%s)",
 		    jerr->text);
 	if (member[0] != '\0')
-		return fail(err, member, "invalid JSON at line %d column %d: "
+		return jsonfield_fail(err, member, "invalid JSON at line %d column %d: "
 		    "%s", jerr->line, jerr->column, why);
-	return fail(err, "json", "invalid JSON at line %d column %d: %s",
+	return jsonfield_fail(err, "json", "invalid JSON at line %d column %d: %s",
 	    jerr->line, jerr->column, why);
 }
 
@@ -686,43 +630,43 @@ task_decode(const char *data, size_t len, struct task *t,
 
 	task_fini(t);
 	if (len > TASK_FILE_MAX)
-		return fail(err, "file", "larger than %d bytes",
+		return jsonfield_fail(err, "file", "larger than %d bytes",
 		    TASK_FILE_MAX);
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
-		return fail(err, "json", "starts with a UTF-8 byte order mark "
+		return jsonfield_fail(err, "json", "starts with a UTF-8 byte order mark "
 		    "(not allowed)");
 	if (len == 0)
-		return fail(err, "json", "empty file");
+		return jsonfield_fail(err, "json", "empty file");
 	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES |
 	    JSON_DECODE_ANY, &jerr);
 	if (root == NULL)
 		return parse_error(data, len, &jerr, err);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return fail(err, "json", "top level must be an object");
+		return jsonfield_fail(err, "json", "top level must be an object");
 	}
 	json_object_foreach(root, k, v) {
 		if (decode_member(t, k, v, err) != 0)
 			goto bad;
 	}
 	if (t->task_code[0] == '\0') {
-		fail(err, "taskCode", "required member missing");
+		jsonfield_fail(err, "taskCode", "required member missing");
 		goto bad;
 	}
 	if (t->trigger == TASK_TRIGGER_DELAY && t->delay_ms < 0) {
-		fail(err, "delayMs", "required when triggerType is \"delay\"");
+		jsonfield_fail(err, "delayMs", "required when triggerType is \"delay\"");
 		goto bad;
 	}
 	if (t->trigger == TASK_TRIGGER_AT && t->run_at_ms < 0) {
-		fail(err, "runAt", "required when triggerType is \"at\"");
+		jsonfield_fail(err, "runAt", "required when triggerType is \"at\"");
 		goto bad;
 	}
 	if (t->delay_ms >= 0 && t->trigger != TASK_TRIGGER_DELAY) {
-		fail(err, "delayMs", "only allowed with triggerType \"delay\"");
+		jsonfield_fail(err, "delayMs", "only allowed with triggerType \"delay\"");
 		goto bad;
 	}
 	if (t->run_at_ms >= 0 && t->trigger != TASK_TRIGGER_AT) {
-		fail(err, "runAt", "only allowed with triggerType \"at\"");
+		jsonfield_fail(err, "runAt", "only allowed with triggerType \"at\"");
 		goto bad;
 	}
 	if (task_copy_params(data, len, json_object_get(root,
@@ -738,17 +682,6 @@ bad:
 
 /* --- encoding --- */
 
-static int
-put_time(json_t *o, const char *k, int64_t ms)
-{
-	char b[TSTIME_BUF];
-
-	if (ms < 0)
-		return json_object_set_new(o, k, json_null());
-	return json_object_set_new(o, k,
-	    json_string(tstime_format_ms(b, sizeof(b), ms)));
-}
-
 static json_t *
 attempt_json(const struct task_attempt *a)
 {
@@ -758,8 +691,8 @@ attempt_json(const struct task_attempt *a)
 		return NULL;
 	json_object_set_new(o, "attempt", json_integer(a->attempt));
 	json_object_set_new(o, "node", json_string(a->node));
-	put_time(o, "startedAt", a->start_ms);
-	put_time(o, "finishedAt", a->end_ms);
+	jsonfield_put_time(o, "startedAt", a->start_ms);
+	jsonfield_put_time(o, "finishedAt", a->end_ms);
 	json_object_set_new(o, "durationMs", a->start_ms >= 0 &&
 	    a->end_ms >= a->start_ms ? json_integer(a->end_ms - a->start_ms) :
 	    json_null());
@@ -770,7 +703,7 @@ attempt_json(const struct task_attempt *a)
 	json_object_set_new(o, "outcome",
 	    json_string(task_outcome_name(a->outcome)));
 	json_object_set_new(o, "reason", json_string(a->reason));
-	put_time(o, "retryAt", a->retry_at_ms);
+	jsonfield_put_time(o, "retryAt", a->retry_at_ms);
 	return o;
 }
 
@@ -819,7 +752,7 @@ task_encode(const struct task *t, struct buf *out)
 	if (t->delay_ms >= 0)
 		json_object_set_new(o, "delayMs", json_integer(t->delay_ms));
 	if (t->run_at_ms >= 0)
-		put_time(o, "runAt", t->run_at_ms);
+		jsonfield_put_time(o, "runAt", t->run_at_ms);
 	if (t->callback_url != NULL)
 		json_object_set_new(o, "callbackUrl",
 		    json_string(t->callback_url));
@@ -844,11 +777,11 @@ task_encode(const struct task *t, struct buf *out)
 	if (t->app_id != NULL)
 		json_object_set_new(o, "appId", json_string(t->app_id));
 	if (t->created_ms >= 0)
-		put_time(o, "createdAt", t->created_ms);
+		jsonfield_put_time(o, "createdAt", t->created_ms);
 	if (t->not_before_ms >= 0)
-		put_time(o, "notBefore", t->not_before_ms);
+		jsonfield_put_time(o, "notBefore", t->not_before_ms);
 	if (t->trigger_ms >= 0)
-		put_time(o, "triggerTime", t->trigger_ms);
+		jsonfield_put_time(o, "triggerTime", t->trigger_ms);
 	if (t->nattempts > 0) {
 		arr = json_array();
 		for (size_t i = 0; i < t->nattempts; i++)
@@ -970,14 +903,14 @@ task_roundtrip(const char *data, size_t len, struct task_error *err)
 	if (task_decode(data, len, &a, err) != 0)
 		return 1;
 	if (task_encode(&a, &out) != 0)
-		fail(err, "encode", "out of memory");
+		jsonfield_fail(err, "encode", "out of memory");
 	else if (task_decode(out.data, out.len, &b, err) != 0) {
 		struct task_error e = *err;
 
-		fail(err, e.field, "the encoder wrote what the decoder "
+		jsonfield_fail(err, e.field, "the encoder wrote what the decoder "
 		    "refuses: %.200s", e.rule);
 	} else if ((d = task_diff(&a, &b)) != NULL)
-		fail(err, d, "differs after decode, encode, decode");
+		jsonfield_fail(err, d, "differs after decode, encode, decode");
 	else
 		rc = 0;
 	task_fini(&a);

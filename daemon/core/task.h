@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/jsonfield.h"	/* struct task_error */
 
 #define TASK_FILE_MAX	(1024 * 1024)	/* bytes, API.md §8 body limit */
 #define TASK_DEPTH_MAX	32		/* containers nested in executeParams */
@@ -77,12 +78,6 @@ struct task {
 	int64_t trigger_ms;		/* triggerTime; -1 = absent */
 	struct task_attempt *attempts;	/* new; finished attempts */
 	size_t nattempts;
-};
-
-/* Field/rule of the first violation found by task_decode. */
-struct task_error {
-	char field[64];		/* member name, or "json", "file" */
-	char rule[256];		/* what was expected */
 };
 
 /* Initialise t to an empty task (all optional members absent). */
@@ -166,6 +161,15 @@ int task_copy_params(const char *data, size_t len, int present,
 
 /* Whether s matches [A-Za-z0-9][A-Za-z0-9_.-]{0,max-1}. */
 int task_name_ok(const char *s, size_t max);
+
+/*
+ * A name member of a task or job file (taskCode, requestId, code...):
+ * a JSON string matching task_name_ok(s, max), copied into out (room
+ * for max + 1 bytes).  Returns 0, or -1 with *err naming field and the
+ * pattern (jsonfield.h's conventions).
+ */
+int task_json_name(json_t *v, const char *field, size_t max, char *out,
+    struct task_error *err);
 
 /*
  * Whether s is a route of the task file format: any, round_robin,

@@ -1,0 +1,71 @@
+/*
+ * jsonfield — the member decoders the task and job codecs share: one
+ * jansson value checked against one rule, and the refusal written into a
+ * struct task_error naming the member ("timeoutSec: must be an integer
+ * 0..604800").  The task file (core/task.c) and the job file
+ * (core/job.c) follow the same member rules (README.md, "The task file"
+ * and "The job file"), so they come from here.
+ *
+ * Every decoder returns 0 and sets *out, or -1 with *err filled (the
+ * field name, the rule it broke); *out is then unchanged.  Strings are
+ * borrowed from the json_t (valid while it lives) unless said otherwise.
+ */
+#ifndef TASKSPOOL_JSONFIELD_H
+#define TASKSPOOL_JSONFIELD_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+
+/*
+ * The first violation a decoder found (task_decode, job_decode,
+ * result_decode...): the member and the rule it broke.  Named for the
+ * task file, its first user.
+ */
+struct task_error {
+	char field[64];		/* member name, or "json", "file" */
+	char rule[256];		/* what was expected */
+};
+
+/*
+ * Fill *err with field and the printf-formatted rule (each truncated to
+ * its buffer).  Returns -1, so a decoder can `return jsonfield_fail(...)`.
+ */
+int jsonfield_fail(struct task_error *err, const char *field,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * A JSON string of at most max bytes (UTF-8, as jansson counts them)
+ * with no \u0000 escape in it (RFC 8259 allows one; a C string would
+ * silently end there, so the codecs refuse it).
+ */
+int jsonfield_string(json_t *v, const char *field, size_t max,
+    const char **out, struct task_error *err);
+
+/* A JSON integer lo..hi (inclusive). */
+int jsonfield_int(json_t *v, const char *field, int64_t lo, int64_t hi,
+    int64_t *out, struct task_error *err);
+
+/*
+ * An RFC 3339 date-time with offset (tstime_parse_rfc3339), as ms since
+ * the epoch (may be negative: before 1970).
+ */
+int jsonfield_time(json_t *v, const char *field, int64_t *out,
+    struct task_error *err);
+
+/*
+ * jsonfield_string, copied with strdup into *out (the caller frees it).
+ * Out of memory is reported as the member's error.
+ */
+int jsonfield_dup(json_t *v, const char *field, size_t max, char **out,
+    struct task_error *err);
+
+/*
+ * Set member k of object o to the RFC 3339 UTC form of ms
+ * (tstime_format_ms), or to null when ms < 0 (absent).  Returns
+ * jansson's 0 or -1 (out of memory).
+ */
+int jsonfield_put_time(json_t *o, const char *k, int64_t ms);
+
+#endif
