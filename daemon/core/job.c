@@ -21,6 +21,9 @@
 #include "core/suggest.h"
 #include "core/tstime.h"
 
+/* The refusal of jsonfield.h, under the short name the decoders use. */
+#define fail(...) jsonfield_fail(__VA_ARGS__)
+
 static const char *const misfire_names[] = { "fire_once", "skip",
 	"fire_all" };
 static const char *const overlap_names[] = { "forbid", "allow", "replace" };
@@ -87,7 +90,7 @@ get_time(json_t *v, const char *field, int64_t *out, struct task_error *err)
 	if (jsonfield_time(v, field, &t, err) != 0)
 		return -1;
 	if (t < 0 || t > JOB_TIME_MAX_MS)
-		return jsonfield_fail(err, field, "must be between "
+		return fail(err, field, "must be between "
 		    "1970-01-01T00:00:00Z and 9999-12-31T23:59:59Z");
 	*out = t;
 	return 0;
@@ -105,9 +108,9 @@ get_enum(json_t *v, const char *field, const char *const *names, size_t n,
 			return 0;
 		}
 	if (n == 3)
-		return jsonfield_fail(err, field, "must be one of %s, %s, %s",
+		return fail(err, field, "must be one of %s, %s, %s",
 		    names[0], names[1], names[2]);
-	return jsonfield_fail(err, field, "must be one of %s, %s", names[0], names[1]);
+	return fail(err, field, "must be one of %s, %s", names[0], names[1]);
 }
 
 /* Decoder scratch: what the members said, before cross-checks. */
@@ -139,7 +142,8 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	if (strcmp(k, "taskCode") == 0)
 		return task_json_name(v, k, TASK_CODE_MAX, j->task_code, err);
 	if (strcmp(k, "cron") == 0) {
-		if (jsonfield_string(v, k, CRON_TEXT_MAX, &seen->cron, err) != 0)
+		if (jsonfield_string(v, k, CRON_TEXT_MAX, &seen->cron,
+		    err) != 0)
 			return -1;
 		seen->kinds |= 1 << JOB_KIND_CRON;
 		return 0;
@@ -163,7 +167,7 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		if (jsonfield_string(v, k, TZ_NAME_MAX, &s, err) != 0)
 			return -1;
 		if (!tz_name_ok(s))
-			return jsonfield_fail(err, k, "must be an IANA time zone name "
+			return fail(err, k, "must be an IANA time zone name "
 			    "such as Europe/Riga or UTC");
 		memcpy(j->timezone, s, strlen(s) + 1);
 		return 0;
@@ -174,11 +178,11 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		if (jsonfield_string(v, k, TASK_CODE_MAX + 5, &s, err) != 0)
 			return -1;
 		if (!task_route_ok(s))
-			return jsonfield_fail(err, k, "must be any, round_robin, "
+			return fail(err, k, "must be any, round_robin, "
 			    "least_active, consistent_hash, broadcast or "
 			    "node:<id>");
 		if ((j->route = strdup(s)) == NULL)
-			return jsonfield_fail(err, k, "out of memory");
+			return fail(err, k, "out of memory");
 		return 0;
 	}
 	if (strcmp(k, "maxRetries") == 0) {
@@ -216,7 +220,7 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	}
 	if (strcmp(k, "enabled") == 0) {
 		if (!json_is_boolean(v))
-			return jsonfield_fail(err, k, "must be true or false");
+			return fail(err, k, "must be true or false");
 		j->enabled = json_is_true(v);
 		return 0;
 	}
@@ -227,16 +231,17 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &j->created_ms, err);
 	if (strcmp(k, "jitterMs") == 0)
-		return jsonfield_int(v, k, 0, JOB_JITTER_MAX_MS, &j->jitter_ms, err);
+		return jsonfield_int(v, k, 0, JOB_JITTER_MAX_MS, &j->jitter_ms,
+		    err);
 	{
 		const char *near = suggest_name(k, job_members,
 		    NELEM(job_members));
 
 		if (near != NULL)
-			return jsonfield_fail(err, k, "unknown member (did you mean "
+			return fail(err, k, "unknown member (did you mean "
 			    "\"%s\"? see the job file format)", near);
 	}
-	return jsonfield_fail(err, k, "unknown member (see the job file format)");
+	return fail(err, k, "unknown member (see the job file format)");
 }
 
 /* Checks that need every member: presence, exclusivity, pairs. */
@@ -248,29 +253,29 @@ decode_finish(struct job *j, const struct job_seen *seen,
 	int first = -1;
 
 	if (j->code[0] == '\0')
-		return jsonfield_fail(err, "jobCode", "required member missing");
+		return fail(err, "jobCode", "required member missing");
 	if (j->task_code[0] == '\0')
-		return jsonfield_fail(err, "taskCode", "required member missing");
+		return fail(err, "taskCode", "required member missing");
 	for (int k = 0; k < (int)NELEM(kind_members); k++) {
 		if (!(seen->kinds & (1 << k)))
 			continue;
 		if (first >= 0)
-			return jsonfield_fail(err, kind_members[k], "not allowed with "
+			return fail(err, kind_members[k], "not allowed with "
 			    "%s: give exactly one of cron, fixedRateMs, "
 			    "fixedDelayMs", kind_members[first]);
 		first = k;
 	}
 	if (first < 0)
-		return jsonfield_fail(err, "cron", "required: give exactly one of cron, "
+		return fail(err, "cron", "required: give exactly one of cron, "
 		    "fixedRateMs, fixedDelayMs");
 	j->kind = (enum job_kind)first;
 	if (j->dialect_given && j->kind != JOB_KIND_CRON)
-		return jsonfield_fail(err, "dialect", "only allowed with cron");
+		return fail(err, "dialect", "only allowed with cron");
 	if (seen->misfire_cap_given && j->misfire != JOB_MISFIRE_FIRE_ALL)
-		return jsonfield_fail(err, "misfireCap", "only allowed with misfire "
+		return fail(err, "misfireCap", "only allowed with misfire "
 		    "\"fire_all\"");
 	if (j->start_ms >= 0 && j->end_ms >= 0 && j->start_ms > j->end_ms)
-		return jsonfield_fail(err, "startAt", "must not be after endAt");
+		return fail(err, "startAt", "must not be after endAt");
 	if (j->kind != JOB_KIND_CRON)
 		return 0;
 	/* As the CLI does: no dialect and an odd field count -> vixie,
@@ -280,10 +285,10 @@ decode_finish(struct job *j, const struct job_seen *seen,
 		j->dialect = CRON_DIALECT_VIXIE;
 	j->cron = cron_parse(seen->cron, j->dialect, why, sizeof(why));
 	if (j->cron == NULL)
-		return jsonfield_fail(err, "cron", "%s", errno == ENOMEM ?
+		return fail(err, "cron", "%s", errno == ENOMEM ?
 		    "out of memory" : why);
 	if ((j->cron_text = strdup(seen->cron)) == NULL)
-		return jsonfield_fail(err, "cron", "out of memory");
+		return fail(err, "cron", "out of memory");
 	return 0;
 }
 
@@ -305,10 +310,10 @@ check_task(const struct job *j, struct task_error *err)
 	buf_init(&b, 0);
 	if (job_make_task(j, j->start_ms >= 0 ? j->start_ms : 0, &t) != 0 ||
 	    task_encode(&t, &b) != 0)
-		rc = jsonfield_fail(err, "executeParams", "out of memory");
+		rc = fail(err, "executeParams", "out of memory");
 	else if (task_decode(b.data, b.len, &back, err) != 0) {
 		if (strcmp(err->field, "file") == 0)
-			(void)jsonfield_fail(err, "executeParams", "too large: a task "
+			(void)fail(err, "executeParams", "too large: a task "
 			    "file may hold at most %d bytes", TASK_FILE_MAX);
 		rc = -1;
 	}
@@ -330,19 +335,19 @@ job_decode(const char *data, size_t len, struct job *j,
 	job_fini(j);
 	memset(&seen, 0, sizeof(seen));
 	if (len > JOB_FILE_MAX)
-		return jsonfield_fail(err, "file", "larger than %d bytes", JOB_FILE_MAX);
+		return fail(err, "file", "larger than %d bytes", JOB_FILE_MAX);
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
-		return jsonfield_fail(err, "json", "starts with a UTF-8 byte order mark "
+		return fail(err, "json", "starts with a UTF-8 byte order mark "
 		    "(not allowed)");
 	if (len == 0)
-		return jsonfield_fail(err, "json", "empty file");
+		return fail(err, "json", "empty file");
 	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL)
-		return jsonfield_fail(err, "json", "invalid JSON at line %d column %d: "
+		return fail(err, "json", "invalid JSON at line %d column %d: "
 		    "%s", jerr.line, jerr.column, jerr.text);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return jsonfield_fail(err, "json", "top level must be an object");
+		return fail(err, "json", "top level must be an object");
 	}
 	json_object_foreach(root, k, v)
 		if (decode_member(j, &seen, k, v, err) != 0)
@@ -504,14 +509,14 @@ job_roundtrip(const char *data, size_t len, struct task_error *err)
 	if (job_decode(data, len, &a, err) != 0)
 		return 1;
 	if (job_encode(&a, &out) != 0)
-		jsonfield_fail(err, "encode", "out of memory");
+		fail(err, "encode", "out of memory");
 	else if (job_decode(out.data, out.len, &b, err) != 0) {
 		struct task_error e = *err;
 
-		jsonfield_fail(err, e.field, "the encoder wrote what the decoder "
+		fail(err, e.field, "the encoder wrote what the decoder "
 		    "refuses: %.200s", e.rule);
 	} else if ((d = job_diff(&a, &b)) != NULL)
-		jsonfield_fail(err, d, "differs after decode, encode, decode");
+		fail(err, d, "differs after decode, encode, decode");
 	else
 		rc = 0;
 	job_fini(&a);

@@ -14,6 +14,9 @@
 #include "core/suggest.h"
 #include "core/tstime.h"
 
+/* The refusal of jsonfield.h, under the short name the decoders use. */
+#define fail(...) jsonfield_fail(__VA_ARGS__)
+
 static const char *const outcome_names[] = { "SUCCESS", "FAILED",
 	"TEMPFAIL", "TIMEOUT", "LOST", "CANCELLED", "ERROR" };
 
@@ -65,7 +68,7 @@ task_json_name(json_t *v, const char *field, size_t max, char *out,
 	if (jsonfield_string(v, field, max, &s, err) != 0)
 		return -1;
 	if (!task_name_ok(s, max))
-		return jsonfield_fail(err, field, "must match [A-Za-z0-9]"
+		return fail(err, field, "must match [A-Za-z0-9]"
 		    "[A-Za-z0-9_.-]{0,%zu}", max - 1);
 	memcpy(out, s, strlen(s) + 1);
 	return 0;
@@ -139,9 +142,9 @@ unknown(struct task_error *err, const char *field, const char *name,
 	const char *near = suggest_name(name, known, n);
 
 	if (near != NULL)
-		return jsonfield_fail(err, field, "unknown member (did you mean "
+		return fail(err, field, "unknown member (did you mean "
 		    "\"%s\"? see %s)", near, where);
-	return jsonfield_fail(err, field, "unknown member (see %s)", where);
+	return fail(err, field, "unknown member (see %s)", where);
 }
 
 /* Depth of nesting below v, failing past TASK_DEPTH_MAX. */
@@ -290,10 +293,10 @@ task_copy_params(const char *data, size_t len, int present, char **params,
 		*params = strdup("{}");
 		*plen = 2;
 	} else if (member_span(data, len, "executeParams", &ps, &pe) != 0)
-		return jsonfield_fail(err, "executeParams", "could not locate value");
+		return fail(err, "executeParams", "could not locate value");
 	else if (pe <= ps || pe > len ||
 	    memchr(data + ps, '\0', pe - ps) != NULL)
-		return jsonfield_fail(err, "executeParams", "could not locate value");
+		return fail(err, "executeParams", "could not locate value");
 	else if ((*params = malloc(pe - ps + 1)) != NULL) {
 		/* one length for the bytes and the copy (issue 10) */
 		memcpy(*params, data + ps, pe - ps);
@@ -301,7 +304,7 @@ task_copy_params(const char *data, size_t len, int present, char **params,
 		*plen = pe - ps;
 	}
 	if (*params == NULL)
-		return jsonfield_fail(err, "executeParams", "out of memory");
+		return fail(err, "executeParams", "out of memory");
 	return 0;
 }
 
@@ -346,7 +349,7 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 	 * "node":"", which nothing can decode (issue 10, item 2). */
 	snprintf(field, sizeof(field), "attempts[%zu]", idx);
 	if (!json_is_object(o))
-		return jsonfield_fail(err, field, "must be an object");
+		return fail(err, field, "must be an object");
 	memset(a, 0, sizeof(*a));
 	a->start_ms = a->end_ms = a->retry_at_ms = -1;
 	a->exit_code = -1;
@@ -358,7 +361,8 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 				return -1;
 			a->attempt = (int)n;
 		} else if (strcmp(k, "node") == 0) {
-			if (task_json_name(v, field, TASK_CODE_MAX, a->node, err))
+			if (task_json_name(v, field, TASK_CODE_MAX, a->node,
+			    err))
 				return -1;
 		} else if (strcmp(k, "startedAt") == 0) {
 			if (!json_is_null(v) && get_time(v, field,
@@ -374,7 +378,7 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 				return -1;
 		} else if (strcmp(k, "durationMs") == 0) {
 			if (!json_is_null(v) && !json_is_integer(v))
-				return jsonfield_fail(err, field, "must be an integer");
+				return fail(err, field, "must be an integer");
 		} else if (strcmp(k, "exitCode") == 0) {
 			if (!json_is_null(v)) {
 				if (jsonfield_int(v, field, 0, 255, &n, err))
@@ -390,13 +394,14 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 		} else if (strcmp(k, "outcome") == 0) {
 			if (!json_is_string(v) ||
 			    outcome_parse(json_string_value(v), &a->outcome))
-				return jsonfield_fail(err, field, "must be one of "
+				return fail(err, field, "must be one of "
 				    "SUCCESS FAILED TEMPFAIL TIMEOUT LOST "
 				    "CANCELLED ERROR");
 		} else if (strcmp(k, "reason") == 0) {
 			const char *s;
 
-			if (jsonfield_string(v, field, TASK_REASON_MAX - 1, &s, err))
+			if (jsonfield_string(v, field, TASK_REASON_MAX - 1, &s,
+			    err))
 				return -1;
 			memcpy(a->reason, s, strlen(s) + 1);
 		} else
@@ -405,11 +410,11 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 	}
 	if (a->attempt == 0) {
 		snprintf(field, sizeof(field), "attempts[%zu].attempt", idx);
-		return jsonfield_fail(err, field, "required member missing");
+		return fail(err, field, "required member missing");
 	}
 	if (a->node[0] == '\0') {
 		snprintf(field, sizeof(field), "attempts[%zu].node", idx);
-		return jsonfield_fail(err, field, "required member missing");
+		return fail(err, field, "required member missing");
 	}
 	return 0;
 }
@@ -436,7 +441,7 @@ decode_member(struct task *t, const char *k, json_t *v,
 		else if (strcmp(s, "at") == 0)
 			t->trigger = TASK_TRIGGER_AT;
 		else
-			return jsonfield_fail(err, k, "must be one of now, delay, at");
+			return fail(err, k, "must be one of now, delay, at");
 		return 0;
 	}
 	if (strcmp(k, "delayMs") == 0)
@@ -444,7 +449,7 @@ decode_member(struct task *t, const char *k, json_t *v,
 	if (strcmp(k, "runAt") == 0)
 		return get_time(v, k, &t->run_at_ms, err);
 	if (strcmp(k, "executeParams") == 0)
-		return depth_ok(v, 1) ? 0 : jsonfield_fail(err, k, "nested deeper than "
+		return depth_ok(v, 1) ? 0 : fail(err, k, "nested deeper than "
 		    "%d levels", TASK_DEPTH_MAX);
 	if (strcmp(k, "callbackUrl") == 0) {
 		if (json_is_null(v))
@@ -453,7 +458,7 @@ decode_member(struct task *t, const char *k, json_t *v,
 			return -1;
 		if (strncmp(t->callback_url, "https://", 8) != 0 &&
 		    strncmp(t->callback_url, "http://", 7) != 0)
-			return jsonfield_fail(err, k, "must be an http:// or https:// "
+			return fail(err, k, "must be an http:// or https:// "
 			    "URL");
 		return 0;
 	}
@@ -473,7 +478,7 @@ decode_member(struct task *t, const char *k, json_t *v,
 		if (jsonfield_dup(v, k, TASK_CODE_MAX + 5, &t->route, err))
 			return -1;
 		if (!task_route_ok(t->route))
-			return jsonfield_fail(err, k, "must be any, round_robin, "
+			return fail(err, k, "must be any, round_robin, "
 			    "least_active, consistent_hash, broadcast or "
 			    "node:<id>");
 		return 0;
@@ -492,7 +497,7 @@ decode_member(struct task *t, const char *k, json_t *v,
 		if (task_json_name(v, k, TASK_CODE_MAX, code, err))
 			return -1;
 		return (t->job_code = strdup(code)) ? 0 :
-		    jsonfield_fail(err, k, "out of memory");
+		    fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "appId") == 0) {
 		/* The AppId grammar of the HTTP API (API.md §3.1):
@@ -503,9 +508,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		if (s == NULL || len < 1 || len > 64 ||
 		    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 		    "0123456789_-") != len)
-			return jsonfield_fail(err, k, "must match [A-Za-z0-9_-]{1,64}");
+			return fail(err, k, "must match [A-Za-z0-9_-]{1,64}");
 		return (t->app_id = strdup(s)) ? 0 :
-		    jsonfield_fail(err, k, "out of memory");
+		    fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &t->created_ms, err);
@@ -518,9 +523,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		json_t *e;
 
 		if (!json_is_array(v))
-			return jsonfield_fail(err, k, "must be an array");
+			return fail(err, k, "must be an array");
 		if (json_array_size(v) > TASK_ATTEMPTS_MAX)
-			return jsonfield_fail(err, k, "more than %d entries",
+			return fail(err, k, "more than %d entries",
 			    TASK_ATTEMPTS_MAX);
 		json_array_foreach(v, i, e) {
 			struct task_attempt a;
@@ -602,21 +607,21 @@ parse_error(const char *data, size_t len, const json_error_t *jerr,
 
 	member_at(data, len, (size_t)jerr->position, member, sizeof(member));
 	if (strcmp(jerr->source, JSONTEXT_SOURCE) == 0)
-		return jsonfield_fail(err, member[0] != '\0' ? member : "json", "%s",
+		return fail(err, member[0] != '\0' ? member : "json", "%s",
 		    jerr->text);
 	if (strstr(why, "NUL") != NULL || strstr(why, "\\u0000") != NULL)
 		why = "strings must not contain \\u0000";
 	if (member[0] != '\0' && strstr(jerr->text, "maximum parsing depth"))
-		return jsonfield_fail(err, member, "nested deeper than %d levels",
+		return fail(err, member, "nested deeper than %d levels",
 		    TASK_DEPTH_MAX);
 	if (member[0] != '\0' && (strstr(jerr->text, "real number overflow") ||
 	    strstr(jerr->text, "too big")))
-		return jsonfield_fail(err, member, "number out of range (%s)",
+		return fail(err, member, "number out of range (%s)",
 		    jerr->text);
 	if (member[0] != '\0')
-		return jsonfield_fail(err, member, "invalid JSON at line %d column %d: "
+		return fail(err, member, "invalid JSON at line %d column %d: "
 		    "%s", jerr->line, jerr->column, why);
-	return jsonfield_fail(err, "json", "invalid JSON at line %d column %d: %s",
+	return fail(err, "json", "invalid JSON at line %d column %d: %s",
 	    jerr->line, jerr->column, why);
 }
 
@@ -630,43 +635,43 @@ task_decode(const char *data, size_t len, struct task *t,
 
 	task_fini(t);
 	if (len > TASK_FILE_MAX)
-		return jsonfield_fail(err, "file", "larger than %d bytes",
+		return fail(err, "file", "larger than %d bytes",
 		    TASK_FILE_MAX);
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
-		return jsonfield_fail(err, "json", "starts with a UTF-8 byte order mark "
+		return fail(err, "json", "starts with a UTF-8 byte order mark "
 		    "(not allowed)");
 	if (len == 0)
-		return jsonfield_fail(err, "json", "empty file");
+		return fail(err, "json", "empty file");
 	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES |
 	    JSON_DECODE_ANY, &jerr);
 	if (root == NULL)
 		return parse_error(data, len, &jerr, err);
 	if (!json_is_object(root)) {
 		json_decref(root);
-		return jsonfield_fail(err, "json", "top level must be an object");
+		return fail(err, "json", "top level must be an object");
 	}
 	json_object_foreach(root, k, v) {
 		if (decode_member(t, k, v, err) != 0)
 			goto bad;
 	}
 	if (t->task_code[0] == '\0') {
-		jsonfield_fail(err, "taskCode", "required member missing");
+		fail(err, "taskCode", "required member missing");
 		goto bad;
 	}
 	if (t->trigger == TASK_TRIGGER_DELAY && t->delay_ms < 0) {
-		jsonfield_fail(err, "delayMs", "required when triggerType is \"delay\"");
+		fail(err, "delayMs", "required when triggerType is \"delay\"");
 		goto bad;
 	}
 	if (t->trigger == TASK_TRIGGER_AT && t->run_at_ms < 0) {
-		jsonfield_fail(err, "runAt", "required when triggerType is \"at\"");
+		fail(err, "runAt", "required when triggerType is \"at\"");
 		goto bad;
 	}
 	if (t->delay_ms >= 0 && t->trigger != TASK_TRIGGER_DELAY) {
-		jsonfield_fail(err, "delayMs", "only allowed with triggerType \"delay\"");
+		fail(err, "delayMs", "only allowed with triggerType \"delay\"");
 		goto bad;
 	}
 	if (t->run_at_ms >= 0 && t->trigger != TASK_TRIGGER_AT) {
-		jsonfield_fail(err, "runAt", "only allowed with triggerType \"at\"");
+		fail(err, "runAt", "only allowed with triggerType \"at\"");
 		goto bad;
 	}
 	if (task_copy_params(data, len, json_object_get(root,
@@ -903,14 +908,14 @@ task_roundtrip(const char *data, size_t len, struct task_error *err)
 	if (task_decode(data, len, &a, err) != 0)
 		return 1;
 	if (task_encode(&a, &out) != 0)
-		jsonfield_fail(err, "encode", "out of memory");
+		fail(err, "encode", "out of memory");
 	else if (task_decode(out.data, out.len, &b, err) != 0) {
 		struct task_error e = *err;
 
-		jsonfield_fail(err, e.field, "the encoder wrote what the decoder "
+		fail(err, e.field, "the encoder wrote what the decoder "
 		    "refuses: %.200s", e.rule);
 	} else if ((d = task_diff(&a, &b)) != NULL)
-		jsonfield_fail(err, d, "differs after decode, encode, decode");
+		fail(err, d, "differs after decode, encode, decode");
 	else
 		rc = 0;
 	task_fini(&a);
