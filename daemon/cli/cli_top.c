@@ -27,6 +27,7 @@
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/tstime.h"
+#include "coord/coord.h"
 #include "spool/clock.h"
 
 #define TOP_ROWS	24	/* the frame fits a classic terminal */
@@ -43,6 +44,7 @@ struct top_node {
 	int64_t at_ms;		/* the node's clock when it wrote */
 	int64_t mtime_ms;	/* the heartbeat file's mtime */
 	int live;		/* not stale (freshness.h) */
+	int draining;		/* coord_node's: 1 drained, 2 stopping */
 };
 
 /* A histogram summed over files: cumulative counts per upper bound. */
@@ -101,7 +103,7 @@ read_nodes(const struct spool *sp, struct top_data *d, int64_t now,
 		return;
 	while ((de = readdir(dp)) != NULL && d->nnodes < TOP_NODES_MAX) {
 		struct top_node *nd = &d->nodes[d->nnodes];
-		char *txt, *line, *save;
+		char *txt;
 
 		if (strncmp(de->d_name, "heartbeat.", 10) != 0 ||
 		    !spool_code_ok(de->d_name + 10))
@@ -122,27 +124,19 @@ read_nodes(const struct spool *sp, struct top_data *d, int64_t now,
 			if (nd->mtime_ms > newest)
 				newest = nd->mtime_ms;
 		}
-		for (line = strtok_r(txt, "\n", &save); line != NULL;
-		    line = strtok_r(NULL, "\n", &save)) {
-			char *eq = strchr(line, '=');
+		{
+			struct coord_node hb;
 
-			if (eq == NULL)
-				continue;
-			*eq++ = '\0';
-			if (strcmp(line, "pid") == 0)
-				nd->pid = strtol(eq, NULL, 10);
-			else if (strcmp(line, "slots") == 0)
-				nd->slots = strtol(eq, NULL, 10);
-			else if (strcmp(line, "running") == 0)
-				nd->running = strtol(eq, NULL, 10);
-			else if (strcmp(line, "claimed") == 0)
-				nd->claimed = strtoull(eq, NULL, 10);
-			else if (strcmp(line, "finished") == 0)
-				nd->finished = strtoull(eq, NULL, 10);
-			else if (strcmp(line, "leader") == 0)
-				nd->leader = strtol(eq, NULL, 10);
-			else if (strcmp(line, "at_ms") == 0)
-				nd->at_ms = strtoll(eq, NULL, 10);
+			memset(&hb, 0, sizeof(hb));
+			coord_heartbeat_parse(txt, &hb);
+			nd->pid = hb.pid;
+			nd->slots = hb.slots;
+			nd->running = hb.running;
+			nd->claimed = hb.claimed;
+			nd->finished = hb.finished;
+			nd->leader = hb.leader;
+			nd->at_ms = hb.at_ms;
+			nd->draining = hb.draining;
 		}
 		free(txt);
 		d->nnodes++;
@@ -439,11 +433,36 @@ fail_detail(const struct spool *sp, const char *id, char *code,
 	}
 }
 
+/*
+ * ", drained: n1 n2" for the live nodes an operator drained (and
+ * "stopping" ones), into out; "" when none.  Returns out.
+ */
+static const char *
+drained_list(const struct top_data *d, char *out, size_t len)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < d->nnodes && o + 1 < len; i++) {
+		int w;
+
+		if (!d->nodes[i].live || d->nodes[i].draining == 0)
+			continue;
+		w = snprintf(out + o, len - o, "%s%s%s", o == 0 ?
+		    ", drained: " : " ", d->nodes[i].id,
+		    d->nodes[i].draining == 2 ? " (stopping)" : "");
+		if (w < 0 || (size_t)w >= len - o)
+			break;
+		o += (size_t)w;
+	}
+	return out;
+}
+
 static void
 render(struct buf *b, const struct config *cfg, const struct spool *sp,
     const struct top_data *d, int64_t now)
 {
-	char when[TSTIME_BUF], a[16], c[16], e[16];
+	char when[TSTIME_BUF], a[16], c[16], e[16], dr[TOP_COLS];
 	const struct top_node *ld = live_leader(d);
 	const char *leader = ld != NULL ? ld->id : "none";
 	size_t live = 0, shown;
@@ -453,8 +472,8 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 		live += (size_t)d->nodes[i].live;
 	put_line(b, &rows, "taskspool %.40s  %s", cfg->spool,
 	    tstime_format_ms(when, sizeof(when), now));
-	put_line(b, &rows, "NODES %zu live of %zu, leader %s", live, d->nnodes,
-	    leader);
+	put_line(b, &rows, "NODES %zu live of %zu, leader %s%s", live,
+	    d->nnodes, leader, drained_list(d, dr, sizeof(dr)));
 	put_line(b, &rows, "  %-20s %8s %6s %5s %10s %9s %9s", "node", "pid",
 	    "slots", "busy", "heartbeat", "claimed", "finished");
 	shown = 0;
@@ -548,6 +567,9 @@ render_json(struct buf *b, const struct config *cfg, const struct spool *sp,
 		json_object_set_new(n, "node", json_string(nd->id));
 		json_object_set_new(n, "live", json_boolean(nd->live));
 		json_object_set_new(n, "leader", json_boolean(nd == ld));
+		/* Drained by an operator (taskspool nodes drain). */
+		json_object_set_new(n, "drained", json_boolean(nd->draining
+		    == 1));
 		json_object_set_new(n, "pid", json_integer(nd->pid));
 		json_object_set_new(n, "slots", json_integer(nd->slots));
 		json_object_set_new(n, "busy", json_integer(nd->running));

@@ -410,6 +410,19 @@ coord_nodes_sort(struct coord_node *v, size_t n)
 }
 
 void
+coord_heartbeat_parse(char *text, struct coord_node *nd)
+{
+	for (char *p = text, *line; (line = strtok_r(p, "\n", &p)) != NULL;) {
+		char *eq = strchr(line, '=');
+
+		if (eq == NULL)
+			continue;
+		*eq++ = '\0';
+		coord_node_field(nd, line, eq);
+	}
+}
+
+void
 coord_node_field(struct coord_node *nd, const char *f, const char *v)
 {
 	if (strcmp(f, "pid") == 0)
@@ -430,6 +443,11 @@ coord_node_field(struct coord_node *nd, const char *f, const char *v)
 		nd->started_ms = strtoll(v, NULL, 10);
 	else if (strcmp(f, "load1") == 0)
 		nd->load1 = strtod(v, NULL);
+	else if (strcmp(f, "draining") == 0) {
+		long d = strtol(v, NULL, 10);
+
+		nd->draining = d >= 0 && d <= 2 ? (int)d : 0;
+	}
 	else if (strcmp(f, "hooks") == 0) {
 		/* Bounded like the writer's list: a longer one is cut at the
 		 * last whole code and marked "*" (may run anything). */

@@ -67,6 +67,11 @@ struct coord_node {
 				 * coord_nodes in redis mode: the reader's
 				 * clock minus the age Redis measured */
 	double load1;		/* 1-minute load average of its host */
+	/* Whether it claims: 0 yes; 1 drained by an operator (its marker
+	 * state/drain/<id>.json, `taskspool nodes drain`: it finishes
+	 * what runs and stays up); 2 stopping (SIGTERM: it drains, then
+	 * exits).  0 in the heartbeat of an older version. */
+	int draining;
 	/* The task codes it has hooks for (hookset.h: sorted, ','-joined,
 	 * "*" last when truncated); hooks_known = 0 when the heartbeat
 	 * carries no list (a node of an older version: taken as able to
@@ -211,6 +216,17 @@ int coord_heartbeat(struct coord *c, const struct coord_node *info,
  */
 int coord_nodes(struct coord *c, struct coord_node **out, size_t *n,
     char *why, size_t whylen);
+
+/*
+ * Parse the "key=value" lines of a heartbeat file (state/heartbeat.<id>,
+ * as coord_heartbeat writes it in either mode) into nd, which the caller
+ * zeroes and whose id it sets; text is cut up in place (strtok_r).
+ * Unknown keys are ignored (a newer node may write more), a number that
+ * does not parse reads as 0, a hooks list longer than nd->hooks is cut
+ * at a whole code and marked "*".  No errors: the liveness rule judges
+ * what is left.
+ */
+void coord_heartbeat_parse(char *text, struct coord_node *nd);
 
 /*
  * Whether node nd (from coord_nodes) can run task code: its heartbeat

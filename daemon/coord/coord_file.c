@@ -101,10 +101,11 @@ file_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	buf_init(&b, 0);
 	if (buf_printf(&b, "pid=%ld\nslots=%ld\nrunning=%ld\nclaimed=%llu\n"
 	    "finished=%llu\nleader=%d\nat_ms=%lld\nstarted_ms=%lld\n"
-	    "load1=%.2f\nhooks=%.*s\n", info->pid, info->slots,
+	    "load1=%.2f\ndraining=%d\nhooks=%.*s\n", info->pid, info->slots,
 	    info->running, info->claimed, info->finished, info->leader,
 	    (long long)info->at_ms, (long long)info->started_ms,
-	    info->load1, (int)strnlen(info->hooks, sizeof(info->hooks) - 1),
+	    info->load1, info->draining,
+	    (int)strnlen(info->hooks, sizeof(info->hooks) - 1),
 	    info->hooks) == 0) {
 		struct spool quiet = *c->sp;
 
@@ -121,20 +122,6 @@ file_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	}
 	buf_fini(&b);
 	return rc;
-}
-
-/* Parse the "key=value" lines of a heartbeat file into nd. */
-static void
-parse_heartbeat(char *text, struct coord_node *nd)
-{
-	for (char *p = text, *line; (line = strtok_r(p, "\n", &p)) != NULL;) {
-		char *eq = strchr(line, '=');
-
-		if (eq == NULL)
-			continue;
-		*eq++ = '\0';
-		coord_node_field(nd, line, eq);
-	}
 }
 
 static int
@@ -179,7 +166,7 @@ file_nodes(struct coord *c, struct coord_node **out, size_t *n, char *why,
 		}
 		memset(&v[len], 0, sizeof(v[len]));
 		snprintf(v[len].id, sizeof(v[len].id), "%s", id);
-		parse_heartbeat(text, &v[len]);
+		coord_heartbeat_parse(text, &v[len]);
 		free(text);
 		len++;
 	}

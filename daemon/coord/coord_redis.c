@@ -920,8 +920,8 @@ static int
 redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
     size_t whylen)
 {
-	char k[KEY_MAX], v[9][32], px[32];
-	const char *argv[22];
+	char k[KEY_MAX], v[10][32], px[32];
+	const char *argv[24];	/* HSET key, 10 + 1 field-value pairs */
 	int argc = 0;
 	redisReply *r;
 
@@ -942,14 +942,15 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	snprintf(v[6], sizeof(v[6]), "%lld", (long long)info->at_ms);
 	snprintf(v[7], sizeof(v[7]), "%lld", (long long)info->started_ms);
 	snprintf(v[8], sizeof(v[8]), "%.2f", info->load1);
+	snprintf(v[9], sizeof(v[9]), "%d", info->draining);
 	argv[argc++] = "HSET";
 	argv[argc++] = k;
 	{
-		static const char *const f[9] = { "pid", "slots", "running",
+		static const char *const f[10] = { "pid", "slots", "running",
 			"claimed", "finished", "leader", "at_ms",
-			"started_ms", "load1" };
+			"started_ms", "load1", "draining" };
 
-		for (int i = 0; i < 9; i++) {
+		for (int i = 0; i < 10; i++) {
 			argv[argc++] = f[i];
 			argv[argc++] = v[i];
 		}

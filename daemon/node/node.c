@@ -152,7 +152,7 @@ void
 node_write_metrics(struct node *n, int stopped)
 {
 	struct metrics_node self = { n->nslots, n->nrunning, n->leader,
-		stopped, n->bp_err, n->cfg->metrics_interval_ms };
+		stopped, n->bp_err, n->cfg->metrics_interval_ms, n->drained };
 
 	if (n->cfg->metrics_interval_ms > 0 && metrics_write(&n->sp,
 	    tstime_now_ms(), &self) != 0)
@@ -410,6 +410,7 @@ start(struct node *n)
 	node_wake_connect(n);
 	node_leader_tick(n);
 	node_scan_incoming(n);
+	node_drain_poll(n, 1);	/* a node drained while offline starts so */
 	node_heartbeat(n);
 	n->next_scan = tstime_mono_ms() + cfg->scan_interval_ms;
 	n->next_reap = tstime_mono_ms() + cfg->reap_interval_ms;

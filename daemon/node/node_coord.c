@@ -207,6 +207,7 @@ node_heartbeat(struct node *n)
 	info.at_ms = tstime_now_ms();
 	info.started_ms = started;
 	info.load1 = getloadavg(load, 1) == 1 ? load[0] : 0;
+	info.draining = n->draining ? 2 : n->drained ? 1 : 0;
 	info.hooks_known = 1;
 	memcpy(info.hooks, n->hooks, sizeof(info.hooks));
 	if (coord_heartbeat(n->coord, &info, why, sizeof(why)) != 0)

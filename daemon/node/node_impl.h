@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "core/buf.h"
+#include "core/drainmark.h"
 #include "core/nameset.h"
 #include "core/task.h"
 #include "records/records.h"
@@ -159,6 +160,9 @@ struct node {
 	struct records *rec;		/* history records (records.h) */
 	int dirty[SPOOL_NDIRS], dirty_self;
 	int draining, quitting, reload;
+	int drained;			/* an operator's drain marker is there */
+	char drain_reason[DRAINMARK_REASON_MAX + 1];	/* ... its reason */
+	int64_t drain_next;		/* mono ms: next read of the marker */
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	int64_t next_metrics;		/* mono ms: metrics/<node>.prom */
 	int64_t watchdog_ms;		/* systemd's WatchdogSec=, 0 none */
@@ -299,6 +303,17 @@ void node_wake_connect(struct node *n);
 /* Publish this node's heartbeat (coord_node: slots, counters, leader,
  * the hooks it has); a failure is logged (coord retries next time). */
 void node_heartbeat(struct node *n);
+
+/* --- node_drain.c: the operator's drain --- */
+
+/*
+ * Read this node's drain marker (spool/drain.h) when DRAIN_POLL_MS have
+ * passed since the last read, or now when force; on a change set
+ * n->drained and n->drain_reason, log it, write the heartbeat and bring
+ * the metrics forward.  A marker this host cannot read keeps the state
+ * (a warning).  The claim loop claims nothing while n->drained.
+ */
+void node_drain_poll(struct node *n, int force);
 
 /* --- node_loop.c: the event loop --- */
 

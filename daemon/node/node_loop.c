@@ -204,7 +204,8 @@ loop_work(struct node *n)
 	if (n->recover_self && !n->draining && !node_claims_held(n))
 		node_recover_dir(n, n->sp.self, n->sp.node);
 	node_cancel_more(n);
-	while (!n->draining && n->nrunning < n->nslots &&
+	node_drain_poll(n, 0);
+	while (!n->draining && !n->drained && n->nrunning < n->nslots &&
 	    (n->cand.head != NULL || n->qcand.head != NULL) &&
 	    !node_claims_held(n)) {
 		int q = n->qcand.head != NULL;	/* routed to us first */
@@ -345,6 +346,7 @@ node_loop(struct node *n)
 			(void)sdnotify("RELOADING=1\nMONOTONIC_USEC=%lld",
 			    (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000);
 			node_reload(n);
+			node_drain_poll(n, 1);
 			node_ready(n);
 			/* And advertise it now. */
 			(void)node_hooks_rescan(n, 1);

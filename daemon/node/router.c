@@ -108,8 +108,11 @@ live_refresh(struct router *r, int64_t now_ms)
 		return -1;
 	}
 	live_clear(r);
-	for (size_t i = 0; i < n; i++)	/* keep the live ones, in order */
-		if (coord_node_alive(&v[i], now_ms, r->heartbeat_ms))
+	/* Keep the live ones that claim (not drained, not stopping), in
+	 * order: a draining node's queue goes back to incoming/. */
+	for (size_t i = 0; i < n; i++)
+		if (coord_node_alive(&v[i], now_ms, r->heartbeat_ms) &&
+		    v[i].draining == 0)
 			v[k++] = v[i];
 	r->live = v;
 	r->nlive = k;
@@ -524,8 +527,9 @@ router_reap_offline(struct router *r, int64_t now_ms)
 				if (spool_move_excl(qfd, qe->d_name,
 				    r->sp->dir[SPOOL_INCOMING], qe->d_name) ==
 				    0) {
-					log_info("%s: node %s is offline; back "
-					    "to incoming/ to be routed again",
+					log_info("%s: node %s is offline or "
+					    "draining; back to incoming/ to be "
+					    "routed again",
 					    qe->d_name, de->d_name);
 					index_move(r, qe->d_name,
 					    SPOOL_INCOMING, NULL);

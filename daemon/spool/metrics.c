@@ -578,6 +578,11 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 		    "holds the leader lock.");
 		rc |= buf_printf(b, "taskspool_leader{node=\"%s\"} %d\n", nd,
 		    self->leader ? 1 : 0);
+		rc |= family(b, "taskspool_node_drained", "gauge", "1 while "
+		    "an operator has drained this node (taskspool nodes "
+		    "drain): it finishes what runs and claims nothing new.");
+		rc |= buf_printf(b, "taskspool_node_drained{node=\"%s\"} %d\n",
+		    nd, self->drained ? 1 : 0);
 		rc |= family(b, "taskspool_backpressure", "gauge", "1 while "
 		    "this node claims nothing because a write into the spool "
 		    "failed for that reason (until a probe write succeeds).");

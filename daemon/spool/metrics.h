@@ -59,6 +59,8 @@ struct metrics_node {
 	int64_t interval_ms;	/* metrics_interval_ms: the file's promised
 				 * rewrite period (readers call it stale past
 				 * 3 periods, freshness.h) */
+	int drained;		/* 1 while an operator's drain marker holds
+				 * its claims: taskspool_node_drained */
 };
 
 /*

@@ -199,6 +199,16 @@ def main():
         '"nightly","taskCode":"report","schedule":"0 3 * * *","enabled":'
         'true,"definition":{"jobCode": "nightly", "cron": "0 3 * * *"},'
         '"updatedAt":"2024-06-01T12:00:08.000Z"}')
+    put("fuzz_drain", "drained",
+        '{"node":"n1","reason":"kernel update","since":"%s"}\n' % t1)
+    put("fuzz_drain", "no-reason", '{"node":"n1","since":"%s"}' % t1)
+    put("fuzz_drain", "bell-in-reason",
+        '{"node":"n1","reason":"a\\u0007b","since":"%s"}' % t1)
+    put("fuzz_drain", "before-1970",
+        '{"node":"n1","reason":"x","since":"1969-12-31T23:59:59Z"}')
+    put("fuzz_drain", "offset",
+        '{"node":"n1","reason":"\\u00e9t\\u00e9","since":'
+        '"2026-12-02T03:00:00+05:30"}')
     return 0
 
 

@@ -255,6 +255,8 @@ START_TEST(test_scan_and_write)
 		"taskspool_backpressure{node=\"n1\",reason=\"enospc\"} 1",
 		"taskspool_backpressure{node=\"n1\",reason=\"edquot\"} 0",
 		"taskspool_backpressure{node=\"n1\",reason=\"erofs\"} 0",
+		/* drained by an operator */
+		"taskspool_node_drained{node=\"n1\"} 1",
 		/* The file says when and how often it is written: now =
 		 * 1.7e12 ms is 1700000000 s; 2500 ms is 2.5 s. */
 		"taskspool_metrics_written_timestamp_seconds{node=\"n1\"} "
@@ -265,6 +267,7 @@ START_TEST(test_scan_and_write)
 	/* A stopped node's last file, 1234 ms later. */
 	static const char *const stopped[] = {
 		"taskspool_leader{node=\"n1\"} 0",
+		"taskspool_node_drained{node=\"n1\"} 0",
 		"taskspool_metrics_written_timestamp_seconds{node=\"n1\"} "
 		    "1700000001.234",
 		"taskspool_metrics_stopped{node=\"n1\"} 1",
@@ -272,7 +275,7 @@ START_TEST(test_scan_and_write)
 	char dir[200], path[300], why[512], *txt;
 	const int64_t now = 1700000000000LL;	/* a fixed "now", epoch ms */
 	struct metrics_spool q;
-	struct metrics_node self = { 4, 1, 1, 0, ENOSPC, 2500 };
+	struct metrics_node self = { 4, 1, 1, 0, ENOSPC, 2500, 1 };
 	struct spool sp;
 	int d;
 
@@ -316,6 +319,7 @@ START_TEST(test_scan_and_write)
 	/* A stopped node's last file has no spool-wide gauges. */
 	self.stopped = 1;
 	self.leader = 0;
+	self.drained = 0;
 	txt = write_and_read(&sp, now + 1234, &self);
 	ck_assert_ptr_null(strstr(txt, "taskspool_queue_depth{"));
 	ASSERT_LINES(txt, stopped);
