@@ -209,6 +209,13 @@ def main():
     put("fuzz_drain", "offset",
         '{"node":"n1","reason":"\\u00e9t\\u00e9","since":'
         '"2026-12-02T03:00:00+05:30"}')
+    put("fuzz_heartbeat", "node",
+        "pid=4242\nslots=4\nrunning=1\nclaimed=10\nfinished=9\nleader=1\n"
+        "at_ms=1717243200000\nstarted_ms=1717243100000\nload1=0.52\n"
+        "draining=1\nhooks=a,b,report\n")
+    put("fuzz_heartbeat", "cut-hooks",
+        "hooks=" + ",".join("code%04d" % i for i in range(1200)) + "\n")
+    put("fuzz_heartbeat", "older", "pid=1\nslots=2\ndraining=7\n=x\nnoeq\n")
     return 0
 
 
