@@ -316,14 +316,17 @@ clean:
 # $(DEB_DIR): dpkg-buildpackage -us -uc -b with the .deb, .buildinfo and
 # .changes files there instead of in the parent directory, then lintian
 # on the .changes (its errors fail; warnings are printed).  DEB_OPTIONS
-# adds dpkg-buildpackage options (e.g. -Ppkg.taskspool.nopython).
+# adds dpkg-buildpackage options (e.g. -Ppkg.taskspool.nopython).  PATH
+# is the system's: a package is built with Debian's tools and Python, not
+# a pyenv's or /usr/local's that come first in a developer's PATH.
 DEB_DIR ?= $(BUILD)/deb
 DEB_OPTIONS ?=
 deb:
 	@command -v dpkg-buildpackage >/dev/null || { echo \
 	    "make deb: needs dpkg-dev, debhelper, dh-python, pybuild-plugin-pyproject (make deps)"; exit 69; }
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
-	TASKSPOOL_DEB_DIR=$(abspath $(DEB_DIR)) dpkg-buildpackage -us -uc -b \
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	    TASKSPOOL_DEB_DIR=$(abspath $(DEB_DIR)) dpkg-buildpackage -us -uc -b \
 	    --buildinfo-option=-u$(abspath $(DEB_DIR)) \
 	    --buildinfo-file=$(abspath $(DEB_DIR))/taskspool.buildinfo \
 	    --changes-option=-u$(abspath $(DEB_DIR)) \
