@@ -20,7 +20,9 @@
 #     (installed into /etc/taskspool/hooks), their results and output read
 #     with `taskspool result` / `logs`, `taskspoold -n` on the packaged
 #     configuration and spool; the installed taskspool.cgi run with CGI
-#     variables answers GET /api/health 200 with the package version;
+#     variables answers GET /api/health 200 with the package version; a
+#     reinstall keeps a task pending in the packaged spool and the edited
+#     conffile with its owner and mode;
 #  5. apt-get purge of the three packages, then: no file of any of them
 #     left (the `dpkg -L` lists taken before), no /etc/taskspool, no
 #     /var/spool/taskspool, no unit file, enablement link or
@@ -249,6 +251,19 @@ grep -qx 'hooks_dir = /etc/taskspool/hooks' "$work/config" &&
     fail "the packaged configuration is not what taskspool reads"
 ok "taskspoold -n accepts the packaged configuration and spool"
 
+
+# An upgrade (the same version again: postinst configure runs once more)
+# keeps the packaged spool's tasks, the configuration's owner and mode.
+pid=$(as_ts taskspool submit --code hello) || fail "submit into the packaged spool"
+echo "# administrator's line" >>/etc/taskspool/taskspool.conf
+DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold "$DEB_DIR"/taskspool_*.deb >/dev/null
+as_ts taskspool status "$pid" | grep -q "^$pid PENDING" ||
+    fail "after the reinstall: $(as_ts taskspool status "$pid")"
+test "$(stat -c '%U:%G %a' /etc/taskspool/taskspool.conf)" = "root:taskspool 640" &&
+    grep -qx "# administrator's line" /etc/taskspool/taskspool.conf ||
+    fail "the reinstall changed the conffile"
+test ! -e /var/spool/taskspool/taskspool.conf || fail "the reinstall left a spool taskspool.conf"
+ok "reinstall: the packaged spool's pending task, the edited conffile and its mode kept"
 
 # --- 5. purge
 say "apt-get purge -y $PKGS"
