@@ -311,6 +311,11 @@ uninstall:
 
 clean:
 	rm -rf build build-asan build-fuzz var
+	@# what dpkg-buildpackage (make deb) leaves in debian/ (dh_clean's list)
+	rm -rf debian/.debhelper debian/build debian/tmp debian/taskspool \
+	    debian/taskspool-api debian/python3-taskspool debian/files \
+	    debian/*.substvars debian/*.debhelper debian/*.debhelper.log \
+	    debian/debhelper-build-stamp .pybuild
 
 # The Debian packages (debian/rules), built from this tree as it is into
 # $(DEB_DIR): dpkg-buildpackage -us -uc -b with the .deb, .buildinfo and
