@@ -13,9 +13,22 @@
 #                   `make unit` replays their corpora with $(CC)
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
-#   make install    programs (taskspool.fcgi too), manual pages, examples,
-#                   systemd units into $(DESTDIR)$(PREFIX) (PREFIX
+#   make install    programs (taskspool.cgi and taskspool.fcgi too),
+#                   manual pages, examples, systemd units, bash
+#                   completion into $(DESTDIR)$(PREFIX) (PREFIX
 #                   defaults to /usr/local)
+#   make deb        the Debian packages taskspool, taskspool-api and
+#                   python3-taskspool (dpkg-buildpackage on debian/),
+#                   into $(BUILD)/deb/, checked with lintian
+#   make deb-test   make deb, then install, use and purge the packages
+#                   on this machine (root; tests/package/deb-test.sh)
+#
+# WERROR= builds without -Werror (debian/rules does: a package build must
+# not fail on a new compiler's new warning); CFLAGS, CPPFLAGS and LDFLAGS
+# from the environment come first and are kept (dpkg-buildflags' hardening
+# flags, which dh exports).  TASKSPOOL_VERSION=X names the release
+# (daemon/core/version.h; default: daemon/core/version.sh's answer, from
+# git describe or debian/changelog).
 
 BUILD    ?= build
 CC       ?= cc
@@ -27,13 +40,19 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 OPT      ?= -O2
 SAN      ?=
+WERROR   ?= -Werror
 CFLAGS   ?=
+CPPFLAGS ?=
 CFLAGS   += -std=c11 -D_GNU_SOURCE -g $(OPT) $(SAN) \
-	    -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wno-unused-parameter \
+	    -Wall -Wextra $(WERROR) -Wformat=2 -Wshadow -Wno-unused-parameter \
 	    -fstack-protector-strong -Idaemon $(PKG_CFLAGS)
-ifeq ($(SAN),)
+# Unless the caller's flags (dpkg-buildflags' CPPFLAGS) already choose one.
+ifeq ($(SAN)$(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),)
 CFLAGS   += -D_FORTIFY_SOURCE=2
 endif
+# The preprocessor's flags of the environment (dpkg-buildflags' CPPFLAGS:
+# -D_FORTIFY_SOURCE) join the compiler's: every rule compiles with CFLAGS.
+CFLAGS   += $(CPPFLAGS)
 # clang's -Wformat=2 also flags a format passed on to vsnprintf (log.c).
 ifneq ($(findstring clang,$(CC)),)
 CFLAGS   += -Wno-format-nonliteral
@@ -46,7 +65,8 @@ LDLIBS   += $(PKG_LIBS) -lpthread
 MAINS    = $(wildcard daemon/programs/*.c)
 LIB_SRCS = $(filter-out $(MAINS),$(wildcard daemon/*/*.c))
 HDRS     = $(wildcard daemon/*/*.h)
-LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/migrations_gen.o
+LIB_OBJS = $(LIB_SRCS:daemon/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/migrations_gen.o \
+	   $(BUILD)/obj/version_gen.o
 MIGRATIONS = $(sort $(wildcard sql/migrations/*.sql))
 PROGS    = $(BUILD)/taskspoold $(BUILD)/taskspool $(BUILD)/taskspool.cgi \
 	   $(BUILD)/taskspool.fcgi
@@ -61,9 +81,12 @@ FUZZ_NAMES = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_DEPS = tests/fuzz/harness.c tests/fuzz/harness.h
 REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 
-.PHONY: all deps check layers unit scenario asan demo bench clean stress install \
-	uninstall fuzz fuzz-targets
+.PHONY: all progs deps check layers unit scenario asan demo bench clean stress \
+	install uninstall fuzz fuzz-targets deb deb-test FORCE
 all: $(PROGS) $(TOOL_BINS)
+
+# The four programs alone (what a package build needs).
+progs: $(PROGS)
 
 $(BUILD)/obj/%.o: daemon/%.c $(HDRS)
 	@mkdir -p $(@D)
@@ -75,6 +98,19 @@ $(BUILD)/gen/migrations_gen.c: sql/embed.sh $(MIGRATIONS)
 	sh sql/embed.sh $(MIGRATIONS) >$@
 
 $(BUILD)/obj/migrations_gen.o: $(BUILD)/gen/migrations_gen.c daemon/records/records_mariadb.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The release (daemon/core/version.h), evaluated once per make run; the
+# file is rewritten only when it changes, so only it is recompiled.
+TASKSPOOL_VERSION ?= $(shell sh daemon/core/version.sh)
+$(BUILD)/gen/version_gen.c: export TASKSPOOL_VERSION := $(TASKSPOOL_VERSION)
+$(BUILD)/gen/version_gen.c: FORCE
+	@mkdir -p $(@D)
+	@sh daemon/core/version.sh c >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; \
+	    echo "version: $(TASKSPOOL_VERSION)"; fi
+
+$(BUILD)/obj/version_gen.o: $(BUILD)/gen/version_gen.c daemon/core/version.h
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libtaskspool.a: $(LIB_OBJS)
@@ -217,13 +253,18 @@ bench: deps
 
 # Installation.  DESTDIR is prepended to every path (for packaging);
 # the systemd units get $(PREFIX)/sbin and $(PREFIX)/bin in their
-# ExecStart= lines.
+# ExecStart= lines.  taskspool.cgi goes to CGIDIR (Debian's web servers
+# serve /usr/lib/cgi-bin), the bash completion where bash-completion
+# looks for it.  Every directory variable can be set on the command line
+# (debian/rules: PREFIX=/usr UNITDIR=/lib/systemd/system CGIDIR=...).
 PREFIX  ?= /usr/local
 BINDIR   = $(PREFIX)/bin
 SBINDIR  = $(PREFIX)/sbin
 MANDIR   = $(PREFIX)/share/man
 DOCDIR   = $(PREFIX)/share/doc/taskspool
 UNITDIR  = $(PREFIX)/lib/systemd/system
+CGIDIR   = $(PREFIX)/lib/cgi-bin
+COMPLETIONDIR = $(PREFIX)/share/bash-completion/completions
 MANPAGES = daemon/man/taskspool.1 daemon/man/taskspool.conf.5 \
 	   daemon/man/taskspool-hooks.7 daemon/man/taskspoold.8 daemon/man/taskspool.cgi.8
 EXAMPLES = spool-layout/taskspool.conf.example contrib/grafana/taskspool.json \
@@ -237,10 +278,14 @@ UNITS    = contrib/systemd/taskspoold.service contrib/systemd/taskspoold@.servic
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) \
-	    $(DESTDIR)$(DOCDIR)/examples/hooks $(DESTDIR)$(UNITDIR)
+	    $(DESTDIR)$(DOCDIR)/examples/hooks $(DESTDIR)$(UNITDIR) \
+	    $(DESTDIR)$(CGIDIR) $(DESTDIR)$(COMPLETIONDIR)
 	install -m 755 $(BUILD)/taskspool $(DESTDIR)$(BINDIR)/taskspool
 	install -m 755 $(BUILD)/taskspoold $(DESTDIR)$(SBINDIR)/taskspoold
 	install -m 755 $(BUILD)/taskspool.fcgi $(DESTDIR)$(SBINDIR)/taskspool.fcgi
+	install -m 755 $(BUILD)/taskspool.cgi $(DESTDIR)$(CGIDIR)/taskspool.cgi
+	install -m 644 contrib/bash-completion/taskspool \
+	    $(DESTDIR)$(COMPLETIONDIR)/taskspool
 	for m in $(MANPAGES); do \
 	    s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s/ || exit 1; done
@@ -257,7 +302,8 @@ install: $(PROGS)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/taskspool $(DESTDIR)$(SBINDIR)/taskspoold \
-	    $(DESTDIR)$(SBINDIR)/taskspool.fcgi
+	    $(DESTDIR)$(SBINDIR)/taskspool.fcgi $(DESTDIR)$(CGIDIR)/taskspool.cgi \
+	    $(DESTDIR)$(COMPLETIONDIR)/taskspool
 	for m in $(MANPAGES); do s=$${m##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m##*/}; done
 	for u in $(UNITS); do rm -f $(DESTDIR)$(UNITDIR)/$${u##*/}; done
@@ -265,3 +311,36 @@ uninstall:
 
 clean:
 	rm -rf build build-asan build-fuzz var
+	@# what dpkg-buildpackage (make deb) leaves in debian/ (dh_clean's list)
+	rm -rf debian/.debhelper debian/build debian/tmp debian/taskspool \
+	    debian/taskspool-api debian/python3-taskspool debian/files \
+	    debian/*.substvars debian/*.debhelper debian/*.debhelper.log \
+	    debian/debhelper-build-stamp .pybuild
+
+# The Debian packages (debian/rules), built from this tree as it is into
+# $(DEB_DIR): dpkg-buildpackage -us -uc -b with the .deb, .buildinfo and
+# .changes files there instead of in the parent directory, then lintian
+# on the .changes (its errors fail; warnings are printed).  DEB_OPTIONS
+# adds dpkg-buildpackage options (e.g. -Ppkg.taskspool.nopython).  PATH
+# is the system's: a package is built with Debian's tools and Python, not
+# a pyenv's or /usr/local's that come first in a developer's PATH.
+DEB_DIR ?= $(BUILD)/deb
+DEB_OPTIONS ?=
+deb:
+	@command -v dpkg-buildpackage >/dev/null || { echo \
+	    "make deb: needs dpkg-dev, debhelper, dh-python, pybuild-plugin-pyproject (make deps)"; exit 69; }
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
+	PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	    TASKSPOOL_DEB_DIR=$(abspath $(DEB_DIR)) dpkg-buildpackage -us -uc -b \
+	    --buildinfo-option=-u$(abspath $(DEB_DIR)) \
+	    --buildinfo-file=$(abspath $(DEB_DIR))/taskspool.buildinfo \
+	    --changes-option=-u$(abspath $(DEB_DIR)) \
+	    --changes-file=$(abspath $(DEB_DIR))/taskspool.changes $(DEB_OPTIONS)
+	lintian --fail-on error --info $(DEB_DIR)/taskspool.changes
+	@echo "make deb: packages in $(DEB_DIR)/:"; ls -1 $(DEB_DIR)/*.deb
+
+# Build, install, use and purge the packages here (root; changes this
+# machine: see tests/package/deb-test.sh).
+deb-test:
+	@BUILD=$(abspath $(BUILD)) DEB_DIR=$(abspath $(DEB_DIR)) \
+	    sh tests/package/deb-test.sh

@@ -9,6 +9,10 @@ pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
       lighttpd curl openssl python3 wrk libfcgi-dev
       mariadb-server mariadb-client redis-server faketime
       clang-14 libclang-rt-14-dev"
+# The Debian packages (make deb, tests/package/deb-test.sh): debian/control's
+# Build-Depends and the tools that build and check them.
+pkgs="$pkgs dpkg-dev debhelper fakeroot dh-python pybuild-plugin-pyproject
+      python3-all python3-setuptools python3-wheel lintian bash-completion"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

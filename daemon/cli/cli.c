@@ -95,7 +95,7 @@ static const char *const top_usage =
 "\n"
 "options: -c FILE configuration file; -s DIR spool (or $TASKSPOOL_SPOOL);\n"
 "         --json machine-readable output of read commands; -h help;\n"
-"         --version the release.\n"
+"         -V, --version the release.\n"
 "exit status: 0 ok (with --wait: the task succeeded); 1 the task FAILED;\n"
 "  2 it was CANCELLED; 64 usage; 65 invalid task or damaged result;\n"
 "  66 no such task; 67 no such group (init); 69 no result yet or\n"
@@ -1488,7 +1488,7 @@ cli_run(int argc, char **argv)
 	config_defaults(&c.cfg);
 	if ((c.spool_arg = getenv("TASKSPOOL_SPOOL")) != NULL)
 		c.spool_from = "from $TASKSPOOL_SPOOL";
-	while ((ch = getopt_long(argc, argv, "+c:s:h", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+c:s:hV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c': c.cfile = optarg; break;
 		case 's':

@@ -40,7 +40,7 @@ usage(FILE *fp)
 "  -n            check the configuration and the spool, print it, exit\n"
 "  -v            verbose (log_level = debug)\n"
 "  -h, --help    this help\n"
-"  --version     print the version and exit\n"
+"  -V, --version print the version and exit\n"
 "\n"
 "Signals: SIGTERM/SIGINT drain (no new claims, running hooks finish; a\n"
 "second one stops the hooks), SIGHUP reloads the configuration.\n"
@@ -65,7 +65,7 @@ main(int argc, char **argv)
 	char why[1024];
 
 	argv[0] = (char *)"taskspoold";	/* getopt's messages name argv[0] */
-	while ((ch = getopt_long(argc, argv, "c:s:i:j:o:dnvh", longopts,
+	while ((ch = getopt_long(argc, argv, "c:s:i:j:o:dnvhV", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'c':
