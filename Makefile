@@ -13,6 +13,8 @@
 #                   `make unit` replays their corpora with $(CC)
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
+#   make openapi-lint  lint contrib/openapi/openapi.yaml with @redocly/cli
+#                   (npm ci into tests/openapi/; needs the npm registry)
 #   make install    programs (taskspool.fcgi too), manual pages, examples,
 #                   systemd units into $(DESTDIR)$(PREFIX) (PREFIX
 #                   defaults to /usr/local)
@@ -62,7 +64,7 @@ FUZZ_DEPS = tests/fuzz/harness.c tests/fuzz/harness.h
 REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 
 .PHONY: all deps check layers unit scenario asan demo bench clean stress install \
-	uninstall fuzz fuzz-targets
+	uninstall fuzz fuzz-targets openapi-lint
 all: $(PROGS) $(TOOL_BINS)
 
 $(BUILD)/obj/%.o: daemon/%.c $(HDRS)
@@ -151,6 +153,9 @@ $(BUILD)/tools/%: tests/tools/%.c
 
 deps:
 	@sh tests/install-deps.sh
+
+openapi-lint:
+	@sh tests/openapi/lint.sh
 
 # Each replay of a fuzz target's corpus/ and regress/ counts as one test.
 unit: $(UNIT_BINS) $(REPLAY_BINS)
