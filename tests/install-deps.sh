@@ -10,6 +10,7 @@ pkgs="build-essential pkg-config libjansson-dev libssl-dev check libsubunit-dev
       mariadb-server mariadb-client redis-server faketime
       clang-14 libclang-rt-14-dev
       python3-yaml python3-jsonschema python3-venv python3-setuptools python3-pip
+      python3-mypy
       nodejs npm"
 missing=""
 for p in $pkgs; do

@@ -31,13 +31,20 @@ import os
 import sys
 import time
 
+# In the source tree the package next to this file (contrib/python/src)
+# is the one it goes with, ahead of any installed release; elsewhere the
+# installed package (pip, python3-taskspool).
+_TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                     "python", "src")
+if os.path.isfile(os.path.join(_TREE, "taskspool", "client.py")):
+    sys.path.insert(0, _TREE)
 try:
     import taskspool
+    import taskspool.signing
 except ImportError:
-    # Run from the source tree: the package is contrib/python/src.
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
-        __file__)), "..", "python", "src"))
-    import taskspool
+    sys.stderr.write("tsapi.py: needs the taskspool Python package "
+                     "(contrib/python: pip install ./contrib/python)\n")
+    sys.exit(2)
 
 # The signing functions are the package's (contrib/python, signing.py).
 canonical_query = taskspool.canonical_query

@@ -9,7 +9,8 @@
 # pagination, keep-alive and one reconnect, 429 with Retry-After (app
 # rate=2 per 3 s), the callback registration; and against a local fake
 # server: 503/429 retries with their bounds, a dropped connection, an HTML
-# error page.  The package also builds a wheel offline, with py.typed.
+# error page.  The package also builds a wheel offline, with py.typed, and
+# passes mypy --strict (Debian's python3-mypy), which a user's code sees.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +51,17 @@ test_expect_success 'the package builds a wheel offline with py.typed' '
 	    "$PY" -m zipfile -l "$TRASH"/wheel/taskspool-0.11.0-*.whl >"$TRASH/whl" &&
 	grep -q "taskspool/py.typed" "$TRASH/whl" &&
 	grep -q "taskspool/client.py" "$TRASH/whl"
+'
+
+test_expect_success 'typed (PEP 561): mypy --strict passes the package and sees its types from the venv' '
+	(cd "$TRASH/src/src" && "$PY" -m mypy --strict --no-incremental taskspool) &&
+	cat >"$TRASH/user.py" <<-PY &&
+	import taskspool
+	c = taskspool.Client("https://h", "app", "s")
+	n: int = c.get("x")["status"]
+	PY
+	! (cd "$TRASH" && "$VENV/bin/python" -m mypy --no-incremental user.py) >"$TRASH/mypy" &&
+	grep -q "user.py:3: error: Incompatible types in assignment (expression has type \"str\", variable has type \"int\")" "$TRASH/mypy"
 '
 
 test_expect_success 'daemon starts' '

@@ -18,7 +18,7 @@ import urllib.parse
 import uuid
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, Mapping,
-                    Optional, Tuple, Union)
+                    Optional, Tuple, Union, cast)
 
 from . import __version__
 from .errors import ProblemError, TransportError, problem_error
@@ -256,7 +256,8 @@ class Client:
 
     def health(self) -> Health:
         """getHealth: GET /api/health (unsigned)."""
-        return self.call("GET", "/api/health", (200,), signed=False).json()
+        return cast(Health, self.call("GET", "/api/health", (200,),
+                                      signed=False).json())
 
     def metrics(self) -> str:
         """getMetrics: GET /metrics (unsigned), the Prometheus text."""
@@ -279,10 +280,10 @@ class Client:
             body = bytes(task)
             rid = None
             try:
-                doc = json.loads(body.decode("utf-8"))
-                if isinstance(doc, dict) and isinstance(doc.get("requestId"),
-                                                        str):
-                    rid = doc["requestId"]
+                parsed = json.loads(body.decode("utf-8"))
+                if isinstance(parsed, dict) and isinstance(
+                        parsed.get("requestId"), str):
+                    rid = parsed["requestId"]
             except ValueError:
                 pass
         else:
@@ -300,15 +301,15 @@ class Client:
 
     def get(self, request_id: str) -> Task:
         """getTask: GET /api/tasks/{requestId}."""
-        return self.call("GET", "/api/tasks/" + _check_id(request_id),
-                         (200,)).json()
+        return cast(Task, self.call("GET", "/api/tasks/" +
+                                    _check_id(request_id), (200,)).json())
 
     def cancel(self, request_id: str) -> Task:
         """cancelTask: DELETE /api/tasks/{requestId}; the task's view after
         up to 2 s (status CANCELLED, or its current state when no daemon
         acted yet).  A finished task raises TaskFinishedError."""
-        return self.call("DELETE", "/api/tasks/" + _check_id(request_id),
-                         (200, 202)).json()
+        return cast(Task, self.call("DELETE", "/api/tasks/" +
+                                    _check_id(request_id), (200, 202)).json())
 
     def list_tasks(self, *, status: Union[None, str, Iterable[str]] = None,
                    task_code: Optional[str] = None,
@@ -331,7 +332,8 @@ class Client:
             q.append(("limit", str(int(limit))))
         if cursor is not None:
             q.append(("cursor", cursor))
-        return self.call("GET", "/api/tasks", (200,), query=_query(q)).json()
+        return cast(TaskList, self.call("GET", "/api/tasks", (200,),
+                                        query=_query(q)).json())
 
     def iter_tasks(self, *, status: Union[None, str, Iterable[str]] = None,
                    task_code: Optional[str] = None,
@@ -362,8 +364,8 @@ class Client:
         if rotate_secret:
             doc["rotateSecret"] = True
         body = json.dumps(doc, separators=(",", ":")).encode("utf-8")
-        return self.call("POST", "/api/callbacks/register", (200, 201),
-                         body=body).json()
+        return cast(CallbackRegistration, self.call(
+            "POST", "/api/callbacks/register", (200, 201), body=body).json())
 
     def wait(self, request_id: str, timeout: float = 60.0,
              interval: float = 0.5) -> Task:

@@ -5,12 +5,7 @@ Client.submit() returns.
 """
 
 from dataclasses import dataclass
-from typing import Any, List, Optional
-
-try:
-    from typing import TypedDict
-except ImportError:  # pragma: no cover - Python < 3.8
-    TypedDict = dict  # type: ignore
+from typing import Any, List, Optional, TypedDict
 
 TERMINAL = frozenset(["SUCCESS", "FAILED", "CANCELLED"])
 """The task states after which nothing changes."""
