@@ -2,10 +2,15 @@
 """replay.py - hold contrib/openapi/openapi.yaml against the running API.
 
 usage: replay.py SPEC API_C BASE_URL APP_ID SECRET [OPERATION=APP_ID:SECRET ...]
+       replay.py --webhook SPEC DUMPDIR WHSEC
 
 1. Routes: every route of route_match() in API_C (daemon/api/api.c) is a
    path of SPEC with exactly the methods its Allow string names, and every
-   path of SPEC is such a route (the document cannot drift from the code).
+   path of SPEC is such a route; every (status, code) of an api_problem()
+   call in the api*.c files next to API_C is in the ProblemCode enum and in
+   a response of that status (405 METHOD_NOT_ALLOWED: in info.description),
+   and every ProblemCode is emitted (the document cannot drift from the
+   code).
 2. The document's own examples: every request and response example
    validates against the schema next to it.
 3. Replay: every documented request example is sent to BASE_URL, signed
@@ -18,6 +23,10 @@ usage: replay.py SPEC API_C BASE_URL APP_ID SECRET [OPERATION=APP_ID:SECRET ...]
    in the document, date-time checked), and X-Trace-Id equal to a
    problem's traceId.  When a response example has the request example's
    name, the answer's status must be that response's.
+
+With --webhook: the callbacks tests/tools/cbrecv.py saved in DUMPDIR
+(CBRECV_DUMP) against webhooks.taskFinished: headers, payload schema,
+and the signature, as documented, with the registration's secret WHSEC.
 
 Prints one line per check ("ok ..." or "not ok ..."); exit status 0 when
 every check passed, 1 otherwise, 2 for usage errors.  Needs Debian's
@@ -132,6 +141,54 @@ def check_routes(spec, api_c):
         report(routes.get(p) == doc.get(p),
                "route %s: code allows %s, document has %s"
                % (p, sorted(routes.get(p, [])), sorted(doc.get(p, []))))
+
+
+def code_problems(api_dir):
+    """{(status, code)} of every api_problem() call in API_DIR/api*.c, and
+    of the helpers that make one (invalid_field: 422 VALIDATION_FAILED,
+    api_unavailable: 503 SERVICE_UNAVAILABLE, in api.c)."""
+    found = set()
+    pat = re.compile(r'api_problem\(\s*[&\w]+,\s*\w+,\s*(\d+),\s*"([A-Z_]+)"')
+    for name in sorted(os.listdir(api_dir)):
+        if name.startswith("api") and name.endswith(".c"):
+            src = open(os.path.join(api_dir, name), encoding="utf-8").read()
+            found |= {(int(a), b) for a, b in pat.findall(src)}
+    return found
+
+
+def response_codes(spec, schema, out):
+    """Collect the code const/enum values of a problem response schema."""
+    schema = resolve(spec, schema)
+    code = schema.get("properties", {}).get("code", {})
+    out.update([code["const"]] if "const" in code else code.get("enum", []))
+    for k in ("allOf", "anyOf", "oneOf"):
+        for sub in schema.get(k, []):
+            response_codes(spec, sub, out)
+
+
+def check_problems(spec, api_dir):
+    emitted = code_problems(api_dir)
+    report(len(emitted) >= 25, "%d (status, code) pairs emitted by %s/api*.c"
+           % (len(emitted), os.path.basename(api_dir)))
+    enum = set(resolve(spec, {"$ref": "#/components/schemas/ProblemCode"})
+               ["enum"])
+    documented = {}
+    for path, m, item, op in operations(spec):
+        for st, r in op["responses"].items():
+            for c in resolve(spec, r).get("content", {}).values():
+                codes = set()
+                response_codes(spec, c["schema"], codes)
+                documented.setdefault(int(st), set()).update(codes)
+    info = spec["info"]["description"]
+    for st, code in sorted(emitted):
+        report(code in enum, "problem code %s is in ProblemCode" % code)
+        ok = code in documented.get(st, set()) or \
+            "`%d %s`" % (st, code) in info
+        report(ok, "problem %d %s is documented under status %d" % (st, code,
+                                                                   st))
+    for code in sorted(enum - {c for _, c in emitted}):
+        report(False, "ProblemCode %s is emitted by no api_problem() call"
+               % code)
 
 
 # --- 2. the examples ------------------------------------------------------
@@ -314,7 +371,50 @@ def replay(spec, base, apps):
     report(sent >= 10, "%d requests replayed" % sent)
 
 
+def check_webhook(spec, dump, secret):
+    """The callbacks a receiver saved in dump (tests/tools/cbrecv.py's
+    CBRECV_DUMP: N.body, N.hdr) against webhooks.taskFinished: each
+    documented header present and valid, the body valid against the
+    payload schema, the signature good for secret (whsec_...)."""
+    op = spec["webhooks"]["taskFinished"]["post"]
+    params = {p["name"].lower(): p for p in parameters(spec, {}, op)}
+    schema = resolve(spec, op["requestBody"])["content"][
+        "application/json"]["schema"]
+    n = 0
+    for name in sorted(os.listdir(dump)):
+        if not name.endswith(".hdr"):
+            continue
+        n += 1
+        base = os.path.join(dump, name[:-4])
+        hdr = json.load(open(base + ".hdr", encoding="utf-8"))
+        body = open(base + ".body", "rb").read()
+        for k, v in hdr.items():
+            p = params.get(k.lower())
+            if report(p is not None, "callback %s: header %s documented"
+                      % (name[:-4], k)):
+                errs = schema_errors(spec, p["schema"], v)
+                report(not errs, "callback %s: header %s: %r valid%s"
+                       % (name[:-4], k, v, ": " + "; ".join(errs)
+                          if errs else ""))
+        errs = schema_errors(spec, schema, json.loads(body.decode("utf-8")))
+        report(not errs, "callback %s: body valid against the payload "
+               "schema%s" % (name[:-4], ": " + "; ".join(errs) if errs
+                             else ""))
+        ok, why = taskspool.verify_webhook(
+            secret, hdr.get("webhook-id", ""), hdr.get("webhook-timestamp",
+                                                        ""),
+            hdr.get("webhook-signature", ""), body)
+        report(ok, "callback %s: signature as documented: %s"
+               % (name[:-4], why))
+    report(n >= 1, "%d callbacks checked" % n)
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "--webhook":
+        check_webhook(yaml.safe_load(open(argv[2], encoding="utf-8")),
+                      argv[3], argv[4])
+        print("# %d failed" % failures)
+        return 1 if failures else 0
     if len(argv) < 6:
         sys.stderr.write(__doc__)
         return 2
@@ -326,6 +426,7 @@ def main(argv):
         apps[oid] = (app, sec)
     report(spec.get("openapi") == "3.1.0", "document is OpenAPI 3.1.0")
     check_routes(spec, argv[2])
+    check_problems(spec, os.path.dirname(os.path.abspath(argv[2])))
     check_examples(spec)
     replay(spec, argv[3], apps)
     print("# %d failed" % failures)

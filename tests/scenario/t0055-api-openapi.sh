@@ -8,8 +8,10 @@
 # signed as an app granted the examples' task code: each answer's status
 # is documented for its operation (the paired example's status when a
 # response example has the request example's name), its required headers
-# are there, headers and body validate (JSON Schema 2020-12).  The TS1 test
-# vector of the document is recomputed with openssl dgst.
+# are there, headers and body validate (JSON Schema 2020-12); that every
+# problem code api*.c emits is documented under its status; and that a
+# real callback (tests/tools/cbrecv.py) matches webhooks.taskFinished.
+# The TS1 test vector of the document is recomputed with openssl dgst.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,9 +27,14 @@ trap api_cleanup EXIT
 # The examples' callback URL is a documentation address (RFC 5737),
 # allowed here so that the registration can succeed; the app "hooked"
 # that registers it submits no task, so nothing is ever sent there.
+# A real callback goes to tests/tools/cbrecv.py on 127.0.0.1 (http).
 cat >>"$CONF" <<C
 fsync = 0
-callback_allow_cidrs = 203.0.113.0/24
+callback_allow_http = 1
+callback_allow_cidrs = 127.0.0.0/8,203.0.113.0/24
+callback_allowed_ports =
+callback_delays_ms = 300,300
+callback_jitter_pct = 0
 C
 cat >"$HOOKS/report.generate" <<'H'
 #!/bin/sh
@@ -36,6 +43,12 @@ H
 chmod +x "$HOOKS/report.generate"
 SHOP=$(ts apps add shop-prod --codes report.generate) || exit 1
 HOOKED=$(ts apps add hooked --codes report.generate) || exit 1
+RECV_SECRET=$(ts apps add receiver --codes report.generate) || exit 1
+mkdir -p "$TRASH/dump"
+CBRECV_DUMP="$TRASH/dump" /usr/bin/python3 "$here/tests/tools/cbrecv.py" "$TRASH/recv.port" \
+    "$TRASH/recv.log" whsec_QEFCQ0RFRkdISUpLTE1OT1BRUlNUVVZXWFlaW1xdXl8= 2>>"$TRASH/recv.err" &
+DAEMON_PIDS="$DAEMON_PIDS $!"
+wait_for "test -f $TRASH/recv.port" 20 || { echo "Bail out! receiver did not start"; exit 1; }
 
 test_expect_success 'the TS1 test vector of the document, recomputed with openssl dgst' '
 	printf "%s" "{\"requestId\":\"order-42\",\"taskCode\":\"report.generate\",\"executeParams\":{\"orderId\":42}}" >"$TRASH/v.json" &&
@@ -62,6 +75,19 @@ test_expect_success 'every route, every example, every replayed answer matches t
 	grep -c "^ok" "$TRASH/replay"
 	test $rc = 0 && ! grep -q "^not ok" "$TRASH/replay" &&
 	test "$(grep -c "^ok .*status .* is documented" "$TRASH/replay")" -ge 15
+'
+
+test_expect_success 'a real callback (registered URL, a task of that app) matches webhooks.taskFinished' '
+	TS_APP_ID=receiver TS_SECRET=$RECV_SECRET /usr/bin/python3 "$here/contrib/clients/tsapi.py" register \
+	    "http://127.0.0.1:$(cat "$TRASH/recv.port")/ok" >"$TRASH/reg" &&
+	jq -r .secret "$TRASH/reg" >"$TRASH/whsec" &&
+	printf "{\"requestId\":\"cb-1\",\"taskCode\":\"report.generate\"}" >"$TRASH/cb.json" &&
+	TS_APP_ID=receiver TS_SECRET=$RECV_SECRET /usr/bin/python3 "$here/contrib/clients/tsapi.py" submit "$TRASH/cb.json" >/dev/null &&
+	wait_for "test -f $TRASH/dump/1.hdr" 30 &&
+	"$PY" "$here/tests/openapi/replay.py" --webhook "$SPEC" "$TRASH/dump" "$(cat "$TRASH/whsec")" >"$TRASH/wh" 2>&1
+	rc=$?
+	cat "$TRASH/wh"
+	test $rc = 0 && grep -q "^ok callback 1: signature as documented: ok" "$TRASH/wh"
 '
 
 test_expect_success 'the replay fails on an undocumented status (a document without 404 on getTask)' '
