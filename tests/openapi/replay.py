@@ -22,7 +22,10 @@ usage: replay.py SPEC API_C BASE_URL APP_ID SECRET [OPERATION=APP_ID:SECRET ...]
    and body valid against its schemas (JSON Schema 2020-12, $ref resolved
    in the document, date-time checked), and X-Trace-Id equal to a
    problem's traceId.  When a response example has the request example's
-   name, the answer's status must be that response's.
+   name, the answer's status must be that response's.  Then probes on
+   every operation: a query with '+' (400), no signature and a wrong one
+   (401, signed operations), a POST as text/plain (415), each answer held
+   to the document in the same way.
 
 With --webhook: the callbacks tests/tools/cbrecv.py saved in DUMPDIR
 (CBRECV_DUMP) against webhooks.taskFinished: headers, payload schema,
@@ -366,6 +369,38 @@ def replay(spec, base, apps):
                                      else "", name)
             check_answer(spec, what, op, r.status, hd, data,
                          paired_status(spec, op, name))
+            if r.will_close:
+                conn.close()
+        # Probes: the errors every operation can meet must be documented
+        # for it too (status, headers, body).
+        p = path
+        for k, v in cases(spec, item, op)[0][1].items():
+            p = p.replace("{%s}" % k, v)
+        body = b"{}" if m == "post" else None
+        # contrib/lighttpd rewrites "^/metrics$" only: /metrics with a
+        # query never reaches the program (lighttpd's own 404).
+        probes = [] if path == "/metrics" else [
+            ("bad query", "a=b+c", {}, body, 400)]
+        if signed:
+            probes.append(("unsigned", "", {}, body, 401))
+            probes.append(("wrong secret", "", taskspool.ts1_headers(
+                app_id, secret + "x", m.upper(), p, "", body or b""), body,
+                401))
+        if m == "post":
+            probes.append(("text/plain", "", {"Content-Type": "text/plain"},
+                           body, 415))
+        for name, query, h, b, want in probes:
+            h = dict(h)
+            if b is not None:
+                h.setdefault("Content-Type", "application/json")
+            conn.request(m.upper(), p + ("?" + query if query else ""),
+                         body=b, headers=h)
+            r = conn.getresponse()
+            data = r.read()
+            sent += 1
+            hd = {k.lower(): v for k, v in r.getheaders()}
+            check_answer(spec, "%s %s [probe: %s]" % (m.upper(), p, name), op,
+                         r.status, hd, data, str(want))
             if r.will_close:
                 conn.close()
     report(sent >= 10, "%d requests replayed" % sent)
