@@ -338,6 +338,21 @@ def check_answer(spec, what, op, status, headers, body, want):
                "%s: traceId equals X-Trace-Id" % what)
 
 
+def exchange(conn, method, path, query, headers, body):
+    """Send one request on conn (a body as application/json unless headers
+    name a Content-Type); returns (status, headers in lower case, body)."""
+    h = dict(headers)
+    if body is not None:
+        h.setdefault("Content-Type", "application/json")
+    conn.request(method.upper(), path + ("?" + query if query else ""),
+                 body=body, headers=h)
+    r = conn.getresponse()
+    data = r.read()
+    if r.will_close:
+        conn.close()
+    return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+
+
 def replay(spec, base, apps):
     u = urllib.parse.urlsplit(base)
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
@@ -357,20 +372,12 @@ def replay(spec, base, apps):
             if signed:
                 h.update(taskspool.ts1_headers(app_id, secret, m.upper(), p,
                                                query, body or b""))
-            if body is not None:
-                h["Content-Type"] = "application/json"
-            conn.request(m.upper(), p + ("?" + query if query else ""),
-                         body=body, headers=h)
-            r = conn.getresponse()
-            data = r.read()
-            sent += 1
-            hd = {k.lower(): v for k, v in r.getheaders()}
             what = "%s %s%s [%s]" % (m.upper(), p, "?" + query if query
                                      else "", name)
-            check_answer(spec, what, op, r.status, hd, data,
+            check_answer(spec, what, op, *exchange(conn, m, p, query, h,
+                                                   body),
                          paired_status(spec, op, name))
-            if r.will_close:
-                conn.close()
+            sent += 1
         # Probes: the errors every operation can meet must be documented
         # for it too (status, headers, body).
         p = path
@@ -390,19 +397,9 @@ def replay(spec, base, apps):
             probes.append(("text/plain", "", {"Content-Type": "text/plain"},
                            body, 415))
         for name, query, h, b, want in probes:
-            h = dict(h)
-            if b is not None:
-                h.setdefault("Content-Type", "application/json")
-            conn.request(m.upper(), p + ("?" + query if query else ""),
-                         body=b, headers=h)
-            r = conn.getresponse()
-            data = r.read()
-            sent += 1
-            hd = {k.lower(): v for k, v in r.getheaders()}
             check_answer(spec, "%s %s [probe: %s]" % (m.upper(), p, name), op,
-                         r.status, hd, data, str(want))
-            if r.will_close:
-                conn.close()
+                         *exchange(conn, m, p, query, h, b), str(want))
+            sent += 1
     report(sent >= 10, "%d requests replayed" % sent)
 
 
