@@ -367,7 +367,38 @@ class FakeServerTest(unittest.TestCase):
         self.assertRegex(_Fake.seen[0][2]["Idempotency-Key"], UUID)
 
 
+VECTORS = os.environ.get("TS_API_VECTORS", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "data",
+    "api-vectors.json"))
+
+
 class SigningTest(unittest.TestCase):
+    def test_shared_vectors(self):
+        # tests/data/api-vectors.json: request_signing S01-S14 and
+        # query_canonicalization (made with hmac/hashlib, checked with
+        # openssl dgst).
+        with open(VECTORS, encoding="utf-8") as f:
+            v = json.load(f)
+        self.assertEqual(len(v["request_signing"]), 14)
+        for s in v["request_signing"]:
+            body = bytes.fromhex(s.get("body_hex", ""))
+            h = taskspool.ts1_headers(s["app_id"], s["secret"], s["method"],
+                                      s["path"], s["raw_query"], body,
+                                      timestamp=s["timestamp"],
+                                      nonce=s["nonce"])
+            self.assertEqual(h["X-Signature"], s["signature_hex"], s["id"])
+            self.assertEqual(taskspool.canonical_string(
+                s["method"], s["path"], s["raw_query"], s["app_id"],
+                s["timestamp"], s["nonce"], body), s["canonical_string"],
+                s["id"])
+        for q in v["query_canonicalization"]:
+            if "error" in q:
+                self.assertFalse(taskspool.query_ok(q["raw_query"]),
+                                 q["raw_query"])
+            else:
+                self.assertEqual(taskspool.canonical_query(q["raw_query"]),
+                                 q["canonical_query"])
+
     def test_document_vector(self):
         # contrib/openapi/openapi.yaml, securitySchemes.TS1Signature
         # (recomputed with openssl dgst by t0055).
