@@ -13,6 +13,8 @@
 #                   `make unit` replays their corpora with $(CC)
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
+#   make openapi-lint  lint contrib/openapi/openapi.yaml with @redocly/cli
+#                   (npm ci into tests/openapi/; needs the npm registry)
 #   make install    programs (taskspool.cgi and taskspool.fcgi too),
 #                   manual pages, examples, systemd units, bash
 #                   completion into $(DESTDIR)$(PREFIX) (PREFIX
@@ -82,7 +84,7 @@ FUZZ_DEPS = tests/fuzz/harness.c tests/fuzz/harness.h
 REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 
 .PHONY: all progs deps check layers unit scenario asan demo bench clean stress \
-	install uninstall fuzz fuzz-targets deb deb-test FORCE
+	install uninstall fuzz fuzz-targets deb deb-test openapi-lint FORCE
 all: $(PROGS) $(TOOL_BINS)
 
 # The four programs alone (what a package build needs).
@@ -187,6 +189,9 @@ $(BUILD)/tools/%: tests/tools/%.c
 
 deps:
 	@sh tests/install-deps.sh
+
+openapi-lint:
+	@sh tests/openapi/lint.sh
 
 # Each replay of a fuzz target's corpus/ and regress/ counts as one test.
 unit: $(UNIT_BINS) $(REPLAY_BINS)

@@ -2,9 +2,10 @@
 """tsapi.py - a Python client for the taskspool HTTP API (README.md,
 "The HTTP API").
 
-Standard library only.  Signs every request with TS1-HMAC-SHA256
-(README.md, "Signing a request"), submits tasks and polls them until
-they finish.
+Standard library only: a command line over the taskspool package
+(contrib/python; from the source tree it needs no installation).  Signs
+every request with TS1-HMAC-SHA256 (README.md, "Signing a request"),
+submits tasks and polls them until they finish.
 
     tsapi.py submit FILE|-        POST /api/tasks with the file's exact bytes
     tsapi.py get ID               GET /api/tasks/ID
@@ -25,132 +26,48 @@ bytes are the HMAC key).  Prints the response body; exit status 0 for a
 verify needs only TS_WEBHOOK_SECRET; it prints "ok" or the reason and
 exits 0 when the callback is authentic, 1 otherwise.
 """
-import base64
-import binascii
-import hashlib
-import hmac
-import http.client
 import json
 import os
-import secrets
 import sys
 import time
-import urllib.parse
 
-UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                       b"0123456789-._~")
+# In the source tree the package next to this file (contrib/python/src)
+# is the one it goes with, ahead of any installed release; elsewhere the
+# installed package (pip, python3-taskspool).
+_TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                     "python", "src")
+if os.path.isfile(os.path.join(_TREE, "taskspool", "client.py")):
+    sys.path.insert(0, _TREE)
+try:
+    import taskspool
+    import taskspool.signing
+except ImportError:
+    sys.stderr.write("tsapi.py: needs the taskspool Python package "
+                     "(contrib/python: pip install ./contrib/python)\n")
+    sys.exit(2)
 
-
-def canonical_query(raw):
-    """The canonical query (README.md, "Signing a request", steps 3-6)."""
-    pairs = []
-    for seg in raw.split("&"):
-        if not seg:
-            continue
-        name, _, value = seg.partition("=")
-        enc = []
-        for part in (name, value):
-            data = urllib.parse.unquote_to_bytes(part)
-            enc.append("".join(chr(b) if b in UNRESERVED else "%%%02X" % b
-                               for b in data))
-        pairs.append(tuple(enc))
-    pairs.sort(key=lambda p: (p[0].encode(), p[1].encode()))
-    return "&".join("%s=%s" % p for p in pairs)
-
-
-def canonical_string(method, path, query, app_id, ts, nonce, body):
-    """The 8-line canonical string (no LF after the last line)."""
-    return "\n".join(["TS1-HMAC-SHA256", method, path, canonical_query(query),
-                      app_id, str(ts), nonce,
-                      hashlib.sha256(body).hexdigest()])
-
-
-def sign(secret, text):
-    """Lowercase hex HMAC-SHA256; key = the secret's ASCII bytes."""
-    return hmac.new(secret.encode("ascii"), text.encode("utf-8"),
-                    hashlib.sha256).hexdigest()
-
-
-WEBHOOK_TOLERANCE = 300     # seconds, Standard Webhooks / API.md section 6.3
-
-
-def verify_webhook(secret, msg_id, timestamp, signature, body, now=None,
-                   tolerance=WEBHOOK_TOLERANCE):
-    """Check a callback as a Standard Webhooks v1 receiver must (spec
-    1.0.0, "Verifying webhook authenticity"; API.md section 6.3).
-
-    secret: "whsec_" + base64 of the key (the registration's secret);
-    msg_id, timestamp, signature: the webhook-id, webhook-timestamp (epoch
-    seconds) and webhook-signature header values; body: the raw request
-    body (bytes, exactly as received); now: epoch seconds (default: the
-    clock).  The timestamp must be within tolerance seconds of now (replay
-    protection); the signed content is id "." timestamp "." body; each
-    space-separated "v1,<base64>" entry is compared with the expected
-    HMAC-SHA256 in constant time (hmac.compare_digest), and one match is
-    enough (several entries appear while a secret is rotated).
-    Returns (True, "ok") or (False, reason)."""
-    if not secret.startswith("whsec_"):
-        return False, "the secret does not start with whsec_"
-    try:
-        key = base64.b64decode(secret[len("whsec_"):], validate=True)
-    except (binascii.Error, ValueError):
-        return False, "the secret is not base64 after whsec_"
-    if not msg_id:
-        return False, "webhook-id is missing"
-    if not timestamp.isdigit():
-        return False, "webhook-timestamp is not epoch seconds"
-    if now is None:
-        now = time.time()
-    if abs(now - int(timestamp)) > tolerance:
-        return False, "webhook-timestamp is more than %d s away" % tolerance
-    content = msg_id.encode() + b"." + timestamp.encode() + b"." + body
-    want = hmac.new(key, content, hashlib.sha256).digest()
-    for entry in signature.split(" "):
-        version, _, sig = entry.partition(",")
-        if version != "v1":
-            continue
-        try:
-            got = base64.b64decode(sig, validate=True)
-        except (binascii.Error, ValueError):
-            continue
-        if hmac.compare_digest(want, got):
-            return True, "ok"
-    return False, "no v1 signature matches"
+# The signing functions are the package's (contrib/python, signing.py).
+canonical_query = taskspool.canonical_query
+canonical_string = taskspool.canonical_string
+sign = taskspool.sign
+verify_webhook = taskspool.verify_webhook
+WEBHOOK_TOLERANCE = taskspool.signing.WEBHOOK_TOLERANCE
 
 
 class Client:
+    """The package's Client without its exceptions: request() returns
+    (status, headers, body bytes) for any answer."""
+
     def __init__(self, url, app_id, secret, timeout=10):
-        u = urllib.parse.urlsplit(url)
-        self.https = u.scheme == "https"
-        self.netloc = u.netloc
-        self.app_id = app_id
-        self.secret = secret
-        self.timeout = timeout
+        self.c = taskspool.Client(url, app_id, secret, timeout)
 
     def request(self, method, path, body=b"", query=""):
         """Send one signed request; returns (status, headers, body bytes).
         A retry must call this again: new timestamp, nonce and signature,
         same body bytes (idempotency, README.md "The HTTP API")."""
-        ts = int(time.time())
-        nonce = secrets.token_hex(16)
-        cs = canonical_string(method, path, query, self.app_id, ts, nonce,
-                              body)
-        headers = {"X-App-Id": self.app_id, "X-Timestamp": str(ts),
-                   "X-Nonce": nonce, "X-Signature": sign(self.secret, cs)}
-        if body or method == "POST":
-            headers["Content-Type"] = "application/json"
-            headers["Content-Length"] = str(len(body))
-        conn_cls = (http.client.HTTPSConnection if self.https
-                    else http.client.HTTPConnection)
-        conn = conn_cls(self.netloc, timeout=self.timeout)
-        try:
-            conn.request(method, path + ("?" + query if query else ""),
-                         body=body if body or method == "POST" else None,
-                         headers=headers)
-            r = conn.getresponse()
-            return r.status, dict(r.getheaders()), r.read()
-        finally:
-            conn.close()
+        r = self.c.request(method, path, query,
+                           body if body or method == "POST" else None)
+        return r.status, r.headers, r.body
 
     def submit(self, body):
         return self.request("POST", "/api/tasks", body)
@@ -165,12 +82,19 @@ class Client:
             status, headers, body = self.get(request_id)
             if status != 200:
                 return status, headers, body
-            if json.loads(body)["status"] in ("SUCCESS", "FAILED",
-                                              "CANCELLED"):
+            if json.loads(body)["status"] in taskspool.TERMINAL:
                 return status, headers, body
             if time.monotonic() > end:
                 return status, headers, body
             time.sleep(0.2)
+
+
+def read_input(name):
+    """The bytes of the file name, or of standard input for "-"."""
+    if name == "-":
+        return sys.stdin.buffer.read()
+    with open(name, "rb") as f:
+        return f.read()
 
 
 def main(argv):
@@ -181,19 +105,21 @@ def main(argv):
         if len(argv) != 6 or "TS_WEBHOOK_SECRET" not in os.environ:
             sys.stderr.write(__doc__)
             return 2
-        data = (sys.stdin.buffer.read() if argv[5] == "-"
-                else open(argv[5], "rb").read())
         ok, why = verify_webhook(os.environ["TS_WEBHOOK_SECRET"], argv[2],
-                                 argv[3], argv[4], data)
+                                 argv[3], argv[4], read_input(argv[5]))
         sys.stdout.write(why + "\n")
         return 0 if ok else 1
+    unset = [v for v in ("TS_URL", "TS_APP_ID", "TS_SECRET")
+             if not os.environ.get(v)]
+    if unset:
+        sys.stderr.write(__doc__)
+        sys.stderr.write("tsapi.py: %s not set\n" % ", ".join(unset))
+        return 2
     c = Client(os.environ["TS_URL"], os.environ["TS_APP_ID"],
                os.environ["TS_SECRET"])
     cmd, args = argv[1], argv[2:]
     if cmd == "submit" and len(args) == 1:
-        data = (sys.stdin.buffer.read() if args[0] == "-"
-                else open(args[0], "rb").read())
-        status, _, body = c.submit(data)
+        status, _, body = c.submit(read_input(args[0]))
     elif cmd == "get" and len(args) == 1:
         status, _, body = c.get(args[0])
     elif cmd == "cancel" and len(args) == 1:
@@ -216,4 +142,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except (OSError, ValueError, taskspool.TaskspoolError) as e:
+        # A file that does not open, a bad URL, no connection: a line,
+        # never a traceback.
+        sys.stderr.write("tsapi.py: %s\n" % e)
+        sys.exit(1)

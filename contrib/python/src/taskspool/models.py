@@ -1,0 +1,105 @@
+"""The shapes of the API's answers (contrib/openapi/openapi.yaml,
+components.schemas), as typing.TypedDict for type checkers; at run time
+they are plain dicts from json.loads.  Submission is what
+Client.submit() returns.
+"""
+
+from dataclasses import dataclass
+from typing import Any, List, Optional, TypedDict
+
+TERMINAL = frozenset(["SUCCESS", "FAILED", "CANCELLED"])
+"""The task states after which nothing changes."""
+
+
+class CallbackState(TypedDict):
+    """A task's callback delivery (schema CallbackState)."""
+    status: str
+    attempts: int
+    lastAttemptAt: Optional[str]
+    lastHttpStatus: Optional[int]
+    lastError: Optional[str]
+
+
+class FailureReason(TypedDict):
+    """Why a task FAILED (schema FailureReason)."""
+    code: str
+    message: str
+
+
+class _TaskBase(TypedDict):
+    requestId: str
+    taskCode: str
+    taskName: Optional[str]
+    status: str
+    createdAt: Optional[str]
+    startedAt: Optional[str]
+    finishedAt: Optional[str]
+    durationMs: Optional[int]
+    attempt: Optional[int]
+    maxRetries: Optional[int]
+    node: Optional[str]
+    triggerTime: Optional[str]
+    failureReason: Optional[FailureReason]
+    callback: CallbackState
+
+
+class Task(_TaskBase, total=False):
+    """A task (schemas Task and TaskSummary): result only in GET and
+    DELETE answers, estimatedDelay only while PENDING."""
+    result: Any
+    estimatedDelay: int
+
+
+class TaskList(TypedDict):
+    """One page of GET /api/tasks (schema TaskList)."""
+    items: List[Task]
+    nextCursor: Optional[str]
+
+
+class Links(TypedDict):
+    """The links member of an accepted submission."""
+    self: str
+
+
+class SubmitAccepted(TypedDict):
+    """The 202 body of POST /api/tasks (schema SubmitAccepted)."""
+    requestId: str
+    taskCode: str
+    status: str
+    estimatedDelay: int
+    createdAt: str
+    links: Links
+
+
+class Health(TypedDict):
+    """GET /api/health (schema Health)."""
+    status: str
+    nodes: int
+    leader: Optional[str]
+    version: str
+
+
+class CallbackRegistration(TypedDict, total=False):
+    """POST /api/callbacks/register (schema CallbackRegistration): secret
+    only when one was made, previousSecretExpiresAt after a rotation."""
+    appId: str
+    url: str
+    status: str
+    secret: str
+    secretHint: str
+    previousSecretExpiresAt: str
+    createdAt: str
+    updatedAt: str
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The answer to a submission: request_id (the idempotency key the
+    task has), status (its state now), replayed (True when the server
+    answered an earlier submission with the same key and body: no new
+    task), location (the task's path) and body (the whole 202 body)."""
+    request_id: str
+    status: str
+    replayed: bool
+    location: str
+    body: SubmitAccepted
