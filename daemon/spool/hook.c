@@ -100,8 +100,9 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 			    &spec->rlimits[i].rl) != 0)
 				goto fail;
 		step = HOOK_STEP_CRED;
-		if (spec->cred != NULL && spec->cred->active &&
-		    hookcred_become(spec->cred) != 0)
+		if (spec->cred != NULL && spec->cred->active ?
+		    hookcred_become(spec->cred) != 0 :
+		    hookcred_drop_caps() != 0)
 			goto fail;
 		/* After the switch: a change of credentials clears it. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);

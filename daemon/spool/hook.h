@@ -16,7 +16,9 @@
  * With a credential (hookcred.h) the child becomes that account after
  * the limits and before chdir, keeps no capability and cannot gain one
  * (PR_SET_NO_NEW_PRIVS); PR_SET_PDEATHSIG is set after that switch,
- * which clears it.
+ * which clears it.  Without one the child still drops the capabilities
+ * the daemon holds (a unit's AmbientCapabilities=): a hook started by a
+ * non-root daemon has none; a root daemon's gets root's at execve.
  */
 #ifndef TASKSPOOL_HOOK_H
 #define TASKSPOOL_HOOK_H

@@ -234,20 +234,28 @@ hookcred_leave(const struct hookcred_saved *s)
 }
 
 int
-hookcred_become(const struct hook_cred *hc)
+hookcred_drop_caps(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
 
+	/* The ambient set follows the inheritable one down. */
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capset, &h, d) != 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
+		return -1;
+	return 0;
+}
+
+int
+hookcred_become(const struct hook_cred *hc)
+{
 	if (syscall(SYS_setgroups, (size_t)hc->ngroups, hc->groups) != 0 ||
 	    syscall(SYS_setresgid, hc->gid, hc->gid, hc->gid) != 0 ||
 	    syscall(SYS_setresuid, hc->uid, hc->uid, hc->uid) != 0)
 		return -1;
-	/* From a non-root daemon with capabilities, setresuid keeps them:
-	 * drop all three sets (the ambient set follows the inheritable). */
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capset, &h, d) != 0 ||
-	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
+	/* From a non-root daemon with capabilities, setresuid keeps them. */
+	if (hookcred_drop_caps() != 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		return -1;
 	return 0;

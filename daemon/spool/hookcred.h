@@ -93,4 +93,13 @@ void hookcred_leave(const struct hookcred_saved *s);
  */
 int hookcred_become(const struct hook_cred *hc);
 
+/*
+ * In a hook's child without hook_user: drop the capabilities the daemon
+ * was given (ambient, inheritable, permitted, effective: e.g. the unit's
+ * AmbientCapabilities=), so the hook has none.  A root daemon's hooks
+ * get root's again at execve (uid 0), as before.  Async-signal-safe.
+ * Returns 0, or -1 with errno.
+ */
+int hookcred_drop_caps(void);
+
 #endif

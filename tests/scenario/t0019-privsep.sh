@@ -10,7 +10,10 @@
 # names come from tools/tryaccess, i.e. from the kernel); its own work
 # directory and result file work and the daemon reads that result; its
 # uid and gid are the hook user's, its CapEff, CapPrm and CapAmb 0; a
-# normal hook in the same run succeeds.  Also: hook_user naming no
+# normal hook in the same run succeeds.  A timeout kills the hook's group
+# and recovery after kill -9 finds what the hook left (both across
+# uids).  With hook_user empty the hook is the daemon's user, and has no
+# capability either.  Also: hook_user naming no
 # account, and a daemon without the capabilities, exit 78 at start.
 # Needs root (to create the accounts; CI runs as root): else skipped.
 if [ "$(id -u)" != 0 ]; then
@@ -194,9 +197,23 @@ test_expect_success 'after kill -9 of the daemon, recovery finds and kills what 
 	grep -q "leave1: killed [12] leftover process(es) of the lost attempt" "$TRASH/log.n1"
 '
 
-test_expect_success 'SIGTERM: the daemon stops (and kills the hook_user hook it drains)' '
-	kill -TERM "$(daemon_pid n1)" && sleep 0.5 && kill -TERM "$(daemon_pid n1)" &&
-	stop_daemon n1
+test_expect_success 'cancel kills the running hook_user hook; SIGTERM stops the daemon' '
+	wait_for "test \"\$(state_of leave1)\" = active && pgrep -u $HU sleep >/dev/null" &&
+	ts cancel leave1 >/dev/null && wait_terminal leave1 &&
+	test "$(state_of leave1)" = cancelled &&
+	stop_daemon n1 && ! pgrep -u "$HU" >/dev/null
+'
+
+test_expect_success 'hook_user empty under the same capabilities: the hook runs as the daemon and still holds none' '
+	start_daemon n2 -o hook_user= &&
+	ts submit --id spy2 --code spy >/dev/null &&
+	wait_terminal spy2 &&
+	jq -c .result "$SPOOL/results/spy2.json" | tee "$TRASH/spy2.json" &&
+	test "$(jq .uid "$TRASH/spy2.json")" = "$(id -u "$DU")" &&
+	test "$(jq -r .eff "$TRASH/spy2.json")" = 0000000000000000 &&
+	test "$(jq -r .prm "$TRASH/spy2.json")" = 0000000000000000 &&
+	test "$(jq -r .amb "$TRASH/spy2.json")" = 0000000000000000 &&
+	stop_daemon n2
 '
 
 test_done
