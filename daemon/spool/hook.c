@@ -57,6 +57,7 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 	volatile int child_step = HOOK_STEP_NONE;
 	int errpipe[2] = { -1, -1 };
 	pid_t parent = getpid(), pid;
+	int dumpable;
 
 	*child_pid = -1;
 	if (spec->failed_step != NULL)
@@ -66,6 +67,7 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 	 * close-on-exec pipe instead of through child_errno. */
 	if (!HOOK_SHARED_MEMORY && pipe2(errpipe, O_CLOEXEC) != 0)
 		return -1;
+	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	pid = HOOK_FORK();
 	if (pid < 0) {
 		int e = errno;
@@ -100,8 +102,11 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 			    &spec->rlimits[i].rl) != 0)
 				goto fail;
 		step = HOOK_STEP_CRED;
+		/* Root's hooks get root's capabilities back at execve
+		 * anyway, and an execve that raises them would clear
+		 * PR_SET_PDEATHSIG: leave a root daemon's alone. */
 		if (spec->cred != NULL && spec->cred->active ?
-		    hookcred_become(spec->cred) != 0 :
+		    hookcred_become(spec->cred) != 0 : geteuid() != 0 &&
 		    hookcred_drop_caps() != 0)
 			goto fail;
 		/* After the switch: a change of credentials clears it. */
@@ -147,6 +152,12 @@ fail:
 			child_step = msg[1];
 		}
 	}
+	/* A vfork child that changed its uid marked the memory it shares
+	 * with us not dumpable (commit_creds): the daemon's stays as it
+	 * was. */
+	if (HOOK_SHARED_MEMORY && dumpable >= 0 &&
+	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable)
+		(void)prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
 	/* Under fork() set the group from the parent too, so it exists
 	 * before we might signal it (the child may not have run yet).  After
 	 * vfork() the child has already made it, before its execve. */

@@ -18,7 +18,7 @@
  * (PR_SET_NO_NEW_PRIVS); PR_SET_PDEATHSIG is set after that switch,
  * which clears it.  Without one the child still drops the capabilities
  * the daemon holds (a unit's AmbientCapabilities=): a hook started by a
- * non-root daemon has none; a root daemon's gets root's at execve.
+ * non-root daemon has none; a root daemon's keeps root's, as before.
  */
 #ifndef TASKSPOOL_HOOK_H
 #define TASKSPOOL_HOOK_H

@@ -197,6 +197,15 @@ fsgid_set(gid_t g)
 	return (gid_t)syscall(SYS_setfsgid, g);
 }
 
+/* Set the dumpable flag back to was (PR_GET_DUMPABLE's answer) if a
+ * credential change moved it. */
+static void
+dumpable_restore(int was)
+{
+	if (was >= 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != was)
+		(void)prctl(PR_SET_DUMPABLE, was, 0, 0, 0);
+}
+
 int
 hookcred_enter(const struct hook_cred *hc, int what,
     struct hookcred_saved *s)
@@ -204,8 +213,10 @@ hookcred_enter(const struct hook_cred *hc, int what,
 	s->switched = 0;
 	if (hc == NULL || !hc->active)
 		return 0;
+	s->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	s->fsgid = fsgid_set(hc->gid);
 	if (fsgid_set((gid_t)-1) != hc->gid) {
+		dumpable_restore(s->dumpable);
 		errno = EPERM;
 		return -1;
 	}
@@ -214,6 +225,7 @@ hookcred_enter(const struct hook_cred *hc, int what,
 	    fsuid_set((uid_t)-1) != hc->uid)) {
 		(void)fsuid_set(s->fsuid);
 		(void)fsgid_set(s->fsgid);
+		dumpable_restore(s->dumpable);
 		errno = EPERM;
 		return -1;
 	}
@@ -230,6 +242,7 @@ hookcred_leave(const struct hookcred_saved *s)
 		return;
 	(void)fsuid_set(s->fsuid);
 	(void)fsgid_set(s->fsgid);
+	dumpable_restore(s->dumpable);
 	errno = e;
 }
 

@@ -40,6 +40,8 @@ struct hookcred_saved {
 	int switched;
 	uid_t fsuid;
 	gid_t fsgid;
+	int dumpable;			/* PR_GET_DUMPABLE before: a change of
+					 * fsuid or fsgid clears it */
 };
 
 /*
@@ -73,7 +75,9 @@ int hookcred_check(const struct hook_cred *hc, char *why, size_t whylen);
  * daemon's supplementary groups stay, so callers check that what they
  * read is owned by hc->uid.  A no-op when hc is NULL or not active.
  * Returns 0, or -1 (EPERM: the switch did not take; nothing is changed
- * then).  Always pair with hookcred_leave(s).
+ * then).  Always pair with hookcred_leave(s), which also gives the
+ * process back the dumpable flag the switch cleared (commit_creds; else
+ * its /proc entries would turn root's and it would dump no core).
  */
 int hookcred_enter(const struct hook_cred *hc, int what,
     struct hookcred_saved *s);
@@ -94,11 +98,12 @@ void hookcred_leave(const struct hookcred_saved *s);
 int hookcred_become(const struct hook_cred *hc);
 
 /*
- * In a hook's child without hook_user: drop the capabilities the daemon
- * was given (ambient, inheritable, permitted, effective: e.g. the unit's
- * AmbientCapabilities=), so the hook has none.  A root daemon's hooks
- * get root's again at execve (uid 0), as before.  Async-signal-safe.
- * Returns 0, or -1 with errno.
+ * In a hook's child without hook_user, of a daemon that is not root: drop
+ * the capabilities the daemon was given (ambient, inheritable, permitted,
+ * effective: e.g. the unit's AmbientCapabilities=), so the hook has none.
+ * (Not for a root daemon: its hooks get root's again at execve, and an
+ * execve that raises capabilities clears PR_SET_PDEATHSIG.)
+ * Async-signal-safe.  Returns 0, or -1 with errno.
  */
 int hookcred_drop_caps(void);
 

@@ -144,7 +144,9 @@ test_expect_success 'the spy hook runs as hook_user and its result is read' '
 	test "$(state_of spy1)" = done &&
 	test "$(jq .uid "$TRASH/spy.json")" = "$HUID" &&
 	test "$(jq .gid "$TRASH/spy.json")" = "$HGID" &&
-	test "$(jq -r .home "$TRASH/spy.json")" = "$SPOOL/work/n1.0"
+	test "$(jq -r .home "$TRASH/spy.json")" = "$SPOOL/work/n1.0" &&
+	: "the uid change of the vfork child and the setfsuid of the daemon left it dumpable: /proc/PID/fd is owned by the daemon user, not by root" &&
+	test "$(stat -c %U "/proc/$(daemon_pid n1)/fd")" = "$DU"
 '
 
 test_expect_success 'the hook holds no capability: CapEff, CapPrm, CapAmb all 0' '
