@@ -173,6 +173,17 @@ test_expect_success 'the daemon emptied the work directory, even the 0700 one th
 	test "$(stat -c "%U %G %a" "$SPOOL/work/n1.0")" = "$DU $HU 2770"
 '
 
+test_expect_success 'a hook only the daemon user may execute is not this node'"'"'s: the task waits, not FAILED' '
+	cp "$PROBE" "$ETC/hooks/private" && chown "$DU" "$ETC/hooks/private" &&
+	chmod 0700 "$ETC/hooks/private" &&
+	kill -HUP "$(daemon_pid n1)" &&
+	ts submit --id private1 --code private >/dev/null &&
+	wait_for "grep -q \"private1: WAITING: no live node has hook .private.\" \"$TRASH/log.n1\"" 20 &&
+	sleep 1 && test "$(state_of private1)" = incoming &&
+	ts cancel private1 >/dev/null && wait_terminal private1 &&
+	test "$(state_of private1)" = cancelled && rm -f "$ETC/hooks/private"
+'
+
 test_expect_success 'a timeout kills the hook_user process group (CAP_KILL)' '
 	ts submit --id slow1 --code probe --timeout 1 --retries 0 --params "{\"sleep_ms\":60000}" >/dev/null &&
 	wait_terminal slow1 30 &&
