@@ -114,6 +114,42 @@ work_clean(struct workdir *w)
 	hookcred_leave(&s);
 }
 
+/*
+ * With hook_user: the hook user, in neither the daemon's group nor the
+ * spool's, must pass through the spool root and work/ (o+x; spools made
+ * before privilege separation have the root 2750).  Adds the x where we
+ * own the directory, as taskspool init now sets it.  Returns 0, or -1
+ * (EACCES) after a warning naming the command to run.
+ */
+static int
+work_reachable(struct node *n)
+{
+	const int fds[2] = { n->sp.root, n->sp.work };
+	const char *names[2] = { "", "/work" };
+
+	for (int k = 0; k < 2; k++) {
+		struct stat st;
+
+		if (fstat(fds[k], &st) != 0)
+			return -1;
+		if (st.st_mode & S_IXOTH)
+			continue;
+		if (st.st_uid == geteuid() && fchmod(fds[k], (st.st_mode &
+		    07777) | S_IXOTH) == 0) {
+			log_info("%s%s: others may now pass through (o+x), "
+			    "for hook_user %s", n->sp.path, names[k],
+			    n->cfg->hookcred.user);
+			continue;
+		}
+		log_warnx("%s%s: hook_user %s cannot pass through it; run: "
+		    "chmod o+x %s%s", n->sp.path, names[k],
+		    n->cfg->hookcred.user, n->sp.path, names[k]);
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
 int
 node_work_prepare(struct node *n, long i)
 {
@@ -133,6 +169,8 @@ node_work_prepare(struct node *n, long i)
 		return -1;
 	clean_dir(w->fd, 0);	/* what the daemon itself left there */
 	if (fstat(w->fd, &st) != 0)
+		return -1;
+	if (hc->active && i == 0 && work_reachable(n) != 0)
 		return -1;
 	if (hc->active) {
 		/* Group hook_group, rwx for it, set-group-ID so what the hook

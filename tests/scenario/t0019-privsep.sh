@@ -122,6 +122,13 @@ test_expect_success 'a daemon without CAP_SETUID/CAP_SETGID/CAP_KILL: exit 78 na
 	grep -q "lacks CAP_SETUID" "$TRASH/nocaps.err"
 '
 
+test_expect_success 'a spool root of an older release (2750) gets o+x from the daemon for hook_user' '
+	chmod 2750 "$SPOOL" &&
+	start_daemon n1 && stop_daemon n1 &&
+	test "$(stat -c %a "$SPOOL")" = 2751 &&
+	grep -q "$SPOOL: others may now pass through (o+x), for hook_user $HU" "$TRASH/log.n1"
+'
+
 test_expect_success 'the daemon runs as its account with only the three capabilities' '
 	start_daemon n1 &&
 	pid=$(daemon_pid n1) &&
