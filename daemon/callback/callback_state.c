@@ -84,6 +84,7 @@ run_failed_hook(struct callback_sender *cs, const struct cbjob *j,
 	hs.stderr_fd = 2;
 	hs.rlimits = rl;
 	hs.nrlimits = hooklimit_from_config(&cs->cfg, rl);
+	hs.cred = &cs->cfg.hookcred;	/* as every hook: hook_user */
 	pid = hook_spawn(&hs, &failed);
 	if (pid < 0)
 		log_warn("%s: %s", j->c.request_id, CB_FAILED_HOOK);

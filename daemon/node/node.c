@@ -351,7 +351,7 @@ setup(struct node *n)
 		return EX_OSERR;
 	for (long i = 0; i < n->nslots; i++)
 		if (node_work_prepare(n, i) != 0) {
-			log_warn("tmp/work.%s.%ld", n->sp.node, i);
+			log_warn("work/%s.%ld", n->sp.node, i);
 			return EX_CANTCREAT;
 		}
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
@@ -466,7 +466,7 @@ stop(struct node *n)
 			node_work_reset(&n->work[i]);
 			close(n->work[i].fd);
 		}
-		(void)unlinkat(n->sp.dir[SPOOL_TMP], n->work[i].name,
+		(void)unlinkat(n->sp.work, n->work[i].name,
 		    AT_REMOVEDIR);
 	}
 	free(n->work);

@@ -5,7 +5,8 @@
  * Invariant: a missing hook is the node's trouble, never the task's: a
  * task whose hook this node lacks is parked (n->nohook) or sent back to
  * be routed, and comes back as a candidate when the list changes.
- * Reads hooks_dir only.
+ * Reads hooks_dir only, with hook_user's file identity (hookcred.h):
+ * a hook counts if whom runs it may execute it.
  */
 #include "node/node_impl.h"
 
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "spool/clock.h"
+#include "spool/hookcred.h"
 #include "spool/hookset.h"
 #include "spool/log.h"
 #include "core/nameset.h"
@@ -27,11 +29,19 @@ node_hook_ok(struct node *n, const char *code)
 	int64_t now = tstime_mono_ms();
 	struct stat hs;
 
+	struct hookcred_saved sv;
+	int ok = 0;
+
 	if (h != NULL && now - h->key < 1000)
 		return 1;
-	if (fstatat(n->hooksfd, code, &hs, 0) != 0 || !S_ISREG(hs.st_mode) ||
-	    (hs.st_mode & 0111) == 0 || faccessat(n->hooksfd, code, X_OK,
-	    AT_EACCESS) != 0) {
+	/* Executable by whom runs it: hook_user's file identity (with the
+	 * daemon's groups still: close, not exact). */
+	if (hookcred_enter(&n->cfg->hookcred, HOOKCRED_USER, &sv) == 0)
+		ok = fstatat(n->hooksfd, code, &hs, 0) == 0 &&
+		    S_ISREG(hs.st_mode) && (hs.st_mode & 0111) != 0 &&
+		    faccessat(n->hooksfd, code, X_OK, AT_EACCESS) == 0;
+	hookcred_leave(&sv);
+	if (!ok) {
 		nameset_remove(&n->hookcache, code);
 		return 0;
 	}
@@ -47,7 +57,13 @@ node_hooks_rescan(struct node *n, int all)
 {
 	char list[HOOKSET_MAX];
 	size_t count;
-	int rc = hookset_scan(n->hooksfd, list, sizeof(list), &count), changed;
+	struct hookcred_saved sv;
+	int rc = -1, changed;
+
+	/* As node_hook_ok: the hooks hook_user may execute. */
+	if (hookcred_enter(&n->cfg->hookcred, HOOKCRED_USER, &sv) == 0)
+		rc = hookset_scan(n->hooksfd, list, sizeof(list), &count);
+	hookcred_leave(&sv);
 
 	if (rc < 0) {
 		log_warn("hooks_dir %s: cannot list its hooks (advertising "

@@ -79,8 +79,10 @@ struct slot {
 };
 
 struct workdir {
-	int fd;				/* tmp/work.<node>.<slot> */
+	int fd;				/* work/<node>.<slot> */
 	struct timespec mtime;		/* as left clean */
+	const struct hook_cred *cred;	/* its hooks' account: emptied and
+					 * read as that account */
 	char name[96];
 };
 

@@ -30,6 +30,7 @@
 #include "spool/clock.h"
 #include "coord/coord.h"
 #include "spool/hook.h"
+#include "spool/hookcred.h"
 #include "coord/index.h"
 #include "spool/log.h"
 #include "spool/readfd.h"
@@ -184,11 +185,19 @@ orphan_lost(struct node *n, int dirfd, const char *owner, const char *name,
 	 * outlive the hook's PDEATHSIG) dies before the task runs again. */
 	{
 		char t1[TASK_ID_MAX + 32], t2[TASK_CODE_MAX + 32];
-		int k;
+		struct hookcred_saved hs;
+		int k = 0;
 
 		snprintf(t1, sizeof(t1), "TASKSPOOL_REQUEST_ID=%s", id);
 		snprintf(t2, sizeof(t2), "TASKSPOOL_NODE=%s", owner);
-		if ((k = hook_kill_tagged(t1, t2)) > 0)
+		/* As the hooks' account: /proc shows its processes'
+		 * environment to its fsuid (and, under hidepid, the
+		 * processes at all); kill(2) then needs CAP_KILL. */
+		if (hookcred_enter(&n->cfg->hookcred, HOOKCRED_USER, &hs) ==
+		    0)
+			k = hook_kill_tagged(t1, t2);
+		hookcred_leave(&hs);
+		if (k > 0)
 			log_warnx("%s: killed %d leftover process(es) of the "
 			    "lost attempt", id, k);
 	}

@@ -58,6 +58,25 @@ node_reload(struct node *n)
 		    "restart; keeping the old values");
 	snprintf(c.node_id, sizeof(c.node_id), "%s", n->cfg->node_id);
 	snprintf(c.hooks_dir, sizeof(c.hooks_dir), "%s", n->cfg->hooks_dir);
+	/* The hooks' account is looked up again (its groups may have
+	 * changed); another account needs a restart: the work directories
+	 * and the callback sender are set up for this one. */
+	if (hookcred_resolve(c.hook_user, c.hook_group, &c.hookcred, why,
+	    sizeof(why)) != 0) {
+		log_warnx("SIGHUP: %s; hooks keep running as %s", why,
+		    n->cfg->hookcred.active ? n->cfg->hookcred.user :
+		    "the daemon's user");
+		c.hookcred = n->cfg->hookcred;
+	} else if (c.hookcred.active != n->cfg->hookcred.active ||
+	    c.hookcred.uid != n->cfg->hookcred.uid ||
+	    c.hookcred.gid != n->cfg->hookcred.gid) {
+		log_warnx("SIGHUP: hook_user and hook_group changes need a "
+		    "restart; keeping the old values");
+		c.hookcred = n->cfg->hookcred;
+	}
+	snprintf(c.hook_user, sizeof(c.hook_user), "%s", n->cfg->hook_user);
+	snprintf(c.hook_group, sizeof(c.hook_group), "%s",
+	    n->cfg->hook_group);
 	if (c.slots != n->nslots) {
 		struct slot *ns;
 

@@ -1,6 +1,6 @@
 /*
  * node_slots — the hook slots: a slot per running hook (struct slot)
- * with its work directory tmp/work.<node>.<slot>; starting a hook
+ * with its work directory work/<node>.<slot>; starting a hook
  * (slot_take, hook_env, hook_spawn, start_failed), its timeouts, the
  * reaping of exited hooks and of processes that left their group
  * (node_kill_strays), and what an exited hook's status and result file
@@ -14,6 +14,13 @@
  * for the node's reasons (descriptors, memory, a hook gone) uses no
  * attempt: the task goes back to incoming/.  A fenced slot (lease lost)
  * ends with no outcome.  Writes only its work directories.
+ *
+ * With hook_user (hookcred.h) a work directory is the daemon's, group
+ * hook_group, mode 2770: the hook writes there, and the daemon empties
+ * it and reads its result file with the hook's filesystem identity
+ * (setfsuid), so whatever the hook made there (a 0700 directory, a
+ * symbolic link, a hard link) gives the daemon no more than the hook
+ * itself has.
  *
  * Longest: node_start_hook (about 90 lines) keeps the descriptors of
  * the spawn (stdin memfd, two pipes) and their one cleanup path in one
@@ -39,6 +46,7 @@
 #include "spool/clock.h"
 #include "coord/coord.h"
 #include "spool/hook.h"
+#include "spool/hookcred.h"
 #include "spool/hooklimit.h"
 #include "spool/hookset.h"
 #include "spool/log.h"
@@ -95,23 +103,95 @@ clean_dir(int dfd, int depth)
 	closedir(dp);
 }
 
+/* Empty w's directory as its hooks' account (the daemon's when none). */
+static void
+work_clean(struct workdir *w)
+{
+	struct hookcred_saved s;
+
+	if (hookcred_enter(w->cred, HOOKCRED_USER, &s) == 0)
+		clean_dir(w->fd, 0);
+	hookcred_leave(&s);
+}
+
+/*
+ * With hook_user: the hook user, in neither the daemon's group nor the
+ * spool's, must pass through the spool root and work/ (o+x; spools made
+ * before privilege separation have the root 2750).  Adds the x where we
+ * own the directory, as taskspool init now sets it.  Returns 0, or -1
+ * (EACCES) after a warning naming the command to run.
+ */
+static int
+work_reachable(struct node *n)
+{
+	const int fds[2] = { n->sp.root, n->sp.work };
+	const char *names[2] = { "", "/work" };
+
+	for (int k = 0; k < 2; k++) {
+		struct stat st;
+
+		if (fstat(fds[k], &st) != 0)
+			return -1;
+		if (st.st_mode & S_IXOTH)
+			continue;
+		if (st.st_uid == geteuid() && fchmod(fds[k], (st.st_mode &
+		    07777) | S_IXOTH) == 0) {
+			log_info("%s%s: others may now pass through (o+x), "
+			    "for hook_user %s", n->sp.path, names[k],
+			    n->cfg->hookcred.user);
+			continue;
+		}
+		log_warnx("%s%s: hook_user %s cannot pass through it; run: "
+		    "chmod o+x %s%s", n->sp.path, names[k],
+		    n->cfg->hookcred.user, n->sp.path, names[k]);
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
 int
 node_work_prepare(struct node *n, long i)
 {
 	struct workdir *w = &n->work[i];
+	const struct hook_cred *hc = &n->cfg->hookcred;
+	struct hookcred_saved s;
 	struct stat st;
+	int rc = 0;
 
-	snprintf(w->name, sizeof(w->name), "work.%s.%ld", n->sp.node, i);
-	if (mkdirat(n->sp.dir[SPOOL_TMP], w->name, 0750) != 0 &&
-	    errno != EEXIST)
+	snprintf(w->name, sizeof(w->name), "%s.%ld", n->sp.node, i);
+	w->cred = hc;
+	if (mkdirat(n->sp.work, w->name, 0750) != 0 && errno != EEXIST)
 		return -1;
-	w->fd = openat(n->sp.dir[SPOOL_TMP], w->name, O_RDONLY | O_DIRECTORY |
+	w->fd = openat(n->sp.work, w->name, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC);
 	if (w->fd < 0)
 		return -1;
-	clean_dir(w->fd, 0);
+	clean_dir(w->fd, 0);	/* what the daemon itself left there */
 	if (fstat(w->fd, &st) != 0)
 		return -1;
+	if (hc->active && i == 0 && work_reachable(n) != 0)
+		return -1;
+	if (hc->active) {
+		/* Group hook_group, rwx for it, set-group-ID so what the hook
+		 * makes stays in its group.  With our fsgid = that group the
+		 * owner may chgrp and keep S_ISGID without CAP_CHOWN. */
+		if (st.st_uid != geteuid()) {
+			errno = EPERM;	/* not ours: cannot set it up */
+			return -1;
+		}
+		if (hookcred_enter(hc, HOOKCRED_GROUP, &s) != 0)
+			return -1;
+		if ((st.st_gid != hc->gid && fchown(w->fd, (uid_t)-1, hc->gid)
+		    != 0) || fchmod(w->fd, 02770) != 0)
+			rc = -1;
+		hookcred_leave(&s);
+		if (rc != 0)
+			return -1;
+		work_clean(w);	/* what a hook left there */
+		if (fstat(w->fd, &st) != 0)
+			return -1;
+	}
 	w->mtime = st.st_mtim;
 	return 0;
 }
@@ -133,7 +213,7 @@ node_work_reset(struct workdir *w)
 {
 	struct stat st;
 
-	clean_dir(w->fd, 0);
+	work_clean(w);
 	if (fstat(w->fd, &st) == 0)
 		w->mtime = st.st_mtim;
 }
@@ -241,21 +321,29 @@ hook_env(struct node *n, const struct slot *sl, const char *id,
 
 /*
  * The hook of sl (request id, hook file path) could not start (error e;
- * failed_child: the child that failed its execve, or -1).  The node's
- * trouble (descriptors, memory, a hook gone) hands the task back to
- * incoming/ with no attempt used; else the attempt is concluded at once
- * as ERROR.  The slot is freed either way.
+ * failed_child: the child that failed its execve, or -1; step: where the
+ * child failed).  The node's trouble (descriptors, memory, a hook gone,
+ * hook_user it could not become, its work directory) hands the task
+ * back to incoming/ with no attempt used; else the attempt is concluded
+ * at once as ERROR.  The slot is freed either way.
  */
 static void
 start_failed(struct node *n, struct slot *sl, const char *id,
-    const char *path, int e, pid_t failed_child)
+    const char *path, int e, pid_t failed_child, enum hook_step step)
 {
 	int lockfd = sl->lockfd;
 	struct task_attempt a;
+	int node_step = step == HOOK_STEP_CRED || step == HOOK_STEP_CHDIR;
+
+	if (node_step)
+		log_warnx("%s: cannot %s: %s", id, step == HOOK_STEP_CRED ?
+		    "become hook_user for the hook (setgroups/setresgid/"
+		    "setresuid/capset)" : "enter the hook's work directory",
+		    strerror(e));
 
 	/* A hook removed since node_hook_ok() said yes is the node's trouble
 	 * too: the task goes back for a node that has it. */
-	if (e == ENOENT || e == EACCES) {
+	if (!node_step && (e == ENOENT || e == EACCES)) {
 		nameset_remove(&n->hookcache, sl->t.task_code);
 		if (!node_hook_ok(n, sl->t.task_code) &&
 		    node_hooks_rescan(n, 0))
@@ -263,10 +351,10 @@ start_failed(struct node *n, struct slot *sl, const char *id,
 	}
 	/* An execve ENOMEM under hook_limit_as_bytes is the limit's doing:
 	 * the hook's error (below), not a requeue. */
-	if ((e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN ||
-	    ((e == ENOENT || e == EACCES) && !hookset_has(n->hooks,
-	    sl->t.task_code))) && !(e == ENOMEM && failed_child > 0 &&
-	    n->cfg->hook_limit_as_bytes > 0)) {
+	if (node_step || ((e == EMFILE || e == ENFILE || e == ENOMEM ||
+	    e == EAGAIN || ((e == ENOENT || e == EACCES) &&
+	    !hookset_has(n->hooks, sl->t.task_code))) && !(e == ENOMEM &&
+	    failed_child > 0 && n->cfg->hook_limit_as_bytes > 0))) {
 		/* The node's trouble, not the task's: no attempt is used.
 		 * Hand the task back to incoming/ and claim nothing more for
 		 * a second (fewer hooks run until resources come back). */
@@ -328,11 +416,12 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	struct hook_spec spec;
 	struct hook_rlimit rlim[HOOKLIMIT_MAX];
 	struct epoll_event ev;
+	enum hook_step step = HOOK_STEP_NONE;
 	int e;
 
 	sl = slot_take(n, t, name, lockfd);
 	node_name_to_id(name, id);
-	snprintf(wdir, sizeof(wdir), "%s/tmp/%s", n->sp.path,
+	snprintf(wdir, sizeof(wdir), "%s/work/%s", n->sp.path,
 	    n->work[sl - n->slots].name);
 	snprintf(rfile, sizeof(rfile), "%s/result.json", wdir);
 	snprintf(path, sizeof(path), "%s/%s", n->cfg->hooks_dir,
@@ -362,6 +451,8 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	spec.workdir = wdir;
 	spec.rlimits = rlim;
 	spec.nrlimits = hooklimit_from_config(n->cfg, rlim);
+	spec.cred = &n->cfg->hookcred;
+	spec.failed_step = &step;
 	pid = hook_spawn(&spec, &failed_child);
 	e = errno;
 	close(in);
@@ -402,7 +493,7 @@ fail:
 		if (errp[i] >= 0)
 			close(errp[i]);
 	}
-	start_failed(n, sl, id, path, e, failed_child);
+	start_failed(n, sl, id, path, e, failed_child, step);
 }
 
 void
@@ -424,6 +515,7 @@ node_kill_strays(struct node *n, const char *id, int attempt)
 	for (char *p = list, *tok; (tok = strtok_r(p, " \n", &p)) != NULL;) {
 		pid_t pid = (pid_t)atoi(tok);
 		char env[16384], *rid = NULL, *att = NULL;
+		struct hookcred_saved hs;
 		int is_slot = 0, ours;
 
 		for (long i = 0; i < n->nslots; i++)
@@ -432,7 +524,12 @@ node_kill_strays(struct node *n, const char *id, int attempt)
 		if (pid <= 1 || is_slot)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+		/* A hook_user process's environ is readable by its own
+		 * fsuid only (ptrace access mode PTRACE_MODE_READ_FSCREDS). */
+		if (hookcred_enter(&n->cfg->hookcred, HOOKCRED_USER, &hs) != 0)
+			continue;
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+		hookcred_leave(&hs);
 		if (fd < 0)
 			continue;
 		len = read(fd, env, sizeof(env) - 1);
@@ -617,15 +714,29 @@ slot_result(struct node *n, struct slot *sl, struct task_attempt *a,
     char **hr, size_t *hrlen)
 {
 	struct workdir *w = &n->work[sl - n->slots];
+	struct hookcred_saved hs;
 	struct stat st;
-	int fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
-	    O_NONBLOCK | O_CLOEXEC);
-	int notreg = fd < 0 && errno == ELOOP;	/* a symlink */
-	int touched = work_touched(w) || fd >= 0 || notreg;
+	int fd = -1, notreg, notown = 0, touched;
 
+	/* Opened as the hook: no more than it can read itself. */
+	if (hookcred_enter(w->cred, HOOKCRED_USER, &hs) == 0)
+		fd = openat(w->fd, "result.json", O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC);
+	hookcred_leave(&hs);
+	notreg = fd < 0 && errno == ELOOP;	/* a symlink */
+	touched = work_touched(w) || fd >= 0 || notreg;
 	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)))
 		notreg = 1;
-	if (notreg) {
+	/* A hard link to a file the daemon's own groups may read (the
+	 * daemon keeps them under setfsuid) is not the hook's result. */
+	else if (fd >= 0 && w->cred->active && st.st_uid != w->cred->uid)
+		notown = 1;
+	if (notown) {
+		size_t l = strlen(a->reason);
+
+		snprintf(a->reason + l, sizeof(a->reason) - l, "; result "
+		    "file ignored: not owned by hook_user %s", w->cred->user);
+	} else if (notreg) {
 		size_t l = strlen(a->reason);
 
 		snprintf(a->reason + l, sizeof(a->reason) - l, "; result "

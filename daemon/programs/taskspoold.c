@@ -142,6 +142,12 @@ main(int argc, char **argv)
 	if (config_finish(&cfg, why, sizeof(why)) != 0 ||
 	    hooklimit_check_process(&cfg, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s", why);
+	/* The hooks' account: resolved here, never in a hook's child. */
+	if (hookcred_resolve(cfg.hook_user, cfg.hook_group, &cfg.hookcred,
+	    why, sizeof(why)) != 0 ||
+	    hookcred_check(&cfg.hookcred, why, sizeof(why)) != 0)
+		fatalx(EX_CONFIG, "%s%s%s", cfg.source, cfg.source[0] ? ": " :
+		    "", why);
 	{
 		struct stat st;
 		char inc[CONFIG_PATH_MAX + 16];

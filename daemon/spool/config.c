@@ -158,6 +158,11 @@ static const struct key_def keys[] = {
 	L(hook_limit_fsize_bytes, 0, 1L << 50, "0", "RLIMIT_FSIZE of every "
 	    "hook (largest file it may write, bytes: SIGXFSZ, or EFBIG when "
 	    "it ignores that signal); 0 = the daemon's"),
+	S(hook_user, "", "account hooks run as (a name or uid; the daemon "
+	    "needs root or CAP_SETUID, CAP_SETGID, CAP_KILL); empty = the "
+	    "daemon's own user"),
+	S(hook_group, "", "primary group of the hooks (a name or gid); empty "
+	    "= hook_user's own group"),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -424,6 +429,27 @@ key_line(const char *path, const char *key, const char *value)
 
 static int config_check(struct config *c, char *why, size_t whylen);
 
+/*
+ * Whether s is a user or group name as useradd(8) and groupadd(8) take
+ * them (POSIX portable characters, at most 32, a trailing '$' allowed)
+ * or a decimal id.
+ */
+static int
+account_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > 0 && s[n - 1] == '$')
+		n--;
+	if (n == 0 || n > 32 || s[0] == '-')
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' &&
+		    s[i] != '.' && s[i] != '-')
+			return 0;
+	return 1;
+}
+
 int
 config_finish(struct config *c, char *why, size_t whylen)
 {
@@ -584,6 +610,18 @@ config_check(struct config *c, char *why, size_t whylen)
 	    strcmp(c->log_target, "journal") != 0) {
 		snprintf(why, whylen, "log_target: \"%s\" is not one of stderr, "
 		    "syslog, journal", c->log_target);
+		return -1;
+	}
+	if (c->hook_user[0] != '\0' && !account_name_ok(c->hook_user)) {
+		snprintf(why, whylen, "hook_user: \"%s\" is not a user name "
+		    "([A-Za-z0-9_.][A-Za-z0-9_.-]{0,31}) or a uid",
+		    c->hook_user);
+		return -1;
+	}
+	if (c->hook_group[0] != '\0' && !account_name_ok(c->hook_group)) {
+		snprintf(why, whylen, "hook_group: \"%s\" is not a group name "
+		    "([A-Za-z0-9_.][A-Za-z0-9_.-]{0,31}) or a gid",
+		    c->hook_group);
 		return -1;
 	}
 	if (config_check_callback(c, why, whylen) != 0 ||

@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "spool/hookcred.h"
+
 #define CONFIG_PATH_MAX 4096
 #define CONFIG_NODE_MAX 64	/* node ids use the task-code grammar */
 /* Smallest non-zero hook_limit_as_bytes and hook_limit_nofile (see
@@ -87,6 +89,11 @@ struct config {
 	long hook_limit_as_bytes;	/* RLIMIT_AS, bytes */
 	long hook_limit_cpu_sec;	/* RLIMIT_CPU soft, seconds */
 	long hook_limit_fsize_bytes;	/* RLIMIT_FSIZE, bytes */
+	char hook_user[64];		/* "" = the daemon's own user */
+	char hook_group[64];		/* "" = hook_user's primary group */
+	struct hook_cred hookcred;	/* hook_user resolved by the daemon
+					 * (hookcred_resolve; config_load
+					 * leaves it inactive) */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
 	int node_id_auto;	/* node_id was empty: config_finish put the
 				 * host name there; the daemon makes it

@@ -2,6 +2,7 @@
  * hook — spawn a hook in its own process group; see hook.h.
  */
 #include "spool/hook.h"
+#include "spool/hookcred.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,15 +54,20 @@ pid_t
 hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 {
 	volatile int child_errno = 0;
+	volatile int child_step = HOOK_STEP_NONE;
 	int errpipe[2] = { -1, -1 };
 	pid_t parent = getpid(), pid;
+	int dumpable;
 
 	*child_pid = -1;
+	if (spec->failed_step != NULL)
+		*spec->failed_step = HOOK_STEP_NONE;
 	(void)pthread_once(&ignored_once, ignored_sample);
 	/* Without shared memory (fork) the exec error comes back on a
 	 * close-on-exec pipe instead of through child_errno. */
 	if (!HOOK_SHARED_MEMORY && pipe2(errpipe, O_CLOEXEC) != 0)
 		return -1;
+	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	pid = HOOK_FORK();
 	if (pid < 0) {
 		int e = errno;
@@ -77,13 +83,10 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 		sigset_t none;
 		int fds[3] = { spec->stdin_fd, spec->stdout_fd,
 			spec->stderr_fd };
-		int e;
+		int e, step = HOOK_STEP_SETUP;
 
 		/* Only async-signal-safe system calls from here on. */
 		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
 		for (int i = 0; i < 3; i++) {
 			if (fds[i] == i) {
 				/* Already in place: clear close-on-exec. */
@@ -94,12 +97,26 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 			} else if (dup2(fds[i], i) < 0)
 				goto fail;
 		}
-		if (spec->workdir != NULL && chdir(spec->workdir) != 0)
-			goto fail;
 		for (int i = 0; i < spec->nrlimits; i++)
 			if (setrlimit(spec->rlimits[i].resource,
 			    &spec->rlimits[i].rl) != 0)
 				goto fail;
+		step = HOOK_STEP_CRED;
+		/* Root's hooks get root's capabilities back at execve
+		 * anyway, and an execve that raises them would clear
+		 * PR_SET_PDEATHSIG: leave a root daemon's alone. */
+		if (spec->cred != NULL && spec->cred->active ?
+		    hookcred_become(spec->cred) != 0 : geteuid() != 0 &&
+		    hookcred_drop_caps() != 0)
+			goto fail;
+		/* After the switch: a change of credentials clears it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		step = HOOK_STEP_CHDIR;
+		if (spec->workdir != NULL && chdir(spec->workdir) != 0)
+			goto fail;
+		step = HOOK_STEP_EXEC;
 		/* Ignored dispositions survive execve: reset every one.
 		 * (The daemon installs no handlers, so none can run here on
 		 * the shared stack.) */
@@ -111,24 +128,36 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 		execve(spec->path, spec->argv, spec->envp);
 fail:
 		e = errno;
-		if (HOOK_SHARED_MEMORY)
+		if (HOOK_SHARED_MEMORY) {
 			child_errno = e;
-		else
-			(void)!write(errpipe[1], &e, sizeof(e));
+			child_step = step;
+		} else {
+			int msg[2] = { e, step };
+
+			(void)!write(errpipe[1], msg, sizeof(msg));
+		}
 		_exit(127);
 	}
 	if (!HOOK_SHARED_MEMORY) {
-		int e = 0;
+		int msg[2] = { 0, HOOK_STEP_NONE };
 		ssize_t n;
 
 		close(errpipe[1]);
 		do
-			n = read(errpipe[0], &e, sizeof(e));
+			n = read(errpipe[0], msg, sizeof(msg));
 		while (n < 0 && errno == EINTR);
 		close(errpipe[0]);
-		if (n == (ssize_t)sizeof(e))
-			child_errno = e;
+		if (n == (ssize_t)sizeof(msg)) {
+			child_errno = msg[0];
+			child_step = msg[1];
+		}
 	}
+	/* A vfork child that changed its uid marked the memory it shares
+	 * with us not dumpable (commit_creds): the daemon's stays as it
+	 * was. */
+	if (HOOK_SHARED_MEMORY && dumpable >= 0 &&
+	    prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != dumpable)
+		(void)prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
 	/* Under fork() set the group from the parent too, so it exists
 	 * before we might signal it (the child may not have run yet).  After
 	 * vfork() the child has already made it, before its execve. */
@@ -136,6 +165,8 @@ fail:
 		(void)setpgid(pid, pid);
 	if (child_errno != 0) {
 		*child_pid = pid;
+		if (spec->failed_step != NULL)
+			*spec->failed_step = (enum hook_step)child_step;
 		errno = child_errno;
 		return -1;
 	}

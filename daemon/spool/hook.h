@@ -12,6 +12,13 @@
  * vfork and execve, so no extra process or exec).  It is started
  * with vfork(2) semantics (no copy of the daemon's memory), as
  * posix_spawn does, but with the prctl posix_spawn cannot do.
+ *
+ * With a credential (hookcred.h) the child becomes that account after
+ * the limits and before chdir, keeps no capability and cannot gain one
+ * (PR_SET_NO_NEW_PRIVS); PR_SET_PDEATHSIG is set after that switch,
+ * which clears it.  Without one the child still drops the capabilities
+ * the daemon holds (a unit's AmbientCapabilities=): a hook started by a
+ * non-root daemon has none; a root daemon's keeps root's, as before.
  */
 #ifndef TASKSPOOL_HOOK_H
 #define TASKSPOOL_HOOK_H
@@ -20,6 +27,17 @@
 #include <sys/types.h>
 
 /* One setrlimit(2) the child makes before execve (hooklimit.h). */
+struct hook_cred;
+
+/* Which step of the child failed (hook_spec.failed_step). */
+enum hook_step {
+	HOOK_STEP_NONE,			/* no failure, or the fork itself */
+	HOOK_STEP_SETUP,		/* descriptors, limits */
+	HOOK_STEP_CRED,			/* becoming hook_user: the node's */
+	HOOK_STEP_CHDIR,		/* the work directory */
+	HOOK_STEP_EXEC			/* execve: the hook's own file */
+};
+
 struct hook_rlimit {
 	int resource;			/* RLIMIT_NOFILE, RLIMIT_CPU... */
 	struct rlimit rl;		/* soft rlim_cur, hard rlim_max */
@@ -35,6 +53,10 @@ struct hook_spec {
 					 * the child after chdir; NULL/0 =
 					 * inherit the daemon's limits */
 	int nrlimits;
+	const struct hook_cred *cred;	/* account to become; NULL or not
+					 * active = stay the caller */
+	enum hook_step *failed_step;	/* out, may be NULL: the step whose
+					 * error hook_spawn returned */
 };
 
 /*
@@ -43,7 +65,8 @@ struct hook_spec {
  * child (ENOENT, EACCES, ENOEXEC, EPERM, ...), in which case the child
  * has already exited with status 127 and must still be reaped by the
  * caller.
- * *child_pid receives the pid of such a failed child (else -1).
+ * *child_pid receives the pid of such a failed child (else -1), and
+ * *spec->failed_step (when not NULL) the step that failed.
  * The signals the caller ignores (SIG_IGN) are sampled at the first call
  * and reset to SIG_DFL in every child; set dispositions before that.
  * Thread-safe.

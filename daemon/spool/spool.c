@@ -89,7 +89,7 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 {
 	int root;
 
-	if (mkdir_p(path, 02750) != 0) {
+	if (mkdir_p(path, SPOOL_ROOT_MODE) != 0) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -98,9 +98,10 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	/* The group must be able to enter the spool to reach tmp/ etc. */
-	if (group >= 0 && (fchown(root, (uid_t)-1, (gid_t)group) != 0 ||
-	    fchmod(root, 02750) != 0)) {
+	/* The group must be able to enter the spool to reach tmp/ etc.,
+	 * and the hook user to reach work/ (o+x; mkdir honours the umask). */
+	if ((group >= 0 && fchown(root, (uid_t)-1, (gid_t)group) != 0) ||
+	    fchmod(root, SPOOL_ROOT_MODE) != 0) {
 		snprintf(why, whylen, "%s: chown/chmod: %s", path,
 		    strerror(errno));
 		close(root);
@@ -124,6 +125,14 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 			close(root);
 			return -1;
 		}
+	}
+	if (mkdirat(root, "work", SPOOL_WORK_MODE) == 0 &&
+	    ((group >= 0 && fchownat(root, "work", (uid_t)-1, (gid_t)group,
+	    0) != 0) || fchmodat(root, "work", SPOOL_WORK_MODE, 0) != 0)) {
+		snprintf(why, whylen, "%s/work: chown/chmod: %s", path,
+		    strerror(errno));
+		close(root);
+		return -1;
 	}
 	if (mkdirat(root, "state/cancel", 02770) == 0 &&
 	    ((group >= 0 && fchownat(root, "state/cancel", (uid_t)-1,
@@ -182,8 +191,10 @@ spool_close(struct spool *s)
 		close(s->cancel);
 	if (s->claims > 0)
 		close(s->claims);
+	if (s->work > 0)
+		close(s->work);
 	memset(s, 0, sizeof(*s));
-	s->self = s->cancel = s->claims = -1;
+	s->self = s->cancel = s->claims = s->work = -1;
 }
 
 int
@@ -191,7 +202,7 @@ spool_open(struct spool *s, const char *path, const char *node,
     int do_fsync, char *why, size_t whylen)
 {
 	memset(s, 0, sizeof(*s));
-	s->self = s->cancel = s->claims = -1;
+	s->self = s->cancel = s->claims = s->work = -1;
 	s->do_fsync = do_fsync;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -234,6 +245,20 @@ spool_open(struct spool *s, const char *path, const char *node,
 			int e = errno;
 
 			snprintf(why, whylen, "%s/state/claims: %s", path,
+			    strerror(e));
+			spool_close(s);
+			errno = e;
+			return -1;
+		}
+		/* The hooks' work directories (node_slots.c); made here for
+		 * spools created before work/ existed. */
+		if (mkdirat(s->root, "work", SPOOL_WORK_MODE) == 0)
+			(void)!fchmodat(s->root, "work", SPOOL_WORK_MODE, 0);
+		s->work = open_dir_at(s->root, "work");
+		if (s->work < 0) {
+			int e = errno;
+
+			snprintf(why, whylen, "%s/work: %s", path,
 			    strerror(e));
 			spool_close(s);
 			errno = e;

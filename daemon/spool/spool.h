@@ -34,6 +34,9 @@ struct spool {
 	int cancel;			/* state/cancel */
 	int claims;			/* state/claims (claimmark.h); opened
 					 * with a node only, else -1 */
+	int work;			/* work/, the hooks' work directories
+					 * (SPOOL_WORK_MODE); opened with a
+					 * node only, else -1 */
 	int do_fsync;			/* 0 only for throw-away spools */
 	char node[65];
 	char path[4096];
@@ -62,6 +65,15 @@ int spool_id_ok(const char *id);
 
 /* Whether code is a valid taskCode/node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}). */
 int spool_code_ok(const char *code);
+
+/*
+ * Modes of the spool root and of work/ (spool-layout/README.md): others
+ * (the hook user, hook_user in taskspool.conf(5)) may pass through the
+ * root to reach work/<node>.<slot>/ but list neither, and get nothing of
+ * the other directories (o-rwx).
+ */
+#define SPOOL_ROOT_MODE	02751
+#define SPOOL_WORK_MODE	02711
 
 /*
  * Create the spool tree at path (mkdir -p semantics for path itself) with

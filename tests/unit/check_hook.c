@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include <check.h>
 
 #include "spool/hook.h"
+#include "spool/hookcred.h"
 #include "unit.h"
 
 /*
@@ -644,6 +646,108 @@ START_TEST(test_dies_with_parent)
 }
 END_TEST
 
+
+/* ---- hook_user (hookcred.h) ------------------------------------------- */
+
+/* nobody/nogroup on Debian; any unused ids would do. */
+#define NOBODY	65534
+#define OTHER	65533
+
+START_TEST(test_cred_refused_is_cred_step)
+{
+	/* Without CAP_SETUID the switch fails in the child, before
+	 * execve: EPERM at HOOK_STEP_CRED (the node's trouble), the failed
+	 * child exited 127.  Run in a child process that first drops to
+	 * nobody when we are root (setresuid from root clears the
+	 * capabilities). */
+	pid_t t = fork();
+	int ws;
+
+	ck_assert_int_ge(t, 0);
+	if (t == 0) {
+		char *argv[] = { "true", NULL };
+		struct hook_cred hc;
+		struct hook_spec spec;
+		enum hook_step step = HOOK_STEP_NONE;
+		pid_t pid, failed = -1;
+		int e, st = 0;
+
+		if (geteuid() == 0 && (syscall(SYS_setresgid, NOBODY, NOBODY,
+		    NOBODY) != 0 || syscall(SYS_setresuid, NOBODY, NOBODY,
+		    NOBODY) != 0))
+			_exit(2);
+		memset(&hc, 0, sizeof(hc));
+		hc.active = 1;
+		hc.uid = OTHER;
+		hc.gid = OTHER;
+		memset(&spec, 0, sizeof(spec));
+		spec.path = "/bin/true";
+		spec.argv = argv;
+		spec.envp = empty_env;
+		spec.stdin_fd = 0;
+		spec.stdout_fd = 1;
+		spec.stderr_fd = 2;
+		spec.cred = &hc;
+		spec.failed_step = &step;
+		pid = hook_spawn(&spec, &failed);
+		e = errno;
+		if (failed > 0)
+			(void)waitpid(failed, &st, 0);
+		_exit(pid == -1 && e == EPERM && step == HOOK_STEP_CRED &&
+		    failed > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127 ?
+		    0 : 1);
+	}
+	ck_assert_int_eq(waitpid(t, &ws, 0), t);
+	ck_assert(WIFEXITED(ws));
+	ck_assert_int_eq(WEXITSTATUS(ws), 0);
+}
+END_TEST
+
+START_TEST(test_cred_become_no_capability)
+{
+	/* As root: the hook is uid/gid nobody with only the groups given,
+	 * no capability in any set, no_new_privs set (proc(5) status). */
+	char *argv[] = { "sh", "-c", "id -u; id -g; id -G; grep -E "
+	    "'^(Cap(Inh|Prm|Eff|Amb)|NoNewPrivs):' /proc/self/status", NULL };
+	static const char want[] = "65534\n65534\n65534\n"
+	    "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
+	    "CapEff:\t0000000000000000\nCapAmb:\t0000000000000000\n"
+	    "NoNewPrivs:\t1\n";
+	char *const env[] = { "PATH=/usr/bin:/bin", NULL };
+	struct hook_cred hc;
+	struct hook_spec spec;
+	int out, status;
+	pid_t pid, failed;
+	char *got;
+
+	if (geteuid() != 0)
+		return;		/* needs root: tested by t0019 in CI */
+	out = tmpfd();
+	memset(&hc, 0, sizeof(hc));
+	hc.active = 1;
+	hc.uid = NOBODY;
+	hc.gid = NOBODY;
+	hc.groups[0] = NOBODY;
+	hc.ngroups = 1;
+	memset(&spec, 0, sizeof(spec));
+	spec.path = "/bin/sh";
+	spec.argv = argv;
+	spec.envp = env;
+	spec.stdin_fd = 0;
+	spec.stdout_fd = out;
+	spec.stderr_fd = out;
+	spec.cred = &hc;
+	pid = hook_spawn(&spec, &failed);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	got = readall(out, NULL);
+	ck_assert_str_eq(got, want);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(got);
+	close(out);
+}
+END_TEST
+
 static Suite *
 hook_suite(void)
 {
@@ -666,6 +770,8 @@ hook_suite(void)
 	tcase_add_test(tc, test_kill_group_grandchild);
 	tcase_add_test(tc, test_kill_group_refuses_special_pgids);
 	tcase_add_test(tc, test_dies_with_parent);
+	tcase_add_test(tc, test_cred_refused_is_cred_step);
+	tcase_add_test(tc, test_cred_become_no_capability);
 	suite_add_tcase(s, tc);
 	return s;
 }
