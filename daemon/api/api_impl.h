@@ -87,8 +87,21 @@ int api_problem(struct api_ctx *c, struct buf *out, int status,
     const char *code, json_t *extras, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/*
+ * 500 PERMISSION_DENIED: what (borrowed; a path, or the spool part and
+ * the reason) may not be used by the user taskspool.cgi runs as.  The
+ * detail names what, that user, the group of path (borrowed: the file or
+ * directory whose group decides; the spool for its parts) and the
+ * commands that fix it (usermod -aG, taskspool init --group, chgrp):
+ * permanent until an operator acts, so not a 503.  Logged once on
+ * stderr.  Returns 500.
+ */
+int api_denied(struct api_ctx *c, struct buf *out, const char *what,
+    const char *path);
+
 /* 503 SERVICE_UNAVAILABLE after a store failure: what and strerror(errno)
- * logged once on stderr, without secrets.  Returns 503. */
+ * logged once on stderr, without secrets.  With errno EACCES or EPERM,
+ * api_denied(what, the spool) instead.  Returns 503 (or 500). */
 int api_unavailable(struct api_ctx *c, struct buf *out, const char *what);
 
 /* A new object {k: v}; v is stolen. */
