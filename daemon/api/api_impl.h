@@ -188,10 +188,11 @@ int api_terminal(const char *status);
  * The callback member of §4.2 for task id (borrowed) of app: a new
  * object.  The delivery's state from outbox/callbacks/ once there is
  * one; before that PENDING when has_url (the task's own callbackUrl) or
- * app has a registration, else NOT_REGISTERED.
+ * app has a registration, else NOT_REGISTERED; when finished (the task
+ * is terminal) and there is none, NOT_REGISTERED (none will be made).
  */
 json_t *api_callback_view(struct api_ctx *c, const char *app,
-    const char *id, int has_url);
+    const char *id, int has_url, int finished);
 
 /*
  * The §4.2 view of the task whose record is m, as a new object; with_result:

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "api/api_impl.h"
+#include "callback/callback.h"
+#include "core/suggest.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "coord/wakeup.h"
@@ -159,11 +161,20 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 		for (int i = 0; submit_members[i] != NULL; i++)
 			known |= strcmp(k, submit_members[i]) == 0;
 		if (!known) {
-			char field[128];
+			char field[128], reason[128];
+			const char *near = suggest_name(k, submit_members,
+			    sizeof(submit_members) / sizeof(submit_members[0])
+			    - 1);
 
 			snprintf(field, sizeof(field), "%s", k);
+			if (near != NULL)
+				snprintf(reason, sizeof(reason), "unknown "
+				    "member (did you mean \"%s\"?)", near);
+			else
+				snprintf(reason, sizeof(reason), "unknown "
+				    "member");
 			json_decref(o);
-			return api_validation(c, out, field, "unknown member");
+			return api_validation(c, out, field, reason);
 		}
 	}
 	json_decref(o);
@@ -291,6 +302,15 @@ api_submit(struct api_ctx *c, struct buf *out)
 	    t.callback_url, "callbackUrl")) != 0) {
 		task_fini(&t);
 		return rc;
+	}
+	/* Unsigned callbacks are never sent: refused now, where the writer
+	 * sees why, not CALLBACK_FAILED later with the reason in a log. */
+	if (t.callback_url != NULL && !callback_can_sign(&c->sp, c->rq->cfg,
+	    c->app_id)) {
+		task_fini(&t);
+		return api_problem(c, out, 422, "CALLBACK_SECRET_MISSING",
+		    api_one_member("field", json_string("callbackUrl")),
+		    "callbackUrl: %s", CALLBACK_NO_SECRET_WHY);
 	}
 	if ((rdfd = api_state_subdir(c, "requests")) < 0) {
 		task_fini(&t);

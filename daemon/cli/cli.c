@@ -421,6 +421,30 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_CONFIG;
 		goto out;
 	}
+	if (t.callback_url != NULL) {
+		/* As the HTTP API does: the URL under the callback_* keys,
+		 * and a secret to sign with (the sender sends no unsigned
+		 * callback). */
+		char why[512];
+
+		enum urlcheck_rc v = callback_url_check(&c->cfg,
+		    t.callback_url, why, sizeof(why));
+
+		if (v != URLCHECK_OK) {
+			fprintf(stderr, "taskspool submit: %scallbackUrl: "
+			    "%s\n", v == URLCHECK_UNAVAILABLE ? "" :
+			    "invalid task: ", why);
+			rc = v == URLCHECK_UNAVAILABLE ? EX_UNAVAILABLE :
+			    EX_DATAERR;
+			goto out;
+		}
+		if (!callback_can_sign(&c->sp, &c->cfg, t.app_id)) {
+			fprintf(stderr, "taskspool submit: invalid task: "
+			    "callbackUrl: %s\n", CALLBACK_NO_SECRET_WHY);
+			rc = EX_DATAERR;
+			goto out;
+		}
+	}
 	{
 		char hook[CONFIG_PATH_MAX + 80];
 
