@@ -291,6 +291,17 @@ callback_sender_start(const struct config *cfg, const struct spool *sp,
 	return cs;
 }
 
+/* Wake the sender's thread, polling or dormant.  Called with cs->mu
+ * held. */
+static void
+sender_poke(struct callback_sender *cs)
+{
+	if (cs->multi != NULL)
+		curl_multi_wakeup(cs->multi);
+	else
+		pthread_cond_signal(&cs->cond);
+}
+
 void
 callback_sender_wake(struct callback_sender *cs)
 {
@@ -298,10 +309,7 @@ callback_sender_wake(struct callback_sender *cs)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	cs->woken = 1;
-	if (cs->multi != NULL)
-		curl_multi_wakeup(cs->multi);
-	else
-		pthread_cond_signal(&cs->cond);
+	sender_poke(cs);
 	pthread_mutex_unlock(&cs->mu);
 }
 
@@ -317,10 +325,7 @@ callback_sender_reconfigure(struct callback_sender *cs,
 	cs->next_cfg = *cfg;
 	cs->reconf = 1;
 	cs->woken = 1;
-	if (cs->multi != NULL)
-		curl_multi_wakeup(cs->multi);
-	else
-		pthread_cond_signal(&cs->cond);
+	sender_poke(cs);
 	pthread_mutex_unlock(&cs->mu);
 	return 0;
 }
@@ -332,10 +337,7 @@ callback_sender_stop(struct callback_sender *cs)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	cs->stop = 1;
-	if (cs->multi != NULL)
-		curl_multi_wakeup(cs->multi);
-	else
-		pthread_cond_signal(&cs->cond);
+	sender_poke(cs);
 	pthread_mutex_unlock(&cs->mu);
 	pthread_join(cs->th, NULL);
 	pthread_cond_destroy(&cs->cond);
