@@ -1,11 +1,13 @@
 #!/bin/sh
-# A new user's first hour (issue 13 item 7), the parts that need no web
-# server: `taskspool init --group G` on a spool already in use regroups
-# everything under it (what the daemon made too), setgid directories,
-# symbolic links not followed; the CGI run as an unprivileged user on a
-# spool it may not enter answers 500 PERMISSION_DENIED naming the path,
-# the user and the commands that fix it (not 503 "retry shortly");
-# `make demo` installs the build set of tests/install-deps.sh only.
+# A new user's first hour (issue 13 item 7): `taskspool init --group G`
+# on a spool already in use regroups everything under it (what the daemon
+# made too), setgid directories, symbolic links not followed; the CGI run
+# as an unprivileged user on a spool it may not enter answers 500
+# PERMISSION_DENIED naming the path, the user and the commands that fix
+# it (not 503 "retry shortly"); `make demo` installs the build set of
+# tests/install-deps.sh only, `make check` says how long it takes and
+# what it starts; `make demo-api` (contrib/demo-api.sh) runs the API
+# without root and prints a signed request that works.
 . "$(dirname "$0")/test-lib.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -99,6 +101,89 @@ else
 	skip "init --group regroups every entry" "needs root and group nogroup"
 	skip "the CGI as a user outside the spool group" "needs root"
 	skip "apps.conf the CGI may not read" "needs root"
+fi
+
+# The install sets (tests/install-deps.sh --list): what owns the headers
+# the programs include (dpkg -S, the package database, not this code) is
+# in the build set; no server is.
+test_expect_success 'install-deps.sh: the build set has the -dev packages of the headers, no server' '
+	sh "$TOP/tests/install-deps.sh" --list build >"$TRASH/build.set" &&
+	sh "$TOP/tests/install-deps.sh" --list all >"$TRASH/all.set" &&
+	sh "$TOP/tests/install-deps.sh" --list demo-api >"$TRASH/api.set" &&
+	cat "$TRASH/build.set" &&
+	for h in /usr/include/jansson.h /usr/include/openssl/evp.h \
+	    /usr/include/x86_64-linux-gnu/curl/curl.h /usr/include/hiredis/hiredis.h \
+	    /usr/include/mariadb/mysql.h /usr/include/fcgiapp.h; do
+		test -f "$h" || { echo "no $h here"; continue; }
+		p=$(dpkg -S "$h" | head -1 | cut -d: -f1) &&
+		grep -qx "$p" "$TRASH/build.set" || { echo "$h: $p not in build"; return 1; }
+	done &&
+	for s in mariadb-server redis-server prometheus lighttpd wrk faketime clang-14 check; do
+		! grep -qx "$s" "$TRASH/build.set" || { echo "$s in build"; return 1; }
+	done &&
+	grep -qx lighttpd "$TRASH/api.set" && grep -qx curl "$TRASH/api.set" &&
+	! grep -qx mariadb-server "$TRASH/api.set" &&
+	for p in $(cat "$TRASH/api.set") redis-server mariadb-server check; do
+		grep -qx "$p" "$TRASH/all.set" || { echo "$p not in all"; return 1; }
+	done &&
+	{ sh "$TOP/tests/install-deps.sh" --list bogus 2>"$TRASH/err"; test $? = 64; }
+'
+
+test_expect_success 'make demo installs the build set only, demo-api its own, check all; check says how long and what it starts' '
+	make -s -C "$TOP" BUILD="$BUILD" -n demo >"$TRASH/demo.n" 2>&1 &&
+	grep -q "install-deps.sh build" "$TRASH/demo.n" &&
+	! grep -q "install-deps.sh all" "$TRASH/demo.n" &&
+	make -s -C "$TOP" BUILD="$BUILD" -n demo-api >"$TRASH/demoapi.n" 2>&1 &&
+	grep -q "install-deps.sh demo-api" "$TRASH/demoapi.n" &&
+	make -s -C "$TOP" BUILD="$BUILD" -n check >"$TRASH/check.n" 2>&1 &&
+	grep -v "^make" "$TRASH/check.n" | head -1 | grep -q "about 20 minutes" &&
+	grep -q "redis-server, mariadbd" "$TRASH/check.n" &&
+	grep -q "install-deps.sh all" "$TRASH/check.n"
+'
+
+# demo-api as nobody when root (it must need no root), else as this user.
+if [ "$(id -u)" = 0 ]; then
+	AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	mkdir -p "$TRASH/demo" && chown 65534:65534 "$TRASH/demo" && chmod 755 "$TRASH"
+else
+	AS=""
+	mkdir -p "$TRASH/demo"
+fi
+# as_demo CMD...: CMD as the demo's user, at the top of the tree.
+as_demo() {
+	(cd "$TOP" && $AS env -i PATH="$PATH" HOME="$TRASH/demo" TMPDIR="$TRASH/demo" \
+	    BUILD="$BUILD" DEMO_VAR="$TRASH/demo/var" "$@")
+}
+
+if command -v lighttpd >/dev/null 2>&1; then
+test_expect_success 'demo-api (no root): a daemon and lighttpd under DEMO_VAR, a signed request that works' '
+	as_demo sh contrib/demo-api.sh >"$TRASH/demo.out" 2>&1 ||
+	    { cat "$TRASH/demo.out"; false; } &&
+	cat "$TRASH/demo.out" &&
+	grep -q "\"status\":\"SUCCESS\"" "$TRASH/demo.out" &&
+	pid_d=$(cat "$TRASH/demo/var/taskspoold.pid") && kill -0 "$pid_d" &&
+	pid_l=$(cat "$TRASH/demo/var/lighttpd/lighttpd.pid.start") && kill -0 "$pid_l" &&
+	test "$(stat -c %u /proc/$pid_l)" = "$(stat -c %u "$TRASH/demo")" &&
+	# the printed lines, run as they are
+	envline=$(sed -n "s/^  \\(\\. [^ ]*\\/env\\) .*/\\1/p" "$TRASH/demo.out") &&
+	sub=$(grep "tsapi.sh submit -\$" "$TRASH/demo.out" | sed "s/^  //") &&
+	test -n "$envline" && test -n "$sub" &&
+	as_demo sh -c "$envline && $sub" >"$TRASH/try.out" &&
+	cat "$TRASH/try.out" && echo &&
+	id=$(jq -r .requestId "$TRASH/try.out") &&
+	as_demo sh -c "$envline && contrib/clients/tsapi.sh wait $id 30" >"$TRASH/wait.out" &&
+	test "$(jq -r .status "$TRASH/wait.out")" = SUCCESS &&
+	grep -q "make demo-api-stop" "$TRASH/demo.out"
+'
+
+test_expect_success 'demo-api stop: both servers gone' '
+	as_demo sh contrib/demo-api.sh stop &&
+	wait_for "! kill -0 $pid_d 2>/dev/null && ! kill -0 $pid_l 2>/dev/null" 10 &&
+	test ! -f "$TRASH/demo/var/taskspoold.pid"
+'
+else
+	skip "demo-api" "lighttpd not installed"
+	skip "demo-api stop" "lighttpd not installed"
 fi
 
 test_done
