@@ -214,8 +214,8 @@ api_denied(struct api_ctx *c, struct buf *out, const char *what,
 	    "then restart the web server), or give the spool and its files "
 	    "to a group of the user's (taskspool init --group GROUP %s; for "
 	    "a file: chgrp GROUP FILE && chmod g+r FILE)", what, user,
-	    (long)geteuid(), path, group, user, c->rq->cfg != NULL ?
-	    c->rq->cfg->spool : "SPOOL");
+	    (long)geteuid(), path, group, user, c->rq->cfg != NULL &&
+	    c->rq->cfg->spool[0] != '\0' ? c->rq->cfg->spool : "SPOOL");
 }
 
 /* 503 after a store failure: logged once here, without secrets.  A
@@ -654,7 +654,9 @@ api_handle(const struct api_request *rq, struct buf *out)
 	for (char *p = c.instance; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
-	if (rq->config_error != NULL) {
+	if (rq->config_denied != NULL)
+		rc = api_denied(&c, out, rq->config_error, rq->config_denied);
+	else if (rq->config_error != NULL) {
 		/* Permanent until an operator acts: 500, not 503. */
 		fprintf(stderr, "taskspool.cgi: trace %s: configuration: %s\n",
 		    c.trace, rq->config_error);

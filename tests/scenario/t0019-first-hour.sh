@@ -97,8 +97,22 @@ test_expect_success 'apps.conf the CGI may not read: the same problem, naming th
 	case $d in "$SPOOL/apps.conf: "*"Permission denied (to user nobody, uid 65534, which taskspool.cgi runs as)"*"usermod -aG root nobody"*) ;;
 	*) false;; esac
 '
+
+test_expect_success 'a taskspool.conf the CGI may not read: PERMISSION_DENIED naming it' '
+	chmod 600 "$CONF" &&
+	cgi_as_nobody /health &&
+	chmod 644 "$CONF" &&
+	cat "$TRASH/body" && echo &&
+	case $st in "Status: 500 "*) ;; *) echo "$st"; false;; esac &&
+	test "$(jq -r .code "$TRASH/body")" = PERMISSION_DENIED &&
+	d=$(jq -r .detail "$TRASH/body") &&
+	case $d in "$CONF: Permission denied (to user nobody, uid 65534, which taskspool.cgi runs as)"*"usermod -aG root nobody"*) ;;
+	*) false;; esac &&
+	grep -q "$CONF: Permission denied (user nobody, uid 65534)" "$TRASH/cgi.err"
+'
 else
 	skip "init --group regroups every entry" "needs root and group nogroup"
+	skip "a taskspool.conf the CGI may not read" "needs root"
 	skip "the CGI as a user outside the spool group" "needs root"
 	skip "apps.conf the CGI may not read" "needs root"
 fi
