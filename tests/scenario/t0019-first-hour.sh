@@ -98,6 +98,16 @@ test_expect_success 'apps.conf the CGI may not read: the same problem, naming th
 	*) false;; esac
 '
 
+test_expect_success 'init --group by a user who may not regroup: exit 73 and the exact command for root' '
+	chgrp nogroup "$SPOOL" &&
+	{ setpriv --reuid=65534 --regid=65534 --clear-groups \
+	    "$TS" init --group nogroup "$SPOOL" >"$TRASH/out" 2>"$TRASH/err"
+	  test $? = 73; } &&
+	cat "$TRASH/err" &&
+	grep -qx "taskspool init: $SPOOL: chown/chmod: Operation not permitted" "$TRASH/err" &&
+	grep -qxF "taskspool init: as root: chgrp -R nogroup $SPOOL && find $SPOOL -type d -exec chmod g+s {} +" "$TRASH/err"
+'
+
 test_expect_success 'a taskspool.conf the CGI may not read: PERMISSION_DENIED naming it' '
 	chmod 600 "$CONF" &&
 	cgi_as_nobody /health &&
@@ -112,6 +122,7 @@ test_expect_success 'a taskspool.conf the CGI may not read: PERMISSION_DENIED na
 '
 else
 	skip "init --group regroups every entry" "needs root and group nogroup"
+	skip "init --group by a user who may not regroup" "needs root"
 	skip "a taskspool.conf the CGI may not read" "needs root"
 	skip "the CGI as a user outside the spool group" "needs root"
 	skip "apps.conf the CGI may not read" "needs root"
