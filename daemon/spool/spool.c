@@ -107,9 +107,12 @@ regroup_tree(int dfd, const char *p, gid_t gid, int depth, char *why,
 	if (depth > REGROUP_DEPTH)
 		return 0;
 	if ((dup_fd = dup(dfd)) < 0 || (dp = fdopendir(dup_fd)) == NULL) {
-		snprintf(why, whylen, "%s: %s", p, strerror(errno));
+		int e = errno;
+
+		snprintf(why, whylen, "%s: %s", p, strerror(e));
 		if (dup_fd >= 0)
 			close(dup_fd);
+		errno = e;
 		return -1;
 	}
 	while (rc == 0 && (de = readdir(dp)) != NULL) {
@@ -151,8 +154,15 @@ regroup_tree(int dfd, const char *p, gid_t gid, int depth, char *why,
 		rc = regroup_tree(fd, sub, gid, depth + 1, why, whylen);
 		close(fd);
 	}
+	if (rc != 0) {
+		int e = errno;	/* of the failed call, for the caller */
+
+		closedir(dp);
+		errno = e;
+		return rc;
+	}
 	closedir(dp);
-	return rc;
+	return 0;
 }
 
 int
@@ -214,7 +224,10 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 	 * too, or its members could not read or move them. */
 	if (group >= 0 && regroup_tree(root, path, (gid_t)group, 0, why,
 	    whylen) != 0) {
+		int e = errno;
+
 		close(root);
+		errno = e;
 		return -1;
 	}
 	if (fsync(root) != 0) {
