@@ -36,6 +36,7 @@
 
 #include "api/api_impl.h"
 #include "core/jsontext.h"
+#include "core/suggest.h"
 #include "core/tstime.h"
 
 /* --- responses ------------------------------------------------------ */
@@ -268,6 +269,22 @@ int
 api_validation(struct api_ctx *c, struct buf *out, const char *field,
     const char *reason)
 {
+	return invalid_field(c, out, NULL, field, reason);
+}
+
+int
+api_unknown_member(struct api_ctx *c, struct buf *out, const char *name,
+    const char *const *known, size_t n)
+{
+	char field[128], reason[128];
+	const char *near = suggest_name(name, known, n);
+
+	snprintf(field, sizeof(field), "%s", name);
+	if (near != NULL)
+		snprintf(reason, sizeof(reason), "unknown member (did you mean "
+		    "\"%s\"?)", near);
+	else
+		snprintf(reason, sizeof(reason), "unknown member");
 	return invalid_field(c, out, NULL, field, reason);
 }
 

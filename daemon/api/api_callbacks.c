@@ -159,11 +159,12 @@ api_register(struct api_ctx *c, struct buf *out)
 		return 400;
 	json_object_foreach(o, k, v)
 		if (strcmp(k, "url") != 0 && strcmp(k, "rotateSecret") != 0) {
-			char field[128];
+			static const char *const known[] = { "url",
+			    "rotateSecret" };
 
-			snprintf(field, sizeof(field), "%s", k);
+			rc = api_unknown_member(c, out, k, known, 2);
 			json_decref(o);
-			return api_validation(c, out, field, "unknown member");
+			return rc;
 		}
 	v = json_object_get(o, "rotateSecret");
 	if (v != NULL && !json_is_boolean(v)) {

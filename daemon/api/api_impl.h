@@ -99,6 +99,15 @@ int api_problem(struct api_ctx *c, struct buf *out, int status,
 int api_denied(struct api_ctx *c, struct buf *out, const char *what,
     const char *path);
 
+/*
+ * 422 VALIDATION_FAILED for the body member name (borrowed), not one of
+ * the n known members (borrowed): the reason "unknown member", with
+ * "(did you mean \"timeoutSec\"?)" when one is close (core/suggest.h).
+ * Returns 422.
+ */
+int api_unknown_member(struct api_ctx *c, struct buf *out, const char *name,
+    const char *const *known, size_t n);
+
 /* 503 SERVICE_UNAVAILABLE after a store failure: what and strerror(errno)
  * logged once on stderr, without secrets.  With errno EACCES or EPERM,
  * api_denied(what, the spool) instead.  Returns 503 (or 500). */

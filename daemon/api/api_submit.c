@@ -22,7 +22,6 @@
 
 #include "api/api_impl.h"
 #include "callback/callback.h"
-#include "core/suggest.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "coord/wakeup.h"
@@ -151,7 +150,7 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 	const char *k;
 	struct task_error te;
 	char hdr_key[TASK_ID_MAX + 2];
-	int hk;
+	int hk, rc;
 
 	if (o == NULL)
 		return 400;
@@ -161,20 +160,11 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 		for (int i = 0; submit_members[i] != NULL; i++)
 			known |= strcmp(k, submit_members[i]) == 0;
 		if (!known) {
-			char field[128], reason[128];
-			const char *near = suggest_name(k, submit_members,
+			rc = api_unknown_member(c, out, k, submit_members,
 			    sizeof(submit_members) / sizeof(submit_members[0])
 			    - 1);
-
-			snprintf(field, sizeof(field), "%s", k);
-			if (near != NULL)
-				snprintf(reason, sizeof(reason), "unknown "
-				    "member (did you mean \"%s\"?)", near);
-			else
-				snprintf(reason, sizeof(reason), "unknown "
-				    "member");
 			json_decref(o);
-			return api_validation(c, out, field, reason);
+			return rc;
 		}
 	}
 	json_decref(o);

@@ -176,7 +176,7 @@ test_expect_success 'a callbackUrl and no secret (no callback_secret, app not re
 	test -z "$(find "$SPOOL" -name "nosec-1.json")"
 '
 
-test_expect_success 'an unknown member: 422 with "did you mean" the member' '
+test_expect_success 'an unknown member (task, registration): 422 with "did you mean" the member' '
 	printf "{\"taskCode\":\"echo\",\"timeoutsec\":5}" >"$TRASH/typo.json" &&
 	! python3 "$PYCLIENT" submit "$TRASH/typo.json" >"$TRASH/out" &&
 	cat "$TRASH/out" &&
@@ -185,7 +185,13 @@ test_expect_success 'an unknown member: 422 with "did you mean" the member' '
 	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member (did you mean \"timeoutSec\"?)" &&
 	printf "{\"taskCode\":\"echo\",\"colour\":5}" >"$TRASH/typo.json" &&
 	! python3 "$PYCLIENT" submit "$TRASH/typo.json" >"$TRASH/out" &&
-	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member"
+	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member" &&
+	# the registration body too
+	printf "{\"url\":\"http://127.0.0.1:$RPORT/ok\",\"rotateSecrets\":true}" >"$TRASH/reg.json" &&
+	! TS_VERBOSE=0 sh "$API_HERE/contrib/clients/tsapi.sh" request POST /api/callbacks/register "$TRASH/reg.json" >"$TRASH/out" &&
+	cat "$TRASH/out" &&
+	test "$(jq -r ".errors[0].field" "$TRASH/out")" = rotateSecrets &&
+	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member (did you mean \"rotateSecret\"?)"
 '
 
 # set_key KEY VALUE: rewrite KEY's line of $CONF (the daemon reads it on
