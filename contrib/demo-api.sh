@@ -39,6 +39,7 @@ stop() {
 }
 
 if [ "${1:-}" = stop ]; then
+	[ -d "$var" ] || { echo "demo-api: nothing in $var"; exit 0; }
 	stop
 	echo "demo-api: stopped (the files stay in $var)"
 	exit 0
