@@ -1,9 +1,12 @@
 # taskspool — GNU make build.  See README.md for the two set-up commands.
 #
 #   make            build the programs into $(BUILD)/
-#   make deps       install missing Debian packages (needs root or sudo)
+#   make deps       install missing Debian packages (needs root or sudo):
+#                   all of them (tests/install-deps.sh all)
 #   make check      deps + build + unit tests (Check, and the replay of
-#                   tests/fuzz/'s corpora) + scenario tests
+#                   tests/fuzz/'s corpora) + scenario tests; about 20
+#                   minutes on 2 cores, with its own redis-server,
+#                   mariadbd and lighttpd on 127.0.0.1
 #   make layers     check daemon/'s include graph against the folder
 #                   rules of daemon/README.md, and the built objects'
 #                   symbols against the headers (part of make check)
@@ -12,6 +15,10 @@
 #                   into build-fuzz/ and run each for FUZZ_SECONDS (60);
 #                   `make unit` replays their corpora with $(CC)
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
+#                   (installs only the build set: a compiler, -dev libraries)
+#   make demo-api   the HTTP API on a free port of 127.0.0.1 under
+#                   ./var/api/, without root (lighttpd + taskspool.cgi);
+#                   prints a signed request to try; make demo-api-stop
 #   make bench      throughput and latency numbers (asserts nothing)
 #   make openapi-lint  lint contrib/openapi/openapi.yaml with @redocly/cli
 #                   (npm ci into tests/openapi/; needs the npm registry)
@@ -83,8 +90,9 @@ FUZZ_NAMES = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_DEPS = tests/fuzz/harness.c tests/fuzz/harness.h
 REPLAY_BINS = $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay_%)
 
-.PHONY: all progs deps check layers unit scenario asan demo bench clean stress \
-	install uninstall fuzz fuzz-targets deb deb-test openapi-lint FORCE
+.PHONY: all progs deps deps-build deps-demo-api check layers unit scenario asan \
+	demo demo-api demo-api-stop bench clean stress install uninstall fuzz \
+	fuzz-targets deb deb-test openapi-lint FORCE
 all: $(PROGS) $(TOOL_BINS)
 
 # The four programs alone (what a package build needs).
@@ -188,7 +196,11 @@ $(BUILD)/tools/%: tests/tools/%.c
 	    $(if $(SAN),,-static)
 
 deps:
-	@sh tests/install-deps.sh
+	@sh tests/install-deps.sh all
+deps-build:
+	@sh tests/install-deps.sh build
+deps-demo-api:
+	@sh tests/install-deps.sh demo-api
 
 openapi-lint:
 	@sh tests/openapi/lint.sh
@@ -211,7 +223,13 @@ unit: $(UNIT_BINS) $(REPLAY_BINS)
 scenario: $(PROGS) $(TOOL_BINS)
 	@BUILD=$(abspath $(BUILD)) sh tests/scenario/run.sh
 
-check: deps
+# Said first: how long it takes and what it starts (tests/README.md).
+check:
+	@echo "make check: about 20 minutes on 2 cores (build, unit tests, every"
+	@echo "  scenario script); the scripts start their own redis-server, mariadbd,"
+	@echo "  lighttpd and callback receivers (tests/tools/cbrecv.py) on 127.0.0.1"
+	@echo "  and free ports, under \$$TMPDIR, and stop them when they end."
+	@sh tests/install-deps.sh all
 	$(MAKE) all
 	$(MAKE) layers
 	$(MAKE) unit
@@ -247,9 +265,16 @@ fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%)
 stress: $(PROGS) $(TOOL_BINS)
 	@BUILD=$(abspath $(BUILD)) STRESS=1 sh tests/scenario/run.sh
 
-demo: deps
+demo: deps-build
 	$(MAKE) all
 	@BUILD=$(abspath $(BUILD)) sh contrib/demo.sh
+
+demo-api: deps-demo-api
+	$(MAKE) all
+	@BUILD=$(abspath $(BUILD)) sh contrib/demo-api.sh
+
+demo-api-stop:
+	@sh contrib/demo-api.sh stop
 
 bench: deps
 	$(MAKE) all

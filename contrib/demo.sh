@@ -15,6 +15,11 @@ if [ -f "$var/taskspoold.pid" ] && kill -0 "$(cat "$var/taskspoold.pid")" 2>/dev
 	kill -TERM "$(cat "$var/taskspoold.pid")" 2>/dev/null || true
 	sleep 1
 fi
+# A `make demo-api` still running under ./var/api/ is stopped first.
+if [ -d "$var/api" ]; then
+	DEMO_VAR="$var/api" sh "$top/contrib/demo-api.sh" stop >/dev/null 2>&1 ||
+	    true
+fi
 rm -rf "$var"
 mkdir -p "$var"
 say "create a spool: taskspool init $spool"

@@ -21,6 +21,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 
 #include "api/api_impl.h"
 #include "core/jsontext.h"
+#include "core/suggest.h"
 #include "core/tstime.h"
 
 /* --- responses ------------------------------------------------------ */
@@ -131,6 +134,10 @@ problem_title(const char *code)
 		    "resolve" },
 		{ "RATE_LIMITED", "Too many requests for this AppId" },
 		{ "SERVICE_UNAVAILABLE", "Service unavailable" },
+		{ "PERMISSION_DENIED", "The server may not use its own "
+		    "files" },
+		{ "CALLBACK_SECRET_MISSING", "No secret to sign the callback "
+		    "with" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -184,10 +191,48 @@ api_problem(struct api_ctx *c, struct buf *out, int status, const char *code,
 	return rc;
 }
 
-/* 503 after a store failure: logged once here, without secrets. */
+int
+api_denied(struct api_ctx *c, struct buf *out, const char *what,
+    const char *path)
+{
+	struct passwd *pw = getpwuid(geteuid());
+	struct group *gr;
+	struct stat st;
+	char user[64], group[64];
+
+	snprintf(user, sizeof(user), "%s", pw != NULL ? pw->pw_name : "?");
+	if (stat(path, &st) != 0)
+		snprintf(group, sizeof(group), "GROUP");  /* cannot be seen */
+	else if ((gr = getgrgid(st.st_gid)) != NULL)
+		snprintf(group, sizeof(group), "%s", gr->gr_name);
+	else
+		snprintf(group, sizeof(group), "%ld", (long)st.st_gid);
+	fprintf(stderr, "taskspool.cgi: trace %s: %s (user %s, uid %ld)\n",
+	    c->trace, what, user, (long)geteuid());
+	return api_problem(c, out, 500, "PERMISSION_DENIED", NULL, "%s (to "
+	    "user %s, uid %ld, which taskspool.cgi runs as); this lasts until an operator fixes it (retrying does "
+	    "not help). Add the user to the group of %s (usermod -aG %s %s, "
+	    "then restart the web server), or give the spool and its files "
+	    "to a group of the user's (taskspool init --group GROUP %s; for "
+	    "a file: chgrp GROUP FILE && chmod g+r FILE)", what, user,
+	    (long)geteuid(), path, group, user, c->rq->cfg != NULL &&
+	    c->rq->cfg->spool[0] != '\0' ? c->rq->cfg->spool : "SPOOL");
+}
+
+/* 503 after a store failure: logged once here, without secrets.  A
+ * permission error is no passing failure: api_denied. */
 int
 api_unavailable(struct api_ctx *c, struct buf *out, const char *what)
 {
+	if ((errno == EACCES || errno == EPERM) && what[0] == '/')
+		return api_denied(c, out, what, c->rq->cfg->spool);
+	if (errno == EACCES || errno == EPERM) {
+		char w[4200];
+
+		snprintf(w, sizeof(w), "%s/%s: %s", c->rq->cfg->spool, what,
+		    strerror(errno));
+		return api_denied(c, out, w, c->rq->cfg->spool);
+	}
 	fprintf(stderr, "taskspool.cgi: trace %s: %s: %s\n", c->trace, what,
 	    strerror(errno));
 	return api_problem(c, out, 503, "SERVICE_UNAVAILABLE", NULL, "the task "
@@ -224,6 +269,22 @@ int
 api_validation(struct api_ctx *c, struct buf *out, const char *field,
     const char *reason)
 {
+	return invalid_field(c, out, NULL, field, reason);
+}
+
+int
+api_unknown_member(struct api_ctx *c, struct buf *out, const char *name,
+    const char *const *known, size_t n)
+{
+	char field[128], reason[128];
+	const char *near = suggest_name(name, known, n);
+
+	snprintf(field, sizeof(field), "%s", name);
+	if (near != NULL)
+		snprintf(reason, sizeof(reason), "unknown member (did you mean "
+		    "\"%s\"?)", near);
+	else
+		snprintf(reason, sizeof(reason), "unknown member");
 	return invalid_field(c, out, NULL, field, reason);
 }
 
@@ -610,7 +671,9 @@ api_handle(const struct api_request *rq, struct buf *out)
 	for (char *p = c.instance; *p != '\0'; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
 			*p = '?';
-	if (rq->config_error != NULL) {
+	if (rq->config_denied != NULL)
+		rc = api_denied(&c, out, rq->config_error, rq->config_denied);
+	else if (rq->config_error != NULL) {
 		/* Permanent until an operator acts: 500, not 503. */
 		fprintf(stderr, "taskspool.cgi: trace %s: configuration: %s\n",
 		    c.trace, rq->config_error);

@@ -56,6 +56,11 @@ struct api_request {
 	const char *config_error; /* not NULL: the configuration did not
 				   * load (this message, logged): every
 				   * request is answered 500 INTERNAL_ERROR */
+	const char *config_denied; /* with config_error, when the file
+				    * could not be opened for want of
+				    * permission (EACCES, EPERM): its path,
+				    * and the answer is 500 PERMISSION_DENIED
+				    * (api_denied); else NULL */
 };
 
 /*

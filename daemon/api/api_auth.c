@@ -179,7 +179,9 @@ api_authenticate(struct api_ctx *c, struct buf *out)
 	if (apps_load(c->rq->cfg->apps_file, &apps, why, sizeof(why)) != 0) {
 		/* A malformed or unreadable apps file stays so until an
 		 * operator acts: 500 with the trace id, not 503 "retry". */
-		if (errno == EINVAL || errno == EACCES || errno == EPERM) {
+		if (errno == EACCES || errno == EPERM)
+			return api_denied(c, out, why, c->rq->cfg->apps_file);
+		if (errno == EINVAL) {
 			fprintf(stderr, "taskspool.cgi: trace %s: apps file: "
 			    "%s\n", c->trace, why);
 			return api_problem(c, out, 500, "INTERNAL_ERROR", NULL,

@@ -24,9 +24,8 @@
 #include <openssl/rand.h>
 
 #include "api/api_impl.h"
-#include "callback/urlcheck.h"
+#include "callback/callback.h"
 #include "core/jsontext.h"
-#include "core/ssrf.h"
 #include "core/tstime.h"
 
 #define API_REG_MAX	65536	/* bytes of a callbacks/ record */
@@ -36,19 +35,9 @@ int
 api_url_problem(struct api_ctx *c, struct buf *out, const char *url,
     const char *field)
 {
-	struct ssrf_allow allow;
-	struct urlcheck_policy pol = { (int)c->rq->cfg->callback_allow_http,
-	    &allow };
-	char why[256];
+	char why[512];
 
-	/* the daemon's keys (config_finish checked them) */
-	memset(&allow, 0, sizeof(allow));
-	if (ssrf_parse_ports(&allow, c->rq->cfg->callback_allowed_ports, why,
-	    sizeof(why)) != 0 || ssrf_parse_cidrs(&allow,
-	    c->rq->cfg->callback_allow_cidrs, why, sizeof(why)) != 0)
-		return api_unavailable(c, out, why);
-
-	switch (urlcheck_url(url, &pol, why, sizeof(why))) {
+	switch (callback_url_check(c->rq->cfg, url, why, sizeof(why))) {
 	case URLCHECK_OK:
 		return 0;
 	case URLCHECK_INVALID:
@@ -170,11 +159,12 @@ api_register(struct api_ctx *c, struct buf *out)
 		return 400;
 	json_object_foreach(o, k, v)
 		if (strcmp(k, "url") != 0 && strcmp(k, "rotateSecret") != 0) {
-			char field[128];
+			static const char *const known[] = { "url",
+			    "rotateSecret" };
 
-			snprintf(field, sizeof(field), "%s", k);
+			rc = api_unknown_member(c, out, k, known, 2);
 			json_decref(o);
-			return api_validation(c, out, field, "unknown member");
+			return rc;
 		}
 	v = json_object_get(o, "rotateSecret");
 	if (v != NULL && !json_is_boolean(v)) {

@@ -87,8 +87,30 @@ int api_problem(struct api_ctx *c, struct buf *out, int status,
     const char *code, json_t *extras, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/*
+ * 500 PERMISSION_DENIED: what (borrowed; a path, or the spool part and
+ * the reason) may not be used by the user taskspool.cgi runs as.  The
+ * detail names what, that user, the group of path (borrowed: the file or
+ * directory whose group decides; the spool for its parts) and the
+ * commands that fix it (usermod -aG, taskspool init --group, chgrp):
+ * permanent until an operator acts, so not a 503.  Logged once on
+ * stderr.  Returns 500.
+ */
+int api_denied(struct api_ctx *c, struct buf *out, const char *what,
+    const char *path);
+
+/*
+ * 422 VALIDATION_FAILED for the body member name (borrowed), not one of
+ * the n known members (borrowed): the reason "unknown member", with
+ * "(did you mean \"timeoutSec\"?)" when one is close (core/suggest.h).
+ * Returns 422.
+ */
+int api_unknown_member(struct api_ctx *c, struct buf *out, const char *name,
+    const char *const *known, size_t n);
+
 /* 503 SERVICE_UNAVAILABLE after a store failure: what and strerror(errno)
- * logged once on stderr, without secrets.  Returns 503. */
+ * logged once on stderr, without secrets.  With errno EACCES or EPERM,
+ * api_denied(what, the spool) instead.  Returns 503 (or 500). */
 int api_unavailable(struct api_ctx *c, struct buf *out, const char *what);
 
 /* A new object {k: v}; v is stolen. */
@@ -175,10 +197,11 @@ int api_terminal(const char *status);
  * The callback member of §4.2 for task id (borrowed) of app: a new
  * object.  The delivery's state from outbox/callbacks/ once there is
  * one; before that PENDING when has_url (the task's own callbackUrl) or
- * app has a registration, else NOT_REGISTERED.
+ * app has a registration, else NOT_REGISTERED; when finished (the task
+ * is terminal) and there is none, NOT_REGISTERED (none will be made).
  */
 json_t *api_callback_view(struct api_ctx *c, const char *app,
-    const char *id, int has_url);
+    const char *id, int has_url, int finished);
 
 /*
  * The §4.2 view of the task whose record is m, as a new object; with_result:

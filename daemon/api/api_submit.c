@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "api/api_impl.h"
+#include "callback/callback.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "coord/wakeup.h"
@@ -149,7 +150,7 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 	const char *k;
 	struct task_error te;
 	char hdr_key[TASK_ID_MAX + 2];
-	int hk;
+	int hk, rc;
 
 	if (o == NULL)
 		return 400;
@@ -159,11 +160,11 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 		for (int i = 0; submit_members[i] != NULL; i++)
 			known |= strcmp(k, submit_members[i]) == 0;
 		if (!known) {
-			char field[128];
-
-			snprintf(field, sizeof(field), "%s", k);
+			rc = api_unknown_member(c, out, k, submit_members,
+			    sizeof(submit_members) / sizeof(submit_members[0])
+			    - 1);
 			json_decref(o);
-			return api_validation(c, out, field, "unknown member");
+			return rc;
 		}
 	}
 	json_decref(o);
@@ -291,6 +292,15 @@ api_submit(struct api_ctx *c, struct buf *out)
 	    t.callback_url, "callbackUrl")) != 0) {
 		task_fini(&t);
 		return rc;
+	}
+	/* Unsigned callbacks are never sent: refused now, where the writer
+	 * sees why, not CALLBACK_FAILED later with the reason in a log. */
+	if (t.callback_url != NULL && !callback_can_sign(&c->sp, c->rq->cfg,
+	    c->app_id)) {
+		task_fini(&t);
+		return api_problem(c, out, 422, "CALLBACK_SECRET_MISSING",
+		    api_one_member("field", json_string("callbackUrl")),
+		    "callbackUrl: %s", CALLBACK_NO_SECRET_WHY);
 	}
 	if ((rdfd = api_state_subdir(c, "requests")) < 0) {
 		task_fini(&t);

@@ -234,7 +234,7 @@ list_from_db(struct api_ctx *c, struct buf *out, const char *statuses,
 			    "message", r->failure_reason);
 		json_object_set_new(v, "failureReason", fr);
 		json_object_set_new(v, "callback", api_callback_view(c,
-		    c->app_id, r->request_id, 0));
+		    c->app_id, r->request_id, 0, api_terminal(r->status)));
 		json_array_append_new(arr, v);
 	}
 	if (n > (size_t)limit) {

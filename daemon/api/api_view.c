@@ -42,11 +42,13 @@ api_terminal(const char *status)
  * The callback member of §4.2 for task id of app: the delivery's state
  * from outbox/callbacks/ (callback_info_read) once the task is terminal;
  * before that PENDING when the task has its own callbackUrl or its app a
- * registration, else NOT_REGISTERED.
+ * registration, else NOT_REGISTERED.  A finished task without a delivery
+ * never gets one (its conclusion publishes the delivery before the
+ * result): NOT_REGISTERED, also when its app registered afterwards.
  */
 json_t *
 api_callback_view(struct api_ctx *c, const char *app, const char *id,
-    int has_url)
+    int has_url, int finished)
 {
 	json_t *o = json_object();
 	struct callback_info ci;
@@ -64,8 +66,8 @@ api_callback_view(struct api_ctx *c, const char *app, const char *id,
 		    json_string(ci.last_error) : json_null());
 		return o;
 	}
-	json_object_set_new(o, "status", json_string(has_url ||
-	    callback_registered(&c->sp, app) ? "PENDING" : "NOT_REGISTERED"));
+	json_object_set_new(o, "status", json_string(!finished && (has_url ||
+	    callback_registered(&c->sp, app)) ? "PENDING" : "NOT_REGISTERED"));
 	json_object_set_new(o, "attempts", json_integer(0));
 	json_object_set_new(o, "lastAttemptAt", json_null());
 	json_object_set_new(o, "lastHttpStatus", json_null());
@@ -169,7 +171,7 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 		json_object_set_new(o, "result", json_null());
 	json_object_set_new(o, "failureReason", json_null());
 	json_object_set_new(o, "callback", api_callback_view(c, m->app_id,
-	    m->request_id, t.callback_url != NULL));
+	    m->request_id, t.callback_url != NULL, 0));
 	task_fini(&t);
 	return o;
 }
@@ -229,7 +231,7 @@ api_task_view(struct api_ctx *c, const struct api_marker *m, int with_result)
 		task_fini(&t);
 		free(data);
 		json_object_set_new(o, "callback", api_callback_view(c,
-		    m->app_id, m->request_id, has_url));
+		    m->app_id, m->request_id, has_url, 1));
 	}
 	return o;
 }

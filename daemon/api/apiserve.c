@@ -4,6 +4,7 @@
  */
 #include "api/apiserve.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ apiserve_request(struct api_request *rq,
 	struct config cfg;
 	struct buf out;
 	char why[1024];
+	const char *path;
 	int status;
 
 	config_defaults(&cfg);
@@ -59,15 +61,21 @@ apiserve_request(struct api_request *rq,
 	rq->now = rq->now_ms / 1000;
 	rq->cfg = &cfg;
 	rq->config_error = NULL;
-	if (config_locate(&cfg, server_var(rq, "TASKSPOOL_CONFIG"),
-	    server_var(rq, "TASKSPOOL_SPOOL"), why, sizeof(why)) != 0 ||
-	    config_finish(&cfg, why, sizeof(why)) != 0)
+	rq->config_denied = NULL;
+	path = server_var(rq, "TASKSPOOL_CONFIG");
+	if (config_locate(&cfg, path, server_var(rq, "TASKSPOOL_SPOOL"), why,
+	    sizeof(why)) != 0) {
 		rq->config_error = why;	/* answered 500 with a traceId */
+		if (errno == EACCES || errno == EPERM)
+			rq->config_denied = path != NULL ? path : cfg.spool;
+	} else if (config_finish(&cfg, why, sizeof(why)) != 0)
+		rq->config_error = why;
 	status = api_handle(rq, &out);
 	write_out(rq->ctx, out.data != NULL ? out.data : "", out.len);
 	buf_fini(&out);
 	rq->cfg = NULL;
 	rq->config_error = NULL;
+	rq->config_denied = NULL;
 	return status;
 }
 

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "callback/urlcheck.h"
 #include "core/buf.h"
 #include "spool/config.h"
 #include "spool/spool.h"
@@ -121,6 +122,33 @@ int callback_list(const struct spool *s, FILE *fp);
  */
 int callback_redeliver(const struct spool *s, const char *id, char *why,
     size_t whylen);
+
+/*
+ * The submit-time check of a callback URL url (borrowed) under cfg's
+ * callback_allow_http, callback_allowed_ports and callback_allow_cidrs
+ * (urlcheck_url(); callback_submit.c).  Returns its verdict with the
+ * reason in why, which names the key that would allow a refused URL;
+ * URLCHECK_UNAVAILABLE when a key does not parse or libcurl is missing.
+ * Blocks on DNS for a host name.
+ */
+enum urlcheck_rc callback_url_check(const struct config *cfg,
+    const char *url, char *why, size_t whylen);
+
+/*
+ * Whether a callback of a task of AppId app (may be NULL or "": the CLI's
+ * tasks) can be signed: cfg's callback_secret is set, or app has a
+ * registration in s (its secrets sign the task's own callbackUrl too).
+ * Returns 1 or 0.
+ */
+int callback_can_sign(const struct spool *s, const struct config *cfg,
+    const char *app);
+
+/* Why a task with a callbackUrl is refused when callback_can_sign() is
+ * 0: the keys to set. */
+#define CALLBACK_NO_SECRET_WHY	"no secret to sign its callbacks with " \
+	"(unsigned callbacks are never sent): set callback_secret (whsec_ " \
+	"and base64) in taskspool.conf, or register the app's callback " \
+	"(POST /api/callbacks/register), which gives it secrets"
 
 /* The sender thread that delivers them: callback_sender.h. */
 

@@ -254,7 +254,9 @@ dispatch(struct callback_sender *cs, struct cbjob *j, int64_t now)
 		j->c.st.reason = DELIVERY_REASON_NO_SECRET;
 		j->c.st.next_ms = -1;
 		j->c.finished_ms = now;
-		sender_log_try(j, now, "no secret to sign with", 0);
+		sender_log_try(j, now, "no secret to sign with (set "
+		    "callback_secret in taskspool.conf, or register the app's "
+		    "callback)", 0);
 		sender_persist(cs, j);
 		return 1;
 	}

@@ -147,6 +147,8 @@ struct callback_sender {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;		/* wakes a dormant sender */
 	int stop, woken;		/* under mu */
+	struct config next_cfg;		/* under mu: a reloaded one, */
+	int reconf;			/* to apply when set (SIGHUP) */
 	struct delivery_policy pol;
 	struct ssrf_allow allow;
 	struct cbjob *ready;		/* claimed, not yet sent */

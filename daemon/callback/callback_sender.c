@@ -83,6 +83,39 @@ has_work(const struct callback_sender *cs)
 }
 
 /*
+ * The sender's configuration: cfg copied, the retry schedule and the
+ * destination policy derived from it (config_check_callback() has
+ * checked its keys).  Every key is read at each try, so a reloaded one
+ * applies from the next try on.
+ */
+static void
+sender_configure(struct callback_sender *cs, const struct config *cfg)
+{
+	char msg[200];
+
+	cs->cfg = *cfg;
+	delivery_policy_default(&cs->pol);
+	(void)delivery_policy_parse(&cs->pol, cfg->callback_delays_ms);
+	cs->pol.jitter_pct = (int)cfg->callback_jitter_pct;
+	memset(&cs->allow, 0, sizeof(cs->allow));
+	(void)ssrf_parse_ports(&cs->allow, cfg->callback_allowed_ports, msg,
+	    sizeof(msg));
+	(void)ssrf_parse_cidrs(&cs->allow, cfg->callback_allow_cidrs, msg,
+	    sizeof(msg));
+}
+
+/* A configuration given by callback_sender_reconfigure(), applied in the
+ * sender's thread between two passes.  Called with cs->mu held. */
+static void
+sender_take_config(struct callback_sender *cs)
+{
+	if (!cs->reconf)
+		return;
+	cs->reconf = 0;
+	sender_configure(cs, &cs->next_cfg);
+}
+
+/*
  * Dormant until there is work: a daemon with no callbacks holds no
  * descriptor for them (no outbox handles, no libcurl multi handle), so
  * a tight RLIMIT_NOFILE is left to the hooks.  Wakes on
@@ -103,6 +136,7 @@ sender_activate(struct callback_sender *cs)
 		stop = cs->stop;
 		woken = cs->woken;
 		cs->woken = 0;
+		sender_take_config(cs);
 		pthread_mutex_unlock(&cs->mu);
 		if (stop)
 			return -1;
@@ -144,6 +178,7 @@ sender_main(void *arg)
 		woken = cs->woken;
 		stop = cs->stop;
 		cs->woken = 0;
+		sender_take_config(cs);
 		pthread_mutex_unlock(&cs->mu);
 		if (stop)
 			break;
@@ -221,7 +256,6 @@ callback_sender_start(const struct config *cfg, const struct spool *sp,
 {
 	struct callback_sender *cs;
 	const curl_version_info_data *vi;
-	char msg[200];
 
 	if (config_check_callback(cfg, why, whylen) != 0)
 		return NULL;
@@ -239,14 +273,7 @@ callback_sender_start(const struct config *cfg, const struct spool *sp,
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	cs->cfg = *cfg;
-	delivery_policy_default(&cs->pol);
-	(void)delivery_policy_parse(&cs->pol, cfg->callback_delays_ms);
-	cs->pol.jitter_pct = (int)cfg->callback_jitter_pct;
-	(void)ssrf_parse_ports(&cs->allow, cfg->callback_allowed_ports, msg,
-	    sizeof(msg));
-	(void)ssrf_parse_cidrs(&cs->allow, cfg->callback_allow_cidrs, msg,
-	    sizeof(msg));
+	sender_configure(cs, cfg);
 	for (int i = 0; i < D_N; i++)
 		cs->d.fd[i] = -1;
 	cs->d.self = -1;
@@ -264,6 +291,17 @@ callback_sender_start(const struct config *cfg, const struct spool *sp,
 	return cs;
 }
 
+/* Wake the sender's thread, polling or dormant.  Called with cs->mu
+ * held. */
+static void
+sender_poke(struct callback_sender *cs)
+{
+	if (cs->multi != NULL)
+		curl_multi_wakeup(cs->multi);
+	else
+		pthread_cond_signal(&cs->cond);
+}
+
 void
 callback_sender_wake(struct callback_sender *cs)
 {
@@ -271,11 +309,25 @@ callback_sender_wake(struct callback_sender *cs)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	cs->woken = 1;
-	if (cs->multi != NULL)
-		curl_multi_wakeup(cs->multi);
-	else
-		pthread_cond_signal(&cs->cond);
+	sender_poke(cs);
 	pthread_mutex_unlock(&cs->mu);
+}
+
+int
+callback_sender_reconfigure(struct callback_sender *cs,
+    const struct config *cfg, char *why, size_t whylen)
+{
+	if (cs == NULL)
+		return 0;
+	if (config_check_callback(cfg, why, whylen) != 0)
+		return -1;
+	pthread_mutex_lock(&cs->mu);
+	cs->next_cfg = *cfg;
+	cs->reconf = 1;
+	cs->woken = 1;
+	sender_poke(cs);
+	pthread_mutex_unlock(&cs->mu);
+	return 0;
 }
 
 void
@@ -285,10 +337,7 @@ callback_sender_stop(struct callback_sender *cs)
 		return;
 	pthread_mutex_lock(&cs->mu);
 	cs->stop = 1;
-	if (cs->multi != NULL)
-		curl_multi_wakeup(cs->multi);
-	else
-		pthread_cond_signal(&cs->cond);
+	sender_poke(cs);
 	pthread_mutex_unlock(&cs->mu);
 	pthread_join(cs->th, NULL);
 	pthread_cond_destroy(&cs->cond);

@@ -26,6 +26,17 @@ struct callback_sender;
 struct callback_sender *callback_sender_start(const struct config *cfg,
     const struct spool *sp, char *why, size_t whylen);
 
+/*
+ * Give the sender a reloaded configuration (SIGHUP): cfg is copied and
+ * applied by the sender's thread before its next pass, so the callback_*
+ * keys (URL policy, secret, schedule, timeouts, in-flight cap, CA file)
+ * hold from the next try on; tries in flight finish under the old ones.
+ * Thread-safe; NULL ok (returns 0).  Returns 0, or -1 with a message in
+ * why when cfg's callback keys do not check (nothing changed).
+ */
+int callback_sender_reconfigure(struct callback_sender *cs,
+    const struct config *cfg, char *why, size_t whylen);
+
 /* Tell the sender a new delivery is waiting (thread-safe; NULL ok). */
 void callback_sender_wake(struct callback_sender *cs);
 

@@ -87,6 +87,17 @@ ends_with(const char *s, const char *suffix)
 	return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
+/* The reason for a denied address literal addr: the key that allows
+ * it, with addr and its one-address prefix (len "/32" or "/128"). */
+static void
+denied_why(char *why, size_t whylen, const char *addr, const char *len)
+{
+	snprintf(why, whylen, "the address %s is a denied destination "
+	    "(loopback, private or another special-purpose range); "
+	    "callback_allow_cidrs = %s%s in taskspool.conf allows it", addr,
+	    addr, len);
+}
+
 /* Resolve host and decide: OK when one address is allowed. */
 static enum urlcheck_rc
 resolve(const char *host, const struct urlcheck_policy *policy, char *why,
@@ -117,7 +128,8 @@ resolve(const char *host, const struct urlcheck_policy *policy, char *why,
 	if (!allowed) {
 		snprintf(why, whylen, "every address of the host is a denied "
 		    "destination (private, loopback, link-local or another "
-		    "special-purpose range)");
+		    "special-purpose range); callback_allow_cidrs in "
+		    "taskspool.conf allows a range");
 		return URLCHECK_FORBIDDEN;
 	}
 	return URLCHECK_OK;
@@ -161,7 +173,12 @@ urlcheck_url(const char *url, const struct urlcheck_policy *policy,
 	if (cu.get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
 	    !(strcmp(scheme, "https") == 0 || (strcmp(scheme, "http") == 0 &&
 	    policy != NULL && policy->allow_http))) {
-		snprintf(why, whylen, "the scheme must be https");
+		snprintf(why, whylen, "the scheme must be https; http:// "
+		    "needs callback_allow_http = 1 in taskspool.conf "
+		    "(development only), and a receiver on a loopback or "
+		    "private address also callback_allow_cidrs (e.g. "
+		    "127.0.0.1/32) and, on a port other than 443 or 8443, "
+		    "callback_allowed_ports");
 		goto out;
 	}
 	if (cu.get(u, CURLUPART_USER, &user, 0) == CURLUE_OK ||
@@ -175,10 +192,13 @@ urlcheck_url(const char *url, const struct urlcheck_policy *policy,
 		snprintf(why, whylen, "the URL must not have a fragment");
 		goto out;
 	}
-	if (cu.get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK &&
-	    !port_ok(policy, atoi(port))) {
-		snprintf(why, whylen, "the port must be one of the allowed "
-		    "ports (callback_allowed_ports; default 443 or 8443)");
+	/* The scheme's port when none is written (http: 80), as the
+	 * sender connects to it (callback_dispatch.c). */
+	if (cu.get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ==
+	    CURLUE_OK && !port_ok(policy, atoi(port))) {
+		snprintf(why, whylen, "port %s is not an allowed port: "
+		    "callback_allowed_ports in taskspool.conf lists them "
+		    "(default 443,8443)", port);
 		goto out;
 	}
 	if (cu.get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK ||
@@ -208,8 +228,7 @@ urlcheck_url(const char *url, const struct urlcheck_policy *policy,
 			goto out;
 		}
 		if (urlcheck_addr_denied((struct sockaddr *)&s6, policy)) {
-			snprintf(why, whylen, "the address is a denied "
-			    "destination");
+			denied_why(why, whylen, lit, "/128");
 			goto out;
 		}
 		rc = URLCHECK_OK;
@@ -223,8 +242,7 @@ urlcheck_url(const char *url, const struct urlcheck_policy *policy,
 		s4.sin_family = AF_INET;
 		memcpy(&s4.sin_addr, a, 4);
 		if (urlcheck_addr_denied((struct sockaddr *)&s4, policy)) {
-			snprintf(why, whylen, "the address is a denied "
-			    "destination");
+			denied_why(why, whylen, host, "/32");
 			goto out;
 		}
 		rc = URLCHECK_OK;

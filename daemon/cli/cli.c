@@ -183,6 +183,7 @@ cmd_init(struct cli *c, int argc, char **argv)
 		{ "group", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	long gid = -1;
+	const char *gname = NULL;
 	char why[1024], conf[4200];
 	int ch;
 
@@ -196,6 +197,7 @@ cmd_init(struct cli *c, int argc, char **argv)
 				return EX_NOUSER;
 			}
 			gid = (long)g->gr_gid;
+			gname = optarg;
 		} else {
 			fputs("usage: taskspool init DIR [--group GROUP]\n"
 			    "Create a spool (and DIR/taskspool.conf if "
@@ -209,7 +211,14 @@ cmd_init(struct cli *c, int argc, char **argv)
 		return EX_USAGE;
 	}
 	if (spool_create(argv[optind], gid, why, sizeof(why)) != 0) {
+		int e = errno;
+
 		fprintf(stderr, "taskspool init: %s\n", why);
+		/* Files of other users: what root can run instead. */
+		if (gname != NULL && (e == EPERM || e == EACCES))
+			fprintf(stderr, "taskspool init: as root: chgrp -R %s "
+			    "%s && find %s -type d -exec chmod g+s {} +\n",
+			    gname, argv[optind], argv[optind]);
 		return EX_CANTCREAT;
 	}
 	snprintf(conf, sizeof(conf), "%s/taskspool.conf", argv[optind]);
@@ -420,6 +429,30 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	if (cli_open(c) != 0) {
 		rc = EX_CONFIG;
 		goto out;
+	}
+	if (t.callback_url != NULL) {
+		/* As the HTTP API does: the URL under the callback_* keys,
+		 * and a secret to sign with (the sender sends no unsigned
+		 * callback). */
+		char why[512];
+
+		enum urlcheck_rc v = callback_url_check(&c->cfg,
+		    t.callback_url, why, sizeof(why));
+
+		if (v != URLCHECK_OK) {
+			fprintf(stderr, "taskspool submit: %scallbackUrl: "
+			    "%s\n", v == URLCHECK_UNAVAILABLE ? "" :
+			    "invalid task: ", why);
+			rc = v == URLCHECK_UNAVAILABLE ? EX_UNAVAILABLE :
+			    EX_DATAERR;
+			goto out;
+		}
+		if (!callback_can_sign(&c->sp, &c->cfg, t.app_id)) {
+			fprintf(stderr, "taskspool submit: invalid task: "
+			    "callbackUrl: %s\n", CALLBACK_NO_SECRET_WHY);
+			rc = EX_DATAERR;
+			goto out;
+		}
 	}
 	{
 		char hook[CONFIG_PATH_MAX + 80];

@@ -26,6 +26,9 @@
 struct task_error {
 	char field[64];		/* member name, or "json", "file" */
 	char rule[256];		/* what was expected */
+	int truncated;		/* 1: the text ends early (empty, or jansson's
+				 * premature end of input): a writer may not
+				 * have finished it */
 };
 
 /*

@@ -606,6 +606,8 @@ parse_error(const char *data, size_t len, const json_error_t *jerr,
 	const char *why = jerr->text;
 
 	member_at(data, len, (size_t)jerr->position, member, sizeof(member));
+	err->truncated = json_error_code(jerr) ==
+	    json_error_premature_end_of_input;
 	if (strcmp(jerr->source, JSONTEXT_SOURCE) == 0)
 		return fail(err, member[0] != '\0' ? member : "json", "%s",
 		    jerr->text);
@@ -634,14 +636,17 @@ task_decode(const char *data, size_t len, struct task *t,
 	const char *k;
 
 	task_fini(t);
+	err->truncated = 0;
 	if (len > TASK_FILE_MAX)
 		return fail(err, "file", "larger than %d bytes",
 		    TASK_FILE_MAX);
 	if (len >= 3 && memcmp(data, "\xef\xbb\xbf", 3) == 0)
 		return fail(err, "json", "starts with a UTF-8 byte order mark "
 		    "(not allowed)");
-	if (len == 0)
+	if (len == 0) {
+		err->truncated = 1;
 		return fail(err, "json", "empty file");
+	}
 	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES |
 	    JSON_DECODE_ANY, &jerr);
 	if (root == NULL)

@@ -46,6 +46,10 @@
 #include "spool/spool.h"
 #include "core/task.h"
 
+/* Past the settle time before a file is looked at again (ms): its mtime
+ * is in ms, the clock that compares it too. */
+#define SETTLE_SLACK_MS	50
+
 /*
  * A requestId for a file dropped without one: time-ordered by the file's
  * mtime, and a function of (name, inode, mtime, size) so that a crash and
@@ -259,6 +263,23 @@ claim_open(struct node *n, int dfd, const char *name, int announced,
 }
 
 /*
+ * A file of incoming/ not settled yet is looked at again in ms
+ * milliseconds (and a little): the next full rescan is brought forward
+ * to then, so an unsettled file waits settle_ms, not scan_interval_ms.
+ * XXX a writer leaving a new cut-short file every few milliseconds makes
+ * the rescans as frequent; a rescan of the files due, not of the whole
+ * directory, would bound that.
+ */
+static void
+settle_later(struct node *n, int64_t ms)
+{
+	int64_t at = tstime_mono_ms() + (ms > 0 ? ms : 0) + SETTLE_SLACK_MS;
+
+	if (at < n->next_scan)
+		n->next_scan = at;
+}
+
+/*
  * Decode the task read from dfd/name (bytes in b, file stat st) into t
  * and settle its requestId: the body's, matching the file name, or one
  * generated for a body without one.  Returns 0 with t->request_id set,
@@ -272,9 +293,19 @@ claim_decode(struct node *n, int dfd, const char *name, int announced,
 	struct task_error te;
 
 	if (task_decode(b->data != NULL ? b->data : "", b->len, t, &te) != 0) {
-		if (!announced && now - node_mtime_ms(st) < n->cfg->settle_ms)
-			return -1;	/* may still be being written */
-		snprintf(why, sizeof(why), "%s: %s", te.field, te.rule);
+		/* May still be being written: not announced complete, or
+		 * announced but ending early (`echo ... > f; echo ... >> f`
+		 * closes the file twice).  Young enough: looked at again
+		 * once the settle time is over. */
+		if ((!announced || te.truncated) &&
+		    now - node_mtime_ms(st) < n->cfg->settle_ms) {
+			settle_later(n, node_mtime_ms(st) +
+			    n->cfg->settle_ms - now);
+			return -1;
+		}
+		snprintf(why, sizeof(why), "%s: %s%s", te.field, te.rule,
+		    te.truncated ? " (the file ends early and was not "
+		    "completed within settle_ms)" : "");
 		node_quarantine(n, dfd, name, why);
 		return -1;
 	}

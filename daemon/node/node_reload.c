@@ -5,7 +5,8 @@
  * Invariants: a file that does not parse or check keeps the whole old
  * configuration; node_id and hooks_dir keep their values (a restart
  * changes them), slots only grow, a Redis change that fails keeps the
- * old Redis settings.
+ * old Redis settings; the callback sender gets the new callback_* keys
+ * (callback_sender_reconfigure).
  *
  * Longest: node_reload (about 90 lines) is one sequence of checks over
  * one new struct config, committed at its end.
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callback/callback_sender.h"
 #include "coord/coord.h"
 #include "spool/hooklimit.h"
 #include "spool/log.h"
@@ -122,6 +124,12 @@ node_reload(struct node *n)
 		break;
 	}
 	*n->cfg = c;
+	/* The callback sender keeps its own copy: the new callback_* keys
+	 * reach its thread before its next pass. */
+	if (callback_sender_reconfigure(n->cbs, n->cfg, why, sizeof(why)) !=
+	    0)
+		log_warnx("SIGHUP: callback sender keeps its old settings: %s",
+		    why);
 	log_set_level((enum log_level)log_level_parse(c.log_level));
 	log_set_format((enum log_format)log_format_parse(c.log_format));
 	log_info("configuration reloaded (%s)", c.source[0] ? c.source :

@@ -66,7 +66,8 @@ static const struct key_def keys[] = {
 	L(scan_interval_ms, 100, 3600000, "5000", "ms between full rescans "
 	    "of incoming/ (the safety net under inotify)"),
 	L(settle_ms, 0, 600000, "2000", "ms: a file in incoming/ not "
-	    "announced complete and younger than this may still be written"),
+	    "announced complete, or ending early, and younger than this may "
+	    "still be written"),
 	L(heartbeat_ms, 100, 600000, "5000", "ms between heartbeat writes"),
 	L(reap_interval_ms, 100, 600000, "1000", "ms between the leader's "
 	    "reaper passes"),

@@ -42,6 +42,8 @@ static const struct {
 	[SPOOL_HOOKS] = { "hooks", 02755 },
 };
 
+static int open_dir_at(int at, const char *name);
+
 const char *
 spool_dir_name(enum spool_dir d)
 {
@@ -84,6 +86,85 @@ mkdir_p(const char *path, mode_t mode)
 	return 0;
 }
 
+/* How deep spool_create's regroup walks (the spool's deepest files,
+ * outbox/callbacks/pending/<id>.json or logs/<id>/<n>.out, are at 4). */
+#define REGROUP_DEPTH	16
+
+/*
+ * Give every entry under the directory dfd (path p, for messages) group
+ * gid, as `chgrp -R` would, and every directory the setgid bit, so that
+ * files made later inherit the group; symbolic links are neither
+ * followed nor changed.  Returns 0, or -1 with errno and why.
+ */
+static int
+regroup_tree(int dfd, const char *p, gid_t gid, int depth, char *why,
+    size_t whylen)
+{
+	DIR *dp;
+	struct dirent *de;
+	int dup_fd, rc = 0;
+
+	if (depth > REGROUP_DEPTH)
+		return 0;
+	if ((dup_fd = dup(dfd)) < 0 || (dp = fdopendir(dup_fd)) == NULL) {
+		int e = errno;
+
+		snprintf(why, whylen, "%s: %s", p, strerror(e));
+		if (dup_fd >= 0)
+			close(dup_fd);
+		errno = e;
+		return -1;
+	}
+	while (rc == 0 && (de = readdir(dp)) != NULL) {
+		struct stat st;
+		char sub[4096];
+		int fd;
+
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", p, de->d_name);
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno == ENOENT)
+				continue;	/* claimed meanwhile */
+			snprintf(why, whylen, "%s: %s", sub, strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (S_ISLNK(st.st_mode))
+			continue;
+		if (st.st_gid != gid && fchownat(dfd, de->d_name, (uid_t)-1,
+		    gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != ENOENT) {
+			snprintf(why, whylen, "%s: chgrp: %s", sub,
+			    strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		if (!(st.st_mode & S_ISGID) && fchmodat(dfd, de->d_name,
+		    (st.st_mode & 07777) | S_ISGID, 0) != 0) {
+			snprintf(why, whylen, "%s: chmod g+s: %s", sub,
+			    strerror(errno));
+			rc = -1;
+			break;
+		}
+		if ((fd = open_dir_at(dfd, de->d_name)) < 0)
+			continue;	/* gone, or replaced by a link */
+		rc = regroup_tree(fd, sub, gid, depth + 1, why, whylen);
+		close(fd);
+	}
+	if (rc != 0) {
+		int e = errno;	/* of the failed call, for the caller */
+
+		closedir(dp);
+		errno = e;
+		return rc;
+	}
+	closedir(dp);
+	return 0;
+}
+
 int
 spool_create(const char *path, long group, char *why, size_t whylen)
 {
@@ -109,12 +190,16 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 	}
 	for (int d = 0; d < SPOOL_NDIRS; d++) {
 		if (mkdirat(root, dirs[d].name, dirs[d].mode) != 0) {
-			if (errno == EEXIST)
+			/* An existing one is kept as it is, unless a group
+			 * is given: then it gets that group and its mode. */
+			if (errno == EEXIST && group < 0)
 				continue;
-			snprintf(why, whylen, "%s/%s: %s", path, dirs[d].name,
-			    strerror(errno));
-			close(root);
-			return -1;
+			if (errno != EEXIST) {
+				snprintf(why, whylen, "%s/%s: %s", path,
+				    dirs[d].name, strerror(errno));
+				close(root);
+				return -1;
+			}
 		}
 		/* mkdir honours the umask; set the documented mode. */
 		if ((group >= 0 && fchownat(root, dirs[d].name, (uid_t)-1,
@@ -134,13 +219,24 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 		close(root);
 		return -1;
 	}
-	if (mkdirat(root, "state/cancel", 02770) == 0 &&
-	    ((group >= 0 && fchownat(root, "state/cancel", (uid_t)-1,
-	    (gid_t)group, 0) != 0) ||
+	if ((mkdirat(root, "state/cancel", 02770) == 0 || (errno == EEXIST &&
+	    group >= 0)) && ((group >= 0 && fchownat(root, "state/cancel",
+	    (uid_t)-1, (gid_t)group, 0) != 0) ||
 	    fchmodat(root, "state/cancel", 02770, 0) != 0)) {
 		snprintf(why, whylen, "%s/state/cancel: chown/chmod: %s", path,
 		    strerror(errno));
 		close(root);
+		return -1;
+	}
+	/* What the daemons and writers made since (active/<node>/,
+	 * state/claims/, results, logs, taskspool.conf ...): the group's
+	 * too, or its members could not read or move them. */
+	if (group >= 0 && regroup_tree(root, path, (gid_t)group, 0, why,
+	    whylen) != 0) {
+		int e = errno;
+
+		close(root);
+		errno = e;
 		return -1;
 	}
 	if (fsync(root) != 0) {
@@ -215,9 +311,14 @@ spool_open(struct spool *s, const char *path, const char *node,
 		if (s->dir[d] < 0) {
 			int e = errno;
 
-			snprintf(why, whylen, "%s is not a taskspool spool "
-			    "(%s/: %s); create one with: taskspool init %s",
-			    path, dirs[d].name, strerror(e), path);
+			if (e == EACCES || e == EPERM)	/* init cannot help */
+				snprintf(why, whylen, "%s/%s/: %s", path,
+				    dirs[d].name, strerror(e));
+			else
+				snprintf(why, whylen, "%s is not a taskspool "
+				    "spool (%s/: %s); create one with: "
+				    "taskspool init %s", path, dirs[d].name,
+				    strerror(e), path);
 			spool_close(s);
 			errno = e;
 			return -1;

@@ -78,8 +78,13 @@ int spool_code_ok(const char *code);
 /*
  * Create the spool tree at path (mkdir -p semantics for path itself) with
  * the documented modes; group is the group id that may submit (-1 = keep).
- * Existing directories are left alone.  Returns 0, or -1 with errno and a
- * message in why.
+ * Existing directories are left alone when group is -1; with a group,
+ * the spool's own directories get it and their documented modes, and
+ * every entry below the root (what daemons and writers made since:
+ * active/<node>/, results, logs, taskspool.conf ...) gets the group as
+ * `chgrp -R` would, directories the setgid bit (symbolic links are not
+ * followed).  Returns 0, or -1 with errno and a message in why naming
+ * the path.
  */
 int spool_create(const char *path, long group, char *why, size_t whylen);
 

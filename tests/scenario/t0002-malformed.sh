@@ -6,6 +6,10 @@
 # no task id or name can reach outside the spool.
 . "$(dirname "$0")/test-lib.sh"
 
+# A settle time the shell's sleeps below stay well inside on a loaded
+# machine: a file ending early is left alone this long after its mtime.
+echo "settle_ms = 3000" >>"$CONF"
+
 SRC="$TRASH/src"
 mkdir -p "$SRC"
 START_MARK="$TRASH/start-marker"
@@ -365,6 +369,36 @@ test_expect_success 'a bad file named *.reason is kept and listed, never overwri
 	ts list --state CORRUPT >"$TRASH/list2.txt" &&
 	{ test "$(grep -c "^CORRUPT .*victim" "$TRASH/list2.txt")" = 2 ||
 	  { echo "list shows:"; grep victim "$TRASH/list2.txt"; false; }; }
+'
+
+# A writer that creates the file and then appends to it (two closes,
+# each announced complete by inotify): the first part ends early
+# (jansson: "premature end of input") and is young, so it is looked at
+# again, not sent to corrupt/ as a fragment (issue 13 item 7).
+test_expect_success 'a task file written in two parts (> then >>) into incoming/ runs once' '
+	printf "{\"requestId\":\"append1\",\"taskCode\":\"probe\"," \
+	    >"$SPOOL/incoming/append1.json" &&
+	sleep 0.5 &&
+	printf "\"maxRetries\":0}\n" >>"$SPOOL/incoming/append1.json" &&
+	wait_terminal append1 20 &&
+	test "$(state_of append1)" = done &&
+	test "$(jq ".attempts | length" "$SPOOL/results/append1.json")" = 1 &&
+	test ! -e "$SPOOL/corrupt/append1.json" &&
+	! grep -F "rejected append1.json" "$TRASH/log.n1"
+'
+
+# One that stays cut: kept while young, then corrupt/ with the reason.
+test_expect_success 'a task file that stays truncated goes to corrupt/ after the settle time, with the reason' '
+	printf "{\"taskCode\":\"probe\",\"executeParams\":{\"a\":" \
+	    >"$SPOOL/incoming/cut1.json" &&
+	sleep 1 &&
+	test -f "$SPOOL/incoming/cut1.json" &&
+	test ! -e "$SPOOL/corrupt/cut1.json" &&
+	wait_for "test -f \"$SPOOL/corrupt/cut1.json.reason\"" 15 &&
+	cat "$SPOOL/corrupt/cut1.json.reason" &&
+	grep -q "invalid JSON at line 1 column 41: .*end of file (the file ends early and was not completed within settle_ms)" \
+	    "$SPOOL/corrupt/cut1.json.reason" &&
+	test ! -e "$SPOOL/incoming/cut1.json"
 '
 
 # Issue 11 item 4: a missing hook (absent, or not executable) is the

@@ -139,4 +139,113 @@ test_expect_success 'a per-task callbackUrl, 500 twice: the registration secret 
 	test "$(jq -c "select(.path == \"/flaky\")" "$TRASH/recv.log" | wc -l)" = 3
 '
 
+# as APP SECRET CMD...: the Python client as another app.
+as() { _a=$1; _s=$2; shift 2; TS_APP_ID=$_a TS_SECRET=$_s "$@"; }
+
+test_expect_success 'finished before its app registered: NOT_REGISTERED, also after the registration' '
+	LATE=$(ts apps add late --codes echo) &&
+	printf "{\"requestId\":\"late-1\",\"taskCode\":\"echo\"}" >"$TRASH/late.json" &&
+	as late "$LATE" python3 "$PYCLIENT" submit "$TRASH/late.json" >"$TRASH/out" &&
+	as late "$LATE" python3 "$PYCLIENT" wait late-1 30 >"$TRASH/out" &&
+	test "$(jq -r .callback.status "$TRASH/out")" = NOT_REGISTERED &&
+	as late "$LATE" python3 "$PYCLIENT" register "http://127.0.0.1:$RPORT/ok" >"$TRASH/reg2" &&
+	test -f "$SPOOL/state/callbacks/late.json" &&
+	as late "$LATE" python3 "$PYCLIENT" get late-1 >"$TRASH/out" &&
+	cat "$TRASH/out" &&
+	test "$(jq -r .callback.status "$TRASH/out")" = NOT_REGISTERED &&
+	test "$(jq -r .callback.attempts "$TRASH/out")" = 0 &&
+	test ! -e "$SPOOL/outbox/callbacks/pending/late-1.json"
+'
+
+test_expect_success 'a callbackUrl and no secret (no callback_secret, app not registered): 422 naming the keys, nothing stored' '
+	NOSEC=$(ts apps add nosec --codes echo) &&
+	printf "{\"requestId\":\"nosec-1\",\"taskCode\":\"echo\",\"callbackUrl\":\"http://127.0.0.1:$RPORT/ok\"}" >"$TRASH/nosec.json" &&
+	! as nosec "$NOSEC" python3 "$PYCLIENT" submit "$TRASH/nosec.json" >"$TRASH/out" &&
+	cat "$TRASH/out" &&
+	test "$(jq -r .status "$TRASH/out")" = 422 &&
+	test "$(jq -r .code "$TRASH/out")" = CALLBACK_SECRET_MISSING &&
+	test "$(jq -r .type "$TRASH/out")" = urn:ts:problem:callback-secret-missing &&
+	test "$(jq -r .field "$TRASH/out")" = callbackUrl &&
+	jq -r .detail "$TRASH/out" | grep -q "^callbackUrl: no secret to sign its callbacks with.*set callback_secret.*in taskspool.conf, or register the app" &&
+	test ! -e "$SPOOL/state/requests/nosec-1.json" &&
+	test -z "$(find "$SPOOL" -name "nosec-1.json")" &&
+	# taskspool submit (no app, no callback_secret) refuses it too
+	{ ts submit "$TRASH/nosec.json" 2>"$TRASH/err"; test $? = 65; } &&
+	cat "$TRASH/err" &&
+	grep -q "^taskspool submit: invalid task: callbackUrl: no secret to sign its callbacks with.*callback_secret" "$TRASH/err" &&
+	test -z "$(find "$SPOOL" -name "nosec-1.json")"
+'
+
+test_expect_success 'an unknown member (task, registration): 422 with "did you mean" the member' '
+	printf "{\"taskCode\":\"echo\",\"timeoutsec\":5}" >"$TRASH/typo.json" &&
+	! python3 "$PYCLIENT" submit "$TRASH/typo.json" >"$TRASH/out" &&
+	cat "$TRASH/out" &&
+	test "$(jq -r .code "$TRASH/out")" = VALIDATION_FAILED &&
+	test "$(jq -r ".errors[0].field" "$TRASH/out")" = timeoutsec &&
+	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member (did you mean \"timeoutSec\"?)" &&
+	printf "{\"taskCode\":\"echo\",\"colour\":5}" >"$TRASH/typo.json" &&
+	! python3 "$PYCLIENT" submit "$TRASH/typo.json" >"$TRASH/out" &&
+	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member" &&
+	# the registration body too
+	printf "{\"url\":\"http://127.0.0.1:$RPORT/ok\",\"rotateSecrets\":true}" >"$TRASH/reg.json" &&
+	! TS_VERBOSE=0 sh "$API_HERE/contrib/clients/tsapi.sh" request POST /api/callbacks/register "$TRASH/reg.json" >"$TRASH/out" &&
+	cat "$TRASH/out" &&
+	test "$(jq -r ".errors[0].field" "$TRASH/out")" = rotateSecrets &&
+	test "$(jq -r ".errors[0].reason" "$TRASH/out")" = "unknown member (did you mean \"rotateSecret\"?)"
+'
+
+# set_key KEY VALUE: rewrite KEY's line of $CONF (the daemon reads it on
+# SIGHUP, the CGI at each request).
+set_key() {
+	grep -v "^$1 *=" "$CONF" >"$CONF.new" && echo "$1 = $2" >>"$CONF.new" &&
+	cat "$CONF.new" >"$CONF" && rm -f "$CONF.new"
+}
+# reloaded N: the daemon logged its N-th "configuration reloaded".
+reloaded() { test "$(grep -c "configuration reloaded" "$TRASH/log.n1")" -ge "$1"; }
+
+test_expect_success 'http://127.0.0.1 refused without callback_allow_http: the detail names the three keys (API and CLI)' '
+	set_key callback_allow_http 0 &&
+	! python3 "$PYCLIENT" register "http://127.0.0.1:$RPORT/ok" >"$TRASH/out" &&
+	cat "$TRASH/out" &&
+	test "$(jq -r .code "$TRASH/out")" = INVALID_CALLBACK_URL &&
+	d=$(jq -r .detail "$TRASH/out") &&
+	for k in "callback_allow_http = 1" callback_allow_cidrs callback_allowed_ports; do
+		case $d in *"$k"*) ;; *) echo "detail lacks $k"; return 1;; esac
+	done &&
+	# still the old registration
+	test "$(jq -r .url "$SPOOL/state/callbacks/tester.json")" = "http://127.0.0.1:$RPORT/ok" &&
+	printf "{\"taskCode\":\"echo\",\"callbackUrl\":\"http://127.0.0.1:$RPORT/ok\"}" >"$TRASH/cli.json" &&
+	{ ts submit "$TRASH/cli.json" 2>"$TRASH/err"; test $? = 65; } &&
+	cat "$TRASH/err" &&
+	grep -q "callback_allow_http = 1.*callback_allow_cidrs.*callback_allowed_ports" "$TRASH/err" &&
+	# allowed scheme, loopback address denied: the key with the address
+	set_key callback_allow_http 1 && set_key callback_allow_cidrs "" &&
+	! python3 "$PYCLIENT" register "http://127.0.0.1:$RPORT/ok" >"$TRASH/out" &&
+	test "$(jq -r .code "$TRASH/out")" = CALLBACK_URL_FORBIDDEN &&
+	jq -r .detail "$TRASH/out" | grep -qF "the address 127.0.0.1 is a denied destination (loopback, private or another special-purpose range); callback_allow_cidrs = 127.0.0.1/32 in taskspool.conf allows it" &&
+	# a port outside the list: the key and the port
+	set_key callback_allow_cidrs 127.0.0.0/8 && set_key callback_allowed_ports 443 &&
+	! python3 "$PYCLIENT" register "http://127.0.0.1/ok" >"$TRASH/out" &&
+	test "$(jq -r .code "$TRASH/out")" = INVALID_CALLBACK_URL &&
+	jq -r .detail "$TRASH/out" | grep -qF "port 80 is not an allowed port: callback_allowed_ports" &&
+	set_key callback_allowed_ports ""
+'
+
+test_expect_success 'SIGHUP applies changed callback keys to the sender: http refused, then allowed again' '
+	n0=$(grep -c "configuration reloaded" "$TRASH/log.n1" || :) &&
+	set_key callback_allow_http 0 &&
+	kill -HUP "$(daemon_pid n1)" &&
+	wait_for "reloaded $((n0 + 1))" 10 &&
+	drop hup1.json "{\"requestId\":\"hup1\",\"taskCode\":\"echo\",\"appId\":\"tester\",\"callbackUrl\":\"http://127.0.0.1:$RPORT/ok\"}" &&
+	wait_for "test -f $SPOOL/outbox/callbacks/failed/hup1.json" 30 &&
+	grep -q "hup1: callback try 1 to http://127.0.0.1:$RPORT/ok: BLOCKED_DESTINATION (URL not allowed)" "$TRASH/log.n1" &&
+	! dumped_for hup1 &&
+	set_key callback_allow_http 1 &&
+	kill -HUP "$(daemon_pid n1)" &&
+	wait_for "reloaded $((n0 + 2))" 10 &&
+	drop hup2.json "{\"requestId\":\"hup2\",\"taskCode\":\"echo\",\"appId\":\"tester\",\"callbackUrl\":\"http://127.0.0.1:$RPORT/ok\"}" &&
+	wait_for "test -f $SPOOL/outbox/callbacks/delivered/hup2.json" 30 &&
+	dumped_for hup2 >/dev/null
+'
+
 test_done

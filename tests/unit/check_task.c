@@ -519,6 +519,39 @@ START_TEST(test_reject_empty_and_random)
 }
 END_TEST
 
+/* A text that ends early (what a writer still appending leaves) is told
+ * apart from one that is wrong: err.truncated, which the claim's settle
+ * rule reads (issue 13 item 7). */
+START_TEST(test_truncated_flag)
+{
+	static const struct { const char *in; int truncated; } cases[] = {
+		{ "", 1 },				/* created, not written */
+		{ "{", 1 },
+		{ "{\"taskCode\":", 1 },		/* after a colon */
+		{ "{\"taskCode\":\"pro", 1 },	/* inside a string */
+		{ "{\"taskCode\":\"a\",\"executeParams\":[1,", 1 },
+		{ "{\"taskCode\":\"a\"", 1 },	/* the last brace */
+		{ "a", 0 },				/* wrong from the start */
+		{ "{\"taskCode\":\"a\"}}", 0 },	/* too much, not too little */
+		{ "{\"taskCode\":1}", 0 },		/* complete, invalid */
+		{ "{\"taskCode\":\"a\"]", 0 },
+	};
+	struct task t;
+	struct task_error e;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		task_init(&t);
+		memset(&e, 0x5a, sizeof(e));	/* no stale flag survives */
+		ck_assert_int_eq(task_decode(cases[i].in, strlen(cases[i].in),
+		    &t, &e), -1);
+		ck_assert_msg(e.truncated == cases[i].truncated,
+		    "[%s]: truncated %d, want %d (%s: %s)", cases[i].in,
+		    e.truncated, cases[i].truncated, e.field, e.rule);
+		task_fini(&t);
+	}
+}
+END_TEST
+
 /* The stored member of a decoded task, for test_length_boundaries. */
 static const char *got_id(const struct task *t) { return t->request_id; }
 static const char *got_code(const struct task *t) { return t->task_code; }
@@ -1352,6 +1385,7 @@ task_suite(void)
 	tcase_add_test(tc, test_all_members_good);
 	tcase_add_test(tc, test_reject_table);
 	tcase_add_test(tc, test_reject_empty_and_random);
+	tcase_add_test(tc, test_truncated_flag);
 	tcase_add_test(tc, test_length_boundaries);
 	tcase_add_test(tc, test_range_accept);
 	tcase_add_test(tc, test_routes_accept);
