@@ -30,12 +30,13 @@ int
 drain_read(const struct spool *sp, const char *node, struct drainmark *m,
     char *why, size_t whylen)
 {
-	struct task_error err = { "", "" };
+	struct task_error err;
 	char name[DRAINMARK_NODE_MAX + 8], *data;
 	size_t len = 0;
 	int dfd, e;
 
 	memset(m, 0, sizeof(*m));
+	memset(&err, 0, sizeof(err));
 	if ((dfd = drain_dir(sp, 0)) < 0) {
 		if (errno == ENOENT)
 			return 0;
