@@ -7,7 +7,8 @@
 #   install-deps.sh [all]     everything make check, asan, fuzz and bench
 #                             use: the above, Check, the servers the tests
 #                             start (redis-server, mariadbd, lighttpd),
-#                             promtool, faketime, clang, wrk ...
+#                             promtool, faketime, clang, wrk, Node.js
+#                             (the OpenAPI lint), the packaging tools ...
 #   install-deps.sh --list SET  print SET's packages, one a line
 #
 # Runs as root, or through sudo when available.  Idempotent and quiet when
@@ -19,7 +20,13 @@ build="build-essential pkg-config libjansson-dev libssl-dev
 demo_api="lighttpd curl openssl python3"
 test="check libsubunit-dev jq procps prometheus mandoc tmux systemd logrotate
       python3 wrk mariadb-server mariadb-client redis-server faketime
-      clang-14 libclang-rt-14-dev"
+      clang-14 libclang-rt-14-dev
+      python3-yaml python3-jsonschema python3-venv python3-pip python3-mypy
+      nodejs npm"
+# The Debian packages (make deb, tests/package/deb-test.sh): debian/control's
+# Build-Depends and the tools that build and check them.
+package="dpkg-dev debhelper fakeroot dh-python pybuild-plugin-pyproject
+         python3-all python3-setuptools python3-wheel lintian bash-completion"
 
 set_of() {
 	case $1 in

@@ -41,7 +41,7 @@ test_expect_success 'init --group on it regroups every entry, directories setgid
 	{ test ! -s "$TRASH/no-setgid" ||
 	  { echo "not setgid:"; cat "$TRASH/no-setgid"; false; }; } &&
 	# the modes of spool-layout/README.md for init'"'"'s own directories
-	test "$(stat -c %a "$SPOOL")" = 2750 &&
+	test "$(stat -c %a "$SPOOL")" = 2751 &&
 	test "$(stat -c %a "$SPOOL/incoming")" = 2770 &&
 	test "$(stat -c %a "$SPOOL/results")" = 2750 &&
 	test "$(stat -c %a "$SPOOL/state/cancel")" = 2770 &&
