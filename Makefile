@@ -14,6 +14,7 @@
 #   make demo       run the example tasks on a fresh embedded spool in ./var/
 #   make bench      throughput and latency numbers (asserts nothing)
 #   make openapi-lint  lint contrib/openapi/openapi.yaml with @redocly/cli
+#                   and compile the types openapi-typescript makes of it
 #                   (npm ci into tests/openapi/; needs the npm registry)
 #   make install    programs (taskspool.fcgi too), manual pages, examples,
 #                   systemd units into $(DESTDIR)$(PREFIX) (PREFIX
