@@ -21,6 +21,7 @@
 #                   prints a signed request to try; make demo-api-stop
 #   make bench      throughput and latency numbers (asserts nothing)
 #   make openapi-lint  lint contrib/openapi/openapi.yaml with @redocly/cli
+#                   and compile the types openapi-typescript makes of it
 #                   (npm ci into tests/openapi/; needs the npm registry)
 #   make install    programs (taskspool.cgi and taskspool.fcgi too),
 #                   manual pages, examples, systemd units, bash

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """replay.py - hold contrib/openapi/openapi.yaml against the running API.
 
-usage: replay.py SPEC API_C BASE_URL APP_ID SECRET [OPERATION=APP_ID:SECRET ...]
+usage: replay.py SPEC API_C BASE_URL APP_ID SECRET [OPID=APP_ID:SECRET ...]
        replay.py --webhook SPEC DUMPDIR WHSEC
 
 1. Routes: every route of route_match() in API_C (daemon/api/api.c) is a
@@ -14,7 +14,8 @@ usage: replay.py SPEC API_C BASE_URL APP_ID SECRET [OPERATION=APP_ID:SECRET ...]
 2. The document's own examples: every request and response example
    validates against the schema next to it.
 3. Replay: every documented request example is sent to BASE_URL, signed
-   with TS1-HMAC-SHA256 as APP_ID (or the app given for that operationId),
+   with TS1-HMAC-SHA256 as APP_ID (or the app given for that operationId
+   OPID),
    in document order.  A body example, or a set of parameter examples of
    one name, is one request; an operation without examples is sent once
    bare.  Each answer must have a status the operation documents, the

@@ -62,9 +62,11 @@ test_expect_success 'the TS1 test vector of the document, recomputed with openss
 	grep -q "$s2" "$SPEC"
 '
 
-test_expect_success 'daemon starts; /api/health answers 200' '
+test_expect_success 'daemon starts; /api/health answers 200; info.version is its release' '
 	start_daemon n1 -j 2 &&
-	test "$(curl -s -o /dev/null -w "%{http_code}" "$TS_URL/api/health")" = 200
+	test "$(curl -s -o "$TRASH/h" -w "%{http_code}" "$TS_URL/api/health")" = 200 &&
+	v=$("$PY" -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))[\"info\"][\"version\"])" "$SPEC") &&
+	case $(jq -r .version "$TRASH/h") in "$v"|"$v"[-+]*) ;; *) false ;; esac
 '
 
 test_expect_success 'every route, every example, every replayed answer matches the document' '

@@ -14,7 +14,7 @@ Standard library only.
             print(t["requestId"], t["failureReason"])
 """
 
-__version__ = "0.11.0"
+__version__ = "0.13.0"
 
 from .client import Client, Response, retry_after_seconds  # noqa: E402
 from .errors import (AuthenticationError, BadRequestError,  # noqa: E402
