@@ -83,9 +83,9 @@ struct task {
 struct task_error {
 	char field[64];		/* member name, or "json", "file" */
 	char rule[256];		/* what was expected */
-	int truncated;		/* 1: the text ends early (empty, or jansson's
-				 * premature end of input): a writer may not
-				 * have finished it */
+	int truncated;		/* 1: the text ends early (empty, or
+				 * jansson's premature end of input): a
+				 * writer may not have finished it */
 };
 
 /* Initialise t to an empty task (all optional members absent). */
