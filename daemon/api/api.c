@@ -202,7 +202,7 @@ api_denied(struct api_ctx *c, struct buf *out, const char *what,
 
 	snprintf(user, sizeof(user), "%s", pw != NULL ? pw->pw_name : "?");
 	if (stat(path, &st) != 0)
-		snprintf(group, sizeof(group), "GROUP");  /* cannot be seen */
+		snprintf(group, sizeof(group), "GROUP");	/* unseen */
 	else if ((gr = getgrgid(st.st_gid)) != NULL)
 		snprintf(group, sizeof(group), "%s", gr->gr_name);
 	else
@@ -210,13 +210,14 @@ api_denied(struct api_ctx *c, struct buf *out, const char *what,
 	fprintf(stderr, "taskspool.cgi: trace %s: %s (user %s, uid %ld)\n",
 	    c->trace, what, user, (long)geteuid());
 	return api_problem(c, out, 500, "PERMISSION_DENIED", NULL, "%s (to "
-	    "user %s, uid %ld, which taskspool.cgi runs as); this lasts until an operator fixes it (retrying does "
-	    "not help). Add the user to the group of %s (usermod -aG %s %s, "
-	    "then restart the web server), or give the spool and its files "
-	    "to a group of the user's (taskspool init --group GROUP %s; for "
-	    "a file: chgrp GROUP FILE && chmod g+r FILE)", what, user,
-	    (long)geteuid(), path, group, user, c->rq->cfg != NULL &&
-	    c->rq->cfg->spool[0] != '\0' ? c->rq->cfg->spool : "SPOOL");
+	    "user %s, uid %ld, which taskspool.cgi runs as); this lasts "
+	    "until an operator fixes it (retrying does not help). Add the "
+	    "user to the group of %s (usermod -aG %s %s, then restart the web "
+	    "server), or give the spool and its files to a group of the "
+	    "user's (taskspool init --group GROUP %s; for a file: chgrp GROUP "
+	    "FILE && chmod g+r FILE)", what, user, (long)geteuid(), path,
+	    group, user, c->rq->cfg != NULL && c->rq->cfg->spool[0] != '\0' ?
+	    c->rq->cfg->spool : "SPOOL");
 }
 
 /* 503 after a store failure: logged once here, without secrets.  A

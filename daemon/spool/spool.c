@@ -311,7 +311,8 @@ spool_open(struct spool *s, const char *path, const char *node,
 		if (s->dir[d] < 0) {
 			int e = errno;
 
-			if (e == EACCES || e == EPERM)	/* init cannot help */
+			/* EACCES: `taskspool init` would not help. */
+			if (e == EACCES || e == EPERM)
 				snprintf(why, whylen, "%s/%s/: %s", path,
 				    dirs[d].name, strerror(e));
 			else

@@ -525,15 +525,15 @@ END_TEST
 START_TEST(test_truncated_flag)
 {
 	static const struct { const char *in; int truncated; } cases[] = {
-		{ "", 1 },				/* created, not written */
+		{ "", 1 },			/* created, not written */
 		{ "{", 1 },
 		{ "{\"taskCode\":", 1 },		/* after a colon */
 		{ "{\"taskCode\":\"pro", 1 },	/* inside a string */
 		{ "{\"taskCode\":\"a\",\"executeParams\":[1,", 1 },
 		{ "{\"taskCode\":\"a\"", 1 },	/* the last brace */
-		{ "a", 0 },				/* wrong from the start */
-		{ "{\"taskCode\":\"a\"}}", 0 },	/* too much, not too little */
-		{ "{\"taskCode\":1}", 0 },		/* complete, invalid */
+		{ "a", 0 },			/* wrong from the start */
+		{ "{\"taskCode\":\"a\"}}", 0 },	/* too much */
+		{ "{\"taskCode\":1}", 0 },	/* complete, invalid */
 		{ "{\"taskCode\":\"a\"]", 0 },
 	};
 	struct task t;
