@@ -10,7 +10,9 @@
 # names come from tools/tryaccess, i.e. from the kernel); its own work
 # directory and result file work and the daemon reads that result; its
 # uid and gid are the hook user's, its CapEff, CapPrm and CapAmb 0; a
-# normal hook in the same run succeeds.  A timeout kills the hook's group
+# normal hook in the same run succeeds.  A setresuid the kernel refuses
+# in the hook's child (tools/denysetuid) sends the task back to incoming/
+# with no attempt used.  A timeout kills the hook's group
 # and recovery after kill -9 finds what the hook left (both across
 # uids).  With hook_user empty the hook is the daemon's user, and has no
 # capability either.  Also: hook_user naming no
@@ -50,7 +52,7 @@ ETC="$TRASH/etc"
 BIN="$TRASH/bin"
 chmod 0711 "$TRASH"
 mkdir -p "$ETC/hooks" "$BIN"
-cp "$BUILD/tools/tryaccess" "$PROBE" "$BIN/"
+cp "$BUILD/tools/tryaccess" "$BUILD/tools/denysetuid" "$PROBE" "$BIN/"
 chmod 0755 "$ETC" "$ETC/hooks" "$BIN" "$BIN"/*
 cp "$PROBE" "$ETC/hooks/probe"
 cat >"$ETC/hooks/spy" <<EOF
@@ -96,7 +98,15 @@ cat >"$BIN/nocaps" <<EOF
 #!/bin/sh
 exec setpriv --reuid=$DU --regid=$DU --init-groups -- "$BUILD/taskspoold" "\$@"
 EOF
-chmod 0755 "$BIN/taskspoold" "$BIN/nocaps"
+cat >"$BIN/denied" <<EOF
+#!/bin/sh
+# As taskspoold, but setresuid(2) fails with EPERM (seccomp): hook_user
+# passes the start-up check, the switch in each hook's child fails.
+exec setpriv --reuid=$DU --regid=$DU --init-groups \\
+    --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \\
+    -- "$BIN/denysetuid" "$BUILD/taskspoold" "\$@"
+EOF
+chmod 0755 "$BIN/taskspoold" "$BIN/nocaps" "$BIN/denied"
 TSD="$BIN/taskspoold"
 ts() { setpriv --reuid="$DU" --regid="$DU" --init-groups -- "$TS" -c "$CONF" "$@"; }
 
@@ -127,6 +137,20 @@ test_expect_success 'a spool root of an older release (2750) gets o+x from the d
 	start_daemon n1 && stop_daemon n1 &&
 	test "$(stat -c %a "$SPOOL")" = 2751 &&
 	grep -q "$SPOOL: others may now pass through (o+x), for hook_user $HU" "$TRASH/log.n1"
+'
+
+test_expect_success 'setresuid refused in the child: the node'"'"'s trouble, back to incoming/ with no attempt used, then run by a working node' '
+	ts submit --id deny1 --code probe --retries 0 --params "{\"result\":true}" >/dev/null &&
+	TSD="$BIN/denied" && start_daemon nd && TSD="$BIN/taskspoold" &&
+	wait_for "grep -q \"deny1: cannot become hook_user for the hook .*: Operation not permitted\" \"$TRASH/log.nd\"" 20 &&
+	grep -q "deny1: cannot start hook now (Operation not permitted); back to incoming/" "$TRASH/log.nd" &&
+	stop_daemon nd &&
+	test "$(state_of deny1)" = incoming && test ! -e "$SPOOL/results/deny1.json" &&
+	start_daemon n1 && wait_terminal deny1 &&
+	test "$(state_of deny1)" = done &&
+	test "$(jq ".attempts | length" "$SPOOL/results/deny1.json")" = 1 &&
+	test "$(jq -c .result "$SPOOL/results/deny1.json")" = "{\"ok\":true,\"attempt\":1}" &&
+	stop_daemon n1
 '
 
 test_expect_success 'the daemon runs as its account with only the three capabilities' '
