@@ -110,9 +110,10 @@ chmod 0755 "$BIN/taskspoold" "$BIN/nocaps" "$BIN/denied"
 TSD="$BIN/taskspoold"
 ts() { setpriv --reuid="$DU" --regid="$DU" --init-groups -- "$TS" -c "$CONF" "$@"; }
 
-test_expect_success 'the spool as taskspool init lays it out: root 2751, work/ 2711, the rest o-rwx' '
+test_expect_success 'the spool as taskspool init lays it out: root 2751, work/ 2711, the rest o-rwx, its taskspool.conf 0640' '
 	test "$(stat -c %a "$SPOOL")" = 2751 &&
 	test "$(stat -c %a "$SPOOL/work")" = 2711 &&
+	test "$(stat -c %a "$SPOOL/taskspool.conf")" = 640 &&
 	for d in tmp incoming delayed queue active done failed cancelled corrupt results logs jobs outbox state; do
 		m=$(stat -c %a "$SPOOL/$d") && test "${m#"${m%?}"}" = 0 || echo "$d $m"
 	done >"$TRASH/modes" && ! grep . "$TRASH/modes"
@@ -124,6 +125,13 @@ test_expect_success 'hook_user naming no account: exit 78 at start, the key name
 	{ "$TSD" -d -c "$TRASH/bad.conf" -i n0 2>"$TRASH/bad.err"; rc=$?; } ;
 	cat "$TRASH/bad.err" && test $rc = 78 &&
 	grep -q "hook_user: no such user .nosuch$$." "$TRASH/bad.err"
+'
+
+test_expect_success 'hook_user with a configuration every user may read: exit 78 naming the chmod' '
+	cp "$CONF" "$TRASH/open.conf" && chmod 0644 "$TRASH/open.conf" &&
+	{ "$TSD" -d -c "$TRASH/open.conf" -i n0 2>"$TRASH/open.err"; rc=$?; } ;
+	cat "$TRASH/open.err" && test $rc = 78 &&
+	grep -q "open.conf is readable by every user, hook_user $HU included: chmod o-r" "$TRASH/open.err"
 '
 
 test_expect_success 'a daemon without CAP_SETUID/CAP_SETGID/CAP_KILL: exit 78 naming the capability' '
