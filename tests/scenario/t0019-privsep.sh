@@ -33,12 +33,18 @@ done
 # Throw-away accounts, unique to this run, removed on exit.
 DU="tsd$$"		# the daemon's account (and group)
 HU="tsh$$"		# the hooks' account (and group), not in $DU's group
+# After cleanup (which kills this run's daemons): their processes may
+# take a moment to go, and userdel refuses a user with processes.
 drop_users() {
-	userdel "$DU" 2>/dev/null; userdel "$HU" 2>/dev/null
+	_i=0
+	while pgrep -u "$DU,$HU" >/dev/null 2>&1 && [ $_i -lt 50 ]; do
+		_i=$((_i + 1)); sleep 0.1
+	done
+	userdel -f "$DU" 2>/dev/null; userdel -f "$HU" 2>/dev/null
 	groupdel "$DU" 2>/dev/null; groupdel "$HU" 2>/dev/null
 	:
 }
-trap 'drop_users; cleanup' EXIT
+trap 'cleanup; drop_users' EXIT
 useradd --system --no-create-home --shell /usr/sbin/nologin --user-group \
     "$DU" || { echo "Bail out! useradd $DU"; exit 1; }
 useradd --system --no-create-home --shell /usr/sbin/nologin --user-group \
