@@ -223,8 +223,14 @@ cmd_init(struct cli *c, int argc, char **argv)
 	}
 	snprintf(conf, sizeof(conf), "%s/taskspool.conf", argv[optind]);
 	if (access(conf, F_OK) != 0) {
-		FILE *fp = fopen(conf, "wx");
+		/* 0640: it may get passwords, and others may pass through
+		 * the spool root (o+x, for hook_user). */
+		int fd = open(conf, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0640);
+		FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
 
+		if (fp == NULL && fd >= 0)
+			close(fd);
 		if (fp != NULL) {
 			char abs[4096];
 
@@ -235,6 +241,15 @@ cmd_init(struct cli *c, int argc, char **argv)
 			config_dump(&c->cfg, fp, 0);
 			fclose(fp);
 		}
+	}
+	{
+		struct stat st;
+
+		if (stat(conf, &st) == 0 && (st.st_mode & S_IROTH))
+			fprintf(stderr, "taskspool init: warning: %s is "
+			    "readable by every user, and others may pass "
+			    "through the spool (for hook_user): chmod o-r "
+			    "%s\n", conf, conf);
 	}
 	printf("spool ready: %s\n", argv[optind]);
 	return 0;

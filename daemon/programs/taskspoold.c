@@ -148,6 +148,21 @@ main(int argc, char **argv)
 	    hookcred_check(&cfg.hookcred, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s%s%s", cfg.source, cfg.source[0] ? ": " :
 		    "", why);
+	if (cfg.hookcred.active) {
+		/* Secrets hook_user could read defeat it: refuse to start. */
+		const char *secret[2] = { cfg.source, cfg.apps_file };
+
+		for (int i = 0; i < 2; i++) {
+			struct stat st;
+
+			if (secret[i][0] != '\0' && stat(secret[i], &st) == 0 &&
+			    (st.st_mode & S_IROTH))
+				fatalx(EX_CONFIG, "%s is readable by every "
+				    "user, hook_user %s included: chmod o-r "
+				    "%s (root:taskspool 0640 is the layout)",
+				    secret[i], cfg.hookcred.user, secret[i]);
+		}
+	}
 	{
 		struct stat st;
 		char inc[CONFIG_PATH_MAX + 16];

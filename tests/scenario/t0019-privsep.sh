@@ -10,7 +10,9 @@
 # names come from tools/tryaccess, i.e. from the kernel); its own work
 # directory and result file work and the daemon reads that result; its
 # uid and gid are the hook user's, its CapEff, CapPrm and CapAmb 0; a
-# normal hook in the same run succeeds.  A timeout kills the hook's group
+# normal hook in the same run succeeds.  A setresuid the kernel refuses
+# in the hook's child (tools/denysetuid) sends the task back to incoming/
+# with no attempt used.  A timeout kills the hook's group
 # and recovery after kill -9 finds what the hook left (both across
 # uids).  With hook_user empty the hook is the daemon's user, and has no
 # capability either.  Also: hook_user naming no
@@ -31,12 +33,18 @@ done
 # Throw-away accounts, unique to this run, removed on exit.
 DU="tsd$$"		# the daemon's account (and group)
 HU="tsh$$"		# the hooks' account (and group), not in $DU's group
+# After cleanup (which kills this run's daemons): their processes may
+# take a moment to go, and userdel refuses a user with processes.
 drop_users() {
-	userdel "$DU" 2>/dev/null; userdel "$HU" 2>/dev/null
+	_i=0
+	while pgrep -u "$DU,$HU" >/dev/null 2>&1 && [ $_i -lt 50 ]; do
+		_i=$((_i + 1)); sleep 0.1
+	done
+	userdel -f "$DU" 2>/dev/null; userdel -f "$HU" 2>/dev/null
 	groupdel "$DU" 2>/dev/null; groupdel "$HU" 2>/dev/null
 	:
 }
-trap 'drop_users; cleanup' EXIT
+trap 'cleanup; drop_users' EXIT
 useradd --system --no-create-home --shell /usr/sbin/nologin --user-group \
     "$DU" || { echo "Bail out! useradd $DU"; exit 1; }
 useradd --system --no-create-home --shell /usr/sbin/nologin --user-group \
@@ -50,7 +58,7 @@ ETC="$TRASH/etc"
 BIN="$TRASH/bin"
 chmod 0711 "$TRASH"
 mkdir -p "$ETC/hooks" "$BIN"
-cp "$BUILD/tools/tryaccess" "$PROBE" "$BIN/"
+cp "$BUILD/tools/tryaccess" "$BUILD/tools/denysetuid" "$PROBE" "$BIN/"
 chmod 0755 "$ETC" "$ETC/hooks" "$BIN" "$BIN"/*
 cp "$PROBE" "$ETC/hooks/probe"
 cat >"$ETC/hooks/spy" <<EOF
@@ -96,13 +104,22 @@ cat >"$BIN/nocaps" <<EOF
 #!/bin/sh
 exec setpriv --reuid=$DU --regid=$DU --init-groups -- "$BUILD/taskspoold" "\$@"
 EOF
-chmod 0755 "$BIN/taskspoold" "$BIN/nocaps"
+cat >"$BIN/denied" <<EOF
+#!/bin/sh
+# As taskspoold, but setresuid(2) fails with EPERM (seccomp): hook_user
+# passes the start-up check, the switch in each hook's child fails.
+exec setpriv --reuid=$DU --regid=$DU --init-groups \\
+    --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \\
+    -- "$BIN/denysetuid" "$BUILD/taskspoold" "\$@"
+EOF
+chmod 0755 "$BIN/taskspoold" "$BIN/nocaps" "$BIN/denied"
 TSD="$BIN/taskspoold"
 ts() { setpriv --reuid="$DU" --regid="$DU" --init-groups -- "$TS" -c "$CONF" "$@"; }
 
-test_expect_success 'the spool as taskspool init lays it out: root 2751, work/ 2711, the rest o-rwx' '
+test_expect_success 'the spool as taskspool init lays it out: root 2751, work/ 2711, the rest o-rwx, its taskspool.conf 0640' '
 	test "$(stat -c %a "$SPOOL")" = 2751 &&
 	test "$(stat -c %a "$SPOOL/work")" = 2711 &&
+	test "$(stat -c %a "$SPOOL/taskspool.conf")" = 640 &&
 	for d in tmp incoming delayed queue active done failed cancelled corrupt results logs jobs outbox state; do
 		m=$(stat -c %a "$SPOOL/$d") && test "${m#"${m%?}"}" = 0 || echo "$d $m"
 	done >"$TRASH/modes" && ! grep . "$TRASH/modes"
@@ -116,6 +133,13 @@ test_expect_success 'hook_user naming no account: exit 78 at start, the key name
 	grep -q "hook_user: no such user .nosuch$$." "$TRASH/bad.err"
 '
 
+test_expect_success 'hook_user with a configuration every user may read: exit 78 naming the chmod' '
+	cp "$CONF" "$TRASH/open.conf" && chmod 0644 "$TRASH/open.conf" &&
+	{ "$TSD" -d -c "$TRASH/open.conf" -i n0 2>"$TRASH/open.err"; rc=$?; } ;
+	cat "$TRASH/open.err" && test $rc = 78 &&
+	grep -q "open.conf is readable by every user, hook_user $HU included: chmod o-r" "$TRASH/open.err"
+'
+
 test_expect_success 'a daemon without CAP_SETUID/CAP_SETGID/CAP_KILL: exit 78 naming the capability' '
 	{ "$BIN/nocaps" -d -c "$CONF" -i n0 2>"$TRASH/nocaps.err"; rc=$?; } ;
 	cat "$TRASH/nocaps.err" && test $rc = 78 &&
@@ -127,6 +151,20 @@ test_expect_success 'a spool root of an older release (2750) gets o+x from the d
 	start_daemon n1 && stop_daemon n1 &&
 	test "$(stat -c %a "$SPOOL")" = 2751 &&
 	grep -q "$SPOOL: others may now pass through (o+x), for hook_user $HU" "$TRASH/log.n1"
+'
+
+test_expect_success 'setresuid refused in the child: the node'"'"'s trouble, back to incoming/ with no attempt used, then run by a working node' '
+	ts submit --id deny1 --code probe --retries 0 --params "{\"result\":true}" >/dev/null &&
+	TSD="$BIN/denied" && start_daemon nd && TSD="$BIN/taskspoold" &&
+	wait_for "grep -q \"deny1: cannot become hook_user for the hook .*: Operation not permitted\" \"$TRASH/log.nd\"" 20 &&
+	grep -q "deny1: cannot start hook now (Operation not permitted); back to incoming/" "$TRASH/log.nd" &&
+	stop_daemon nd &&
+	test "$(state_of deny1)" = incoming && test ! -e "$SPOOL/results/deny1.json" &&
+	start_daemon n1 && wait_terminal deny1 &&
+	test "$(state_of deny1)" = done &&
+	test "$(jq ".attempts | length" "$SPOOL/results/deny1.json")" = 1 &&
+	test "$(jq -c .result "$SPOOL/results/deny1.json")" = "{\"ok\":true,\"attempt\":1}" &&
+	stop_daemon n1
 '
 
 test_expect_success 'the daemon runs as its account with only the three capabilities' '
