@@ -189,10 +189,31 @@ sp=$work/spool
 as_ts taskspool init "$sp" >/dev/null || fail "taskspool init $sp"
 install -m 755 /usr/share/doc/taskspool/examples/hooks/report \
     /usr/share/doc/taskspool/examples/hooks/hello /etc/taskspool/hooks/
+# A hook that tries the secrets: it runs as taskspool-hook (hook_user, as
+# in the packaged configuration), which may read none of them.
+cat >/etc/taskspool/hooks/peek <<'H'
+#!/bin/sh
+echo "user $(id -un)"
+for f in /etc/taskspool/taskspool.conf "$TASKSPOOL_WORK_DIR/../../state"; do
+	if cat "$f" >/dev/null 2>&1 || ls "$f" >/dev/null 2>&1; then
+		echo "READ $f"
+	else
+		echo "denied $f"
+	fi
+done
+H
+chmod 755 /etc/taskspool/hooks/peek
 sed -i -e 's|^hooks_dir =.*|hooks_dir = /etc/taskspool/hooks|' \
-    -e 's|^node_id =.*|node_id = debtest|' "$sp/taskspool.conf"
-grep -qx 'node_id = debtest' "$sp/taskspool.conf" || fail "no node_id line to set"
+    -e 's|^node_id =.*|node_id = debtest|' \
+    -e 's|^hook_user =.*|hook_user = taskspool-hook|' \
+    -e 's|^hook_group =.*|hook_group = taskspool-hook|' "$sp/taskspool.conf"
+grep -qx 'node_id = debtest' "$sp/taskspool.conf" &&
+    grep -qx 'hook_user = taskspool-hook' "$sp/taskspool.conf" ||
+    fail "no node_id or hook_user line to set"
+# As taskspoold.service starts it: the user taskspool with the three
+# capabilities of its AmbientCapabilities=.
 (cd / && exec setpriv --reuid=taskspool --regid=taskspool --clear-groups \
+    --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \
     taskspoold -d -s "$sp") >"$work/daemon.log" 2>&1 &
 daemon=$!
 ids=""
@@ -224,6 +245,19 @@ done
 as_ts taskspool -s "$sp" logs "$3" >"$work/out"
 grep -q "^hello from debtest: task $3 attempt 1 of " "$work/out" &&
     grep -qx 'params: {"n":3}' "$work/out" || fail "output of $3: $(cat "$work/out")"
+pk=$(as_ts taskspool -s "$sp" submit --code peek)
+i=0
+until as_ts taskspool -s "$sp" status "$pk" | grep -q " SUCCESS"; do
+	i=$((i + 1))
+	[ $i -lt 300 ] || { cat "$work/daemon.log"; fail "peek not SUCCESS in 30 s"; }
+	sleep 0.1
+done
+as_ts taskspool -s "$sp" logs "$pk" >"$work/peek"
+grep -qx "user taskspool-hook" "$work/peek" &&
+    grep -qx "denied /etc/taskspool/taskspool.conf" "$work/peek" &&
+    grep -q "^denied .*/state$" "$work/peek" && ! grep -q "^READ" "$work/peek" ||
+    fail "the hook's view: $(cat "$work/peek")"
+ok "a hook runs as taskspool-hook and may read neither taskspool.conf nor state/"
 grep -q "node debtest started: taskspool $version, spool " "$work/daemon.log" ||
     fail "start-up line: $(head -3 "$work/daemon.log")"
 ok "installed taskspoold ran report, report, hello on a fresh spool; results and output read back"
@@ -244,7 +278,9 @@ wait "$daemon" || fail "taskspoold exited $? after SIGTERM"
 daemon=""
 ok "taskspoold stopped cleanly (exit 0) on SIGTERM"
 
-as_ts taskspoold -n >"$work/n.out" 2>&1 || { cat "$work/n.out"; fail "taskspoold -n"; }
+(cd / && exec setpriv --reuid=taskspool --regid=taskspool --clear-groups \
+    --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \
+    taskspoold -n) >"$work/n.out" 2>&1 || { cat "$work/n.out"; fail "taskspoold -n"; }
 as_ts taskspool config >"$work/config"
 grep -qx 'hooks_dir = /etc/taskspool/hooks' "$work/config" &&
     grep -qx 'spool = /var/spool/taskspool' "$work/config" ||
