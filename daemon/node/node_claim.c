@@ -266,9 +266,9 @@ claim_open(struct node *n, int dfd, const char *name, int announced,
  * A file of incoming/ not settled yet is looked at again in ms
  * milliseconds (and a little): the next full rescan is brought forward
  * to then, so an unsettled file waits settle_ms, not scan_interval_ms.
- * XXX a writer leaving a new cut-short file every few milliseconds makes
- * the rescans as frequent; a rescan of the files due, not of the whole
- * directory, would bound that.
+ * Rescans come at least SETTLE_SLACK_MS apart, so a writer leaving a new
+ * cut-short file every millisecond costs at most 20 rescans of
+ * incoming/ a second (a rescan of only the files due would cost less).
  */
 static void
 settle_later(struct node *n, int64_t ms)

@@ -275,11 +275,13 @@ loop_timers(struct node *n, int64_t now)
 	struct config *cfg = n->cfg;
 
 	if (now >= n->next_scan) {
+		/* First: a file the scan finds unsettled brings it forward
+		 * (node_claim.c, settle_later). */
+		n->next_scan = now + cfg->scan_interval_ms;
 		node_scan_incoming(n);
 		node_scan_cancels(n);
 		node_kill_strays(n, NULL, 0);
 		n->jobs_dirty = 1;	/* safety net under inotify */
-		n->next_scan = now + cfg->scan_interval_ms;
 		if (n->leader && ++n->scans % 12 == 0) {
 			node_scan_delayed(n);
 			node_clean_tmp(n);
