@@ -73,45 +73,68 @@ env_put(char **envp, int *ne, char *buf, size_t *off, const char *k,
 
 /*
  * Remove everything inside directory dfd (not dfd itself), depth-first,
- * never following symbolic links.  Best effort: what cannot be removed
- * is left (and logged by the caller's next check).
+ * never following symbolic links.  A directory its hook left without
+ * permissions for its owner (chmod 000, 0500) gets u+rwx first: the
+ * caller acts as the hook's account (work_clean), so that is a change
+ * the hook could have made itself.  Returns the number of entries that
+ * could not be removed (0: empty).
  */
-static void
+static long
 clean_dir(int dfd, int depth)
 {
 	DIR *dp;
 	struct dirent *de;
+	long left = 0;
 
+	if (depth > 0)		/* one the hook made: r-x is not enough */
+		(void)fchmod(dfd, S_IRWXU);
 	if ((dp = spool_opendir(dfd)) == NULL)
-		return;
+		return 1;
 	while ((de = readdir(dp)) != NULL) {
 		int sub;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0
 		    || unlinkat(dfd, de->d_name, 0) == 0)
 			continue;
-		if (depth >= 64)
+		if (depth >= 64) {
+			left++;
 			continue;
+		}
 		sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0)
+		if (sub < 0 && errno == EACCES &&
+		    fchmodat(dfd, de->d_name, S_IRWXU, 0) == 0)
+			sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			left++;
 			continue;
-		clean_dir(sub, depth + 1);
+		}
+		left += clean_dir(sub, depth + 1);
 		close(sub);
-		(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+		if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) != 0)
+			left++;
 	}
 	closedir(dp);
+	return left;
 }
 
-/* Empty w's directory as its hooks' account (the daemon's when none). */
+/* Empty w's directory as its hooks' account (the daemon's when none);
+ * what stays is logged. */
 static void
 work_clean(struct workdir *w)
 {
 	struct hookcred_saved s;
+	long left = -1;
 
 	if (hookcred_enter(w->cred, HOOKCRED_USER, &s) == 0)
-		clean_dir(w->fd, 0);
+		left = clean_dir(w->fd, 0);
 	hookcred_leave(&s);
+	if (left != 0)
+		log_warnx("work/%s: %s; the next hook starts with what is "
+		    "left there", w->name, left < 0 ? "cannot act as the "
+		    "hooks' account to empty it" : "not emptied (an entry "
+		    "that cannot be removed)");
 }
 
 /*

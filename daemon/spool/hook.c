@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /*
@@ -25,6 +27,10 @@
 #else
 #define HOOK_FORK() vfork()
 #define HOOK_SHARED_MEMORY 1
+#endif
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)	/* <linux/close_range.h> */
 #endif
 
 /*
@@ -47,6 +53,31 @@ ignored_sample(void)
 
 		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
 			sigaddset(&ignored, sig);
+	}
+}
+
+/*
+ * Mark every descriptor >= lo close-on-exec: close_range(2) with
+ * CLOSE_RANGE_CLOEXEC (Linux 5.11), else fcntl(2) on each up to the
+ * soft RLIMIT_NOFILE (at most 65536).  Async-signal-safe system calls
+ * only: runs in the vforked child, whose descriptor table is its own
+ * (vfork shares memory, not descriptors).
+ */
+static void
+cloexec_from(unsigned int lo)
+{
+	struct rlimit rl;
+	long hi;
+
+	if (syscall(SYS_close_range, lo, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	hi = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ?
+	    (long)rl.rlim_cur : 65536;
+	for (long fd = lo; fd < hi; fd++) {
+		int fl = fcntl((int)fd, F_GETFD);
+
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			(void)fcntl((int)fd, F_SETFD, fl | FD_CLOEXEC);
 	}
 }
 
@@ -97,6 +128,10 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 			} else if (dup2(fds[i], i) < 0)
 				goto fail;
 		}
+		/* Every descriptor above 2 closes at execve, also those the
+		 * daemon inherited without close-on-exec from whoever
+		 * started it (a shell's, a launcher's open secret). */
+		cloexec_from(3);
 		for (int i = 0; i < spec->nrlimits; i++)
 			if (setrlimit(spec->rlimits[i].resource,
 			    &spec->rlimits[i].rl) != 0)

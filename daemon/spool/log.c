@@ -191,7 +191,10 @@ log_set_journal(const char *path)
 		return 0;
 	if ((len = unixdgram_addr(&log_jaddr, path)) == 0)
 		return -1;
-	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+	/* Non-blocking: a journal that does not read (its queue full)
+	 * must not stop the daemon; the line goes to stderr instead. */
+	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) < 0)
 		return -1;
 	log_jlen = len;
 	log_jfd = fd;
@@ -202,7 +205,8 @@ log_set_journal(const char *path)
  * One journal entry (systemd.journal-fields(7): MESSAGE, PRIORITY,
  * SYSLOG_IDENTIFIER; ours: EVENT, REQUEST_ID, TASK_CODE, NODE,
  * ATTEMPT).  Returns 0 when journald took it, -1 when the line must go
- * to stderr instead (no journal listening, or too large).
+ * to stderr instead (no journal listening, its queue full, or too
+ * large).
  */
 static int
 journal_write(int prio, const char *event, const char *rid,

@@ -61,7 +61,8 @@ int log_stderr_is_journal(void);
  * NULL turns it off), with MESSAGE, PRIORITY, SYSLOG_IDENTIFIER and the
  * fields EVENT, REQUEST_ID, TASK_CODE, NODE and ATTEMPT, so
  * `journalctl REQUEST_ID=r1` follows a task.  A line journald does not
- * take (not running, entry over 8 KiB) goes to stderr as configured.
+ * take (not running, its queue full: the send never waits, entry over
+ * 8 KiB) goes to stderr as configured.
  * Returns 0, or -1 with errno (EINVAL/ENAMETOOLONG for the path,
  * socket(2)'s errors).  Call before the daemon's threads start.
  */

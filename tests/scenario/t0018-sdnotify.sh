@@ -24,7 +24,7 @@ jrecv() {	# jrecv OUT: the stand-in journal on $TRASH/journal.sock
 	wait_for "grep -q BOUND \"$1\""
 }
 stop_recv() { kill "$(cat "$TRASH/recv.pid" 2>/dev/null)" 2>/dev/null; :; }
-trap 'stop_recv; kill "$(cat "$TRASH/jrecv.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
+trap 'stop_recv; kill "$(cat "$TRASH/jrecv.pid" 2>/dev/null)" "$(cat "$TRASH/deaf.pid" 2>/dev/null)" 2>/dev/null; cleanup' EXIT
 count() { grep -c "$1" "$N"; }
 
 test_expect_success 'READY=1 once started, with STATUS= and MAINPID=' '
@@ -98,6 +98,20 @@ test_expect_success 'log_target = journal without journald: lines go to stderr' 
 	TASKSPOOL_JOURNAL_SOCKET="$TRASH/journal.sock" start_daemon n4 \
 	    -o log_target=journal &&
 	grep -q "node n4 started" "$TRASH/log.n4"
+'
+
+test_expect_success 'log_target = journal, a journal that never reads: the daemon goes on, lines to stderr' '
+	stop_daemon n4 &&
+	python3 -c "import socket, sys, time; s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); open(sys.argv[2], \"w\").close(); time.sleep(120)" \
+	    "$TRASH/deaf.sock" "$TRASH/deaf.bound" & echo $! >"$TRASH/deaf.pid"
+	wait_for "test -e \"$TRASH/deaf.bound\"" &&
+	TASKSPOOL_JOURNAL_SOCKET="$TRASH/deaf.sock" start_daemon n5 \
+	    -o log_target=journal &&
+	for i in $(seq 1 30); do ts submit --code jhook --id d$i >/dev/null || return 1; done &&
+	for i in $(seq 1 30); do wait_terminal d$i 30 || return 1; done &&
+	test "$(ls "$SPOOL/done" | grep -c "^d[0-9]*\.json$")" = 30 &&
+	grep -q "d30: SUCCESS" "$TRASH/log.n5" &&
+	kill "$(cat "$TRASH/deaf.pid")"
 '
 
 test_expect_success 'the shipped units: Type=notify, WatchdogSec=, RestartPreventExitStatus=64 78' '

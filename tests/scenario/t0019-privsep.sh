@@ -73,9 +73,14 @@ access=\$("$BIN/tryaccess" \\
     own=w:"\$TASKSPOOL_WORK_DIR/scratch" cwd=l:.)
 cap() { sed -n "s/^\$1:[[:space:]]*//p" /proc/self/status; }
 mkdir -p sub/deeper && echo private >sub/deeper/f && chmod 0700 sub
-printf '{"uid":%s,"gid":%s,"eff":"%s","prm":"%s","amb":"%s","home":"%s","access":%s}\n' \\
+# Directories left without their owner's permissions (the daemon still
+# empties them) and the descriptor the daemon inherited (fd 7, open on
+# taskspool.conf: closed at the hook's execve).
+mkdir -p nox/inner && chmod 000 nox && mkdir rx && touch rx/f && chmod 0500 rx
+if [ -e /proc/self/fd/7 ]; then fd7=open; else fd7=closed; fi
+printf '{"uid":%s,"gid":%s,"eff":"%s","prm":"%s","amb":"%s","home":"%s","fd7":"%s","access":%s}\n' \\
     "\$(id -u)" "\$(id -g)" "\$(cap CapEff)" "\$(cap CapPrm)" "\$(cap CapAmb)" \\
-    "\$HOME" "\$access" >"\$TASKSPOOL_RESULT_FILE"
+    "\$HOME" "\$fd7" "\$access" >"\$TASKSPOOL_RESULT_FILE"
 EOF
 chmod 0755 "$ETC/hooks/spy"
 
@@ -168,7 +173,8 @@ test_expect_success 'setresuid refused in the child: the node'"'"'s trouble, bac
 '
 
 test_expect_success 'the daemon runs as its account with only the three capabilities' '
-	start_daemon n1 &&
+	start_daemon n1 7<"$ETC/taskspool.conf" &&
+	test -e "/proc/$(daemon_pid n1)/fd/7" &&
 	pid=$(daemon_pid n1) &&
 	test "$(stat -c %U "/proc/$pid")" = "$DU" &&
 	grep "^Cap" "/proc/$pid/status" &&
@@ -194,7 +200,8 @@ test_expect_success 'the spy hook runs as hook_user and its result is read' '
 	test "$(stat -c %U "/proc/$(daemon_pid n1)/fd")" = "$DU"
 '
 
-test_expect_success 'the hook holds no capability: CapEff, CapPrm, CapAmb all 0' '
+test_expect_success 'the hook holds no capability: CapEff, CapPrm, CapAmb all 0; no descriptor of the daemon but 0-2' '
+	test "$(jq -r .fd7 "$TRASH/spy.json")" = closed &&
 	test "$(jq -r .eff "$TRASH/spy.json")" = 0000000000000000 &&
 	test "$(jq -r .prm "$TRASH/spy.json")" = 0000000000000000 &&
 	test "$(jq -r .amb "$TRASH/spy.json")" = 0000000000000000
@@ -213,8 +220,9 @@ test_expect_success 'its own work directory works (a file made there, the direct
 	test "$(jq -r .access.cwd "$TRASH/spy.json")" = OK
 '
 
-test_expect_success 'the daemon emptied the work directory, even the 0700 one the hook made' '
+test_expect_success 'the daemon emptied the work directory, even the 0700, 000 and 0500 ones the hook made' '
 	test -z "$(ls -A "$SPOOL/work/n1.0")" &&
+	! grep -q "not emptied" "$TRASH/log.n1" &&
 	test "$(stat -c "%U %G %a" "$SPOOL/work/n1.0")" = "$DU $HU 2770"
 '
 
