@@ -209,6 +209,16 @@ api_denied(struct api_ctx *c, struct buf *out, const char *what,
 		snprintf(group, sizeof(group), "%ld", (long)st.st_gid);
 	fprintf(stderr, "taskspool.cgi: trace %s: %s (user %s, uid %ld)\n",
 	    c->trace, what, user, (long)geteuid());
+	/* A file of group root: joining root's group is no fix. */
+	if (stat(path, &st) == 0 && st.st_gid == 0)
+		return api_problem(c, out, 500, "PERMISSION_DENIED", NULL,
+		    "%s (to user %s, uid %ld, which taskspool.cgi runs as); "
+		    "this lasts until an operator fixes it (retrying does not "
+		    "help). %s belongs to group root: give it to the group "
+		    "of the spool (chgrp GROUP %s && chmod g+r %s) and add the "
+		    "user to that group (usermod -aG GROUP %s, then restart "
+		    "the web server)", what, user, (long)geteuid(), path,
+		    path, path, user);
 	return api_problem(c, out, 500, "PERMISSION_DENIED", NULL, "%s (to "
 	    "user %s, uid %ld, which taskspool.cgi runs as); this lasts "
 	    "until an operator fixes it (retrying does not help). Add the "

@@ -280,6 +280,7 @@ int
 apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 {
 	struct buf b;
+	struct stat old;
 	char tmp[4200], dir[4096];
 	int fd, dfd, rc = -1, saved;
 
@@ -313,6 +314,11 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 		goto out;
 	}
 	(void)fchmod(fd, 0640);	/* whatever the umask */
+	/* The group of the file it replaces (the CGI's, the daemon's), not
+	 * the writer's: root running `taskspool apps add` must not make the
+	 * file root's group only. */
+	if (stat(path, &old) == 0 && old.st_gid != getegid())
+		(void)!fchown(fd, (uid_t)-1, old.st_gid);
 	if (write(fd, b.data, b.len) != (ssize_t)b.len || fsync(fd) != 0) {
 		saved = errno;
 		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));

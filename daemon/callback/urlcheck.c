@@ -104,12 +104,21 @@ resolve(const char *host, const struct urlcheck_policy *policy, char *why,
     size_t whylen)
 {
 	struct addrinfo hints, *res = NULL;
-	int allowed = 0, any = 0;
+	int allowed = 0, any = 0, rc;
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	if (getaddrinfo(host, NULL, &hints, &res) != 0 || res == NULL) {
+	if ((rc = getaddrinfo(host, NULL, &hints, &res)) != 0 || res == NULL) {
+		/* Only the answer "no such name" (or no address of it) is
+		 * the URL's fault; a resolver that cannot answer now is
+		 * this host's, and the caller says to try again. */
+		if (rc != 0 && rc != EAI_NONAME && rc != EAI_NODATA &&
+		    rc != EAI_ADDRFAMILY) {
+			snprintf(why, whylen, "cannot resolve the host name "
+			    "now (%s); try again", gai_strerror(rc));
+			return URLCHECK_UNAVAILABLE;
+		}
 		snprintf(why, whylen, "the host name has no A or AAAA record");
 		return URLCHECK_UNRESOLVABLE;
 	}

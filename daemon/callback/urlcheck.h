@@ -21,8 +21,11 @@ enum urlcheck_rc {
 	URLCHECK_OK,
 	URLCHECK_INVALID,	/* syntax, scheme, port, userinfo, length */
 	URLCHECK_FORBIDDEN,	/* host name rule, or every address denied */
-	URLCHECK_UNRESOLVABLE,	/* no A/AAAA record */
-	URLCHECK_UNAVAILABLE	/* libcurl cannot be loaded, or no memory */
+	URLCHECK_UNRESOLVABLE,	/* no A/AAAA record (the name does not
+				 * exist, or has no address) */
+	URLCHECK_UNAVAILABLE	/* libcurl cannot be loaded, no memory, or
+				 * the resolver cannot answer now
+				 * (EAI_AGAIN, EAI_FAIL...): try again */
 };
 
 struct ssrf_allow;

@@ -79,6 +79,9 @@ static const char *const top_usage =
 "  retry ID                   run a FAILED or CANCELLED task again\n"
 "  config                     print the effective configuration\n"
 "  nodes                      the daemons of the spool: state, age, load\n"
+"  nodes drain NODE [--reason TEXT] [--force] [--no-wait] | resume NODE\n"
+"                             NODE finishes what it runs and claims\n"
+"                             nothing new (it stays up) / claims again\n"
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
@@ -1482,13 +1485,14 @@ command_help(const char *cmd)
 }
 
 /* Whether cmd prints its own detailed usage for this --help, with or
- * without a spool: jobs, cron, logs, list and init wherever --help is;
+ * without a spool: jobs, cron, logs, list, init and nodes wherever
+ * --help is;
  * apps and the records commands when it comes first. */
 static int
 own_help(const char *cmd, int argc, char **argv)
 {
 	static const char *const any[] = { "jobs", "cron", "logs", "list",
-		"init" };
+		"init", "nodes" };
 	static const char *const first[] = { "apps", "db", "history",
 		"stats", "purge" };
 
@@ -1655,7 +1659,13 @@ cli_run(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "nodes") == 0) {
-		int rc = cli_open(&c);
+		int rc;
+
+		if (wants_help(argc, argv)) {	/* also without a spool */
+			cli_nodes_usage(stdout);
+			return 0;
+		}
+		rc = cli_open(&c);
 
 		return rc != 0 ? rc : cli_nodes_main(&c.cfg, &c.sp, c.json,
 		    argc, argv);

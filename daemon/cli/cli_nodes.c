@@ -346,3 +346,9 @@ cli_nodes_main(const struct config *cfg, const struct spool *sp, int json,
 		return nodes_drain(cfg, sp, 0, argc - 1, argv + 1);
 	return nodes_list(cfg, sp, json, argc, argv);
 }
+
+void
+cli_nodes_usage(FILE *fp)
+{
+	fputs(NODES_USAGE, fp);
+}

@@ -53,16 +53,20 @@ drain_read(const struct spool *sp, const char *node, struct drainmark *m,
 	if (data == NULL) {
 		if (e == ENOENT)
 			return 0;
-		if (e != EFBIG) {
+		if (e != EFBIG && e != ELOOP) {
 			snprintf(why, whylen, "state/%s/%s: %s", DRAIN_DIR,
 			    name, strerror(e));
 			errno = e;
 			return -1;
 		}
-		/* Too large to be a marker: damaged, but there. */
+		/* Too large to be a marker, or a symbolic link (never
+		 * followed): damaged, but there. */
 		err.field[0] = '\0';
-		snprintf(err.rule, sizeof(err.rule), "larger than %d bytes",
-		    DRAINMARK_FILE_MAX);
+		if (e == ELOOP)
+			snprintf(err.rule, sizeof(err.rule), "a symbolic link");
+		else
+			snprintf(err.rule, sizeof(err.rule), "larger than %d "
+			    "bytes", DRAINMARK_FILE_MAX);
 	} else if (drainmark_decode(data, len, m, &err) == 0 &&
 	    strcmp(m->node, node) != 0)
 		snprintf(err.rule, sizeof(err.rule), "names node %s",

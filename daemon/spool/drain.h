@@ -21,7 +21,8 @@
  * when there is no marker, -1 with errno and why (when whylen > 0) when
  * it cannot be read (EACCES, EIO...: a problem of this host, not a
  * decision; the caller keeps what it knew).  A marker that does not
- * decode, or names another node, still drains (someone meant it): m's
+ * decode, names another node, is larger than a marker or is a symbolic
+ * link (never followed) still drains (someone meant it): m's
  * reason then says it is damaged and why, since_ms is 0.
  */
 int drain_read(const struct spool *sp, const char *node, struct drainmark *m,

@@ -134,14 +134,24 @@ grep -qx /etc/taskspool/taskspool.conf /var/lib/dpkg/info/taskspool.conffiles ||
     fail "taskspool.conf is not a conffile"
 test "$(stat -c '%U:%G %a' /etc/taskspool/hooks)" = "root:root 755" ||
     fail "hooks dir is $(stat -c '%U:%G %a' /etc/taskspool/hooks)"
-test "$(stat -c '%U:%G %a' /var/spool/taskspool)" = "taskspool:taskspool 2750" ||
+test "$(stat -c '%U:%G %a' /var/spool/taskspool)" = "taskspool:taskspool 2751" ||
     fail "spool is $(stat -c '%U:%G %a' /var/spool/taskspool)"
 for d in tmp incoming delayed active done failed results logs state; do
 	test -d "/var/spool/taskspool/$d" || fail "spool lacks $d/"
 done
 test ! -e /var/spool/taskspool/taskspool.conf ||
     fail "the spool has a taskspool.conf of its own (it would hide /etc's)"
-ok "conffile root:taskspool 0640 (Debian paths), hooks/ root 0755, spool taskspool:taskspool 2750 initialised"
+ok "conffile root:taskspool 0640 (Debian paths), hooks/ root 0755, spool taskspool:taskspool 2751 initialised"
+
+# README.Debian: apps are added by root; the file must stay the daemon's
+# group's (the setgid /etc/taskspool), and keep it when rewritten.
+taskspool apps add debtest-app --codes hello >/dev/null || fail "taskspool apps add"
+test "$(stat -c '%U:%G %a' /etc/taskspool/apps.conf)" = "root:taskspool 640" ||
+    fail "apps.conf: $(stat -c '%U:%G %a' /etc/taskspool/apps.conf)"
+taskspool apps disable debtest-app >/dev/null || fail "taskspool apps disable"
+test "$(stat -c '%G' /etc/taskspool/apps.conf)" = taskspool ||
+    fail "apps.conf rewritten: $(stat -c '%G' /etc/taskspool/apps.conf)"
+ok "apps.conf made and rewritten by root stays root:taskspool 0640"
 
 # deb-systemd-helper answers only "from dpkg" (DPKG_MAINTSCRIPT_PACKAGE).
 dsh() { DPKG_MAINTSCRIPT_PACKAGE=taskspool deb-systemd-helper "$@"; }

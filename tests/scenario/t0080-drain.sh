@@ -95,12 +95,16 @@ test_expect_success "$M: resume; the only node drained keeps its tasks pending" 
 	test "$(jq -r ".status, (.attempts | length)" "$SPOOL/results/$M-w1.json" | tr "\n" " ")" = "SUCCESS 1 "
 '
 
-test_expect_success "$M: a damaged marker drains, saying so" '
+test_expect_success "$M: a damaged marker drains, saying so; a symbolic link too" '
 	read D O <"$TRASH/$M.pair" &&
 	printf "{\"node\": \"$D\", \"since\": 5" >"$SPOOL/state/drain/$D.json" &&
 	wait_for "ts nodes | grep -q \"^$D drained \"" &&
 	grep -q "drained by an operator (reason: the drain marker state/drain/$D.json is damaged (json: invalid JSON" "$TRASH/log.$D" &&
 	ts nodes resume "$D" >/dev/null &&
+	ts nodes | grep -q "^$D alive " &&
+	ln -s /etc/passwd "$SPOOL/state/drain/$D.json" &&
+	wait_for "ts nodes | grep -q \"^$D drained .*is damaged (a symbolic link)\"" &&
+	ts nodes resume "$D" >/dev/null && test ! -L "$SPOOL/state/drain/$D.json" &&
 	ts nodes | grep -q "^$D alive "
 '
 
