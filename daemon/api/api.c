@@ -214,11 +214,14 @@ api_denied(struct api_ctx *c, struct buf *out, const char *what,
 		return api_problem(c, out, 500, "PERMISSION_DENIED", NULL,
 		    "%s (to user %s, uid %ld, which taskspool.cgi runs as); "
 		    "this lasts until an operator fixes it (retrying does not "
-		    "help). %s belongs to group root: give it to the group "
-		    "of the spool (chgrp GROUP %s && chmod g+r %s) and add the "
-		    "user to that group (usermod -aG GROUP %s, then restart "
-		    "the web server)", what, user, (long)geteuid(), path,
-		    path, path, user);
+		    "help). %s belongs to group root, which the user must not "
+		    "join: give the spool and its files to a group of the "
+		    "user's (taskspool init --group GROUP %s; for a file: "
+		    "chgrp GROUP FILE && chmod g+r FILE; usermod -aG GROUP %s, "
+		    "then restart the web server)", what, user,
+		    (long)geteuid(), path, c->rq->cfg != NULL &&
+		    c->rq->cfg->spool[0] != '\0' ? c->rq->cfg->spool : "SPOOL",
+		    user);
 	return api_problem(c, out, 500, "PERMISSION_DENIED", NULL, "%s (to "
 	    "user %s, uid %ld, which taskspool.cgi runs as); this lasts "
 	    "until an operator fixes it (retrying does not help). Add the "
