@@ -351,7 +351,7 @@ setup(struct node *n)
 		return EX_OSERR;
 	for (long i = 0; i < n->nslots; i++)
 		if (node_work_prepare(n, i) != 0) {
-			log_warn("work/%s.%ld", n->sp.node, i);
+			log_warn("workdirs/%s.%ld", n->sp.node, i);
 			return EX_CANTCREAT;
 		}
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||

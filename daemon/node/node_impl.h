@@ -79,7 +79,7 @@ struct slot {
 };
 
 struct workdir {
-	int fd;				/* work/<node>.<slot> */
+	int fd;				/* workdirs/<node>.<slot> */
 	struct timespec mtime;		/* as left clean */
 	const struct hook_cred *cred;	/* its hooks' account: emptied and
 					 * read as that account */

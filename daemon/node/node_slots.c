@@ -1,6 +1,6 @@
 /*
  * node_slots — the hook slots: a slot per running hook (struct slot)
- * with its work directory work/<node>.<slot>; starting a hook
+ * with its work directory workdirs/<node>.<slot>; starting a hook
  * (slot_take, hook_env, hook_spawn, start_failed), its timeouts, the
  * reaping of exited hooks and of processes that left their group
  * (node_kill_strays), and what an exited hook's status and result file
@@ -131,7 +131,7 @@ work_clean(struct workdir *w)
 		left = clean_dir(w->fd, 0);
 	hookcred_leave(&s);
 	if (left != 0)
-		log_warnx("work/%s: %s; the next hook starts with what is "
+		log_warnx("workdirs/%s: %s; the next hook starts with what is "
 		    "left there", w->name, left < 0 ? "cannot act as the "
 		    "hooks' account to empty it" : "not emptied (an entry "
 		    "that cannot be removed)");
@@ -139,7 +139,7 @@ work_clean(struct workdir *w)
 
 /*
  * With hook_user: the hook user, in neither the daemon's group nor the
- * spool's, must pass through the spool root and work/ (o+x; spools made
+ * spool's, must pass through the spool root and workdirs/ (o+x; spools made
  * before privilege separation have the root 2750).  Adds the x where we
  * own the directory, as taskspool init now sets it.  Returns 0, or -1
  * (EACCES) after a warning naming the command to run.
@@ -148,7 +148,7 @@ static int
 work_reachable(struct node *n)
 {
 	const int fds[2] = { n->sp.root, n->sp.work };
-	const char *names[2] = { "", "/work" };
+	const char *names[2] = { "", "/workdirs" };
 
 	for (int k = 0; k < 2; k++) {
 		struct stat st;
@@ -444,7 +444,7 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 
 	sl = slot_take(n, t, name, lockfd);
 	node_name_to_id(name, id);
-	snprintf(wdir, sizeof(wdir), "%s/work/%s", n->sp.path,
+	snprintf(wdir, sizeof(wdir), "%s/workdirs/%s", n->sp.path,
 	    n->work[sl - n->slots].name);
 	snprintf(rfile, sizeof(rfile), "%s/result.json", wdir);
 	snprintf(path, sizeof(path), "%s/%s", n->cfg->hooks_dir,

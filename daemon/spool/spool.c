@@ -180,7 +180,7 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 		return -1;
 	}
 	/* The group must be able to enter the spool to reach tmp/ etc.,
-	 * and the hook user to reach work/ (o+x; mkdir honours the umask). */
+	 * and the hook user to reach workdirs/ (o+x; mkdir honours the umask). */
 	if ((group >= 0 && fchown(root, (uid_t)-1, (gid_t)group) != 0) ||
 	    fchmod(root, SPOOL_ROOT_MODE) != 0) {
 		snprintf(why, whylen, "%s: chown/chmod: %s", path,
@@ -211,9 +211,9 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 			return -1;
 		}
 	}
-	if (mkdirat(root, "work", SPOOL_WORK_MODE) == 0 &&
-	    ((group >= 0 && fchownat(root, "work", (uid_t)-1, (gid_t)group,
-	    0) != 0) || fchmodat(root, "work", SPOOL_WORK_MODE, 0) != 0)) {
+	if (mkdirat(root, "workdirs", SPOOL_WORK_MODE) == 0 &&
+	    ((group >= 0 && fchownat(root, "workdirs", (uid_t)-1, (gid_t)group,
+	    0) != 0) || fchmodat(root, "workdirs", SPOOL_WORK_MODE, 0) != 0)) {
 		snprintf(why, whylen, "%s/work: chown/chmod: %s", path,
 		    strerror(errno));
 		close(root);
@@ -353,10 +353,10 @@ spool_open(struct spool *s, const char *path, const char *node,
 			return -1;
 		}
 		/* The hooks' work directories (node_slots.c); made here for
-		 * spools created before work/ existed. */
-		if (mkdirat(s->root, "work", SPOOL_WORK_MODE) == 0)
-			(void)!fchmodat(s->root, "work", SPOOL_WORK_MODE, 0);
-		s->work = open_dir_at(s->root, "work");
+		 * spools created before workdirs/ existed. */
+		if (mkdirat(s->root, "workdirs", SPOOL_WORK_MODE) == 0)
+			(void)!fchmodat(s->root, "workdirs", SPOOL_WORK_MODE, 0);
+		s->work = open_dir_at(s->root, "workdirs");
 		if (s->work < 0) {
 			int e = errno;
 

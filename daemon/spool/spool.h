@@ -34,7 +34,7 @@ struct spool {
 	int cancel;			/* state/cancel */
 	int claims;			/* state/claims (claimmark.h); opened
 					 * with a node only, else -1 */
-	int work;			/* work/, the hooks' work directories
+	int work;			/* workdirs/, the hooks' work directories
 					 * (SPOOL_WORK_MODE); opened with a
 					 * node only, else -1 */
 	int do_fsync;			/* 0 only for throw-away spools */
@@ -67,9 +67,9 @@ int spool_id_ok(const char *id);
 int spool_code_ok(const char *code);
 
 /*
- * Modes of the spool root and of work/ (spool-layout/README.md): others
+ * Modes of the spool root and of workdirs/ (spool-layout/README.md): others
  * (the hook user, hook_user in taskspool.conf(5)) may pass through the
- * root to reach work/<node>.<slot>/ but list neither, and get nothing of
+ * root to reach workdirs/<node>.<slot>/ but list neither, and get nothing of
  * the other directories (o-rwx).
  */
 #define SPOOL_ROOT_MODE	02751

@@ -30,7 +30,7 @@
 #   torn     write after power loss), or a cut one     (never run, never deleted)
 #   tmp      stray files in tmp/ (a writer died         never published, never
 #            before its rename); leftovers in a         run; the work dir is
-#            slot's work/<node>.<slot>/                 emptied at start; the
+#            slot's workdirs/<node>.<slot>/                 emptied at start; the
 #                                                       leader sweeps files
 #                                                       older than an hour
 # Then, with daemons running (rows of spool-layout/README.md's crash-state
@@ -189,10 +189,10 @@ test_expect_success 'lay the crash states (no daemon running)' '
 	put tmp "1796025606.123456789.P99999.0" "$(tj e-pub 1)" &&
 	put tmp "drop.77" "$(tj e-drop 1)" &&
 	put tmp "e-tmp.json" "$(tj e-tmp 1)" &&
-	put work/e-work.1 result.json "{\"ok\":" &&
+	put workdirs/e-work.1 result.json "{\"ok\":" &&
 	put tmp old-writer.tmp "$(tj e-old 1)" &&
 	touch -d "2 hours ago" "$SPOOL/tmp/old-writer.tmp" &&
-	put work/n1.0 leftover "from a killed hook" &&
+	put workdirs/n1.0 leftover "from a killed hook" &&
 	test "$(count_files "$SPOOL/active/deadnode")" = 12 &&
 	test "$(count_files "$SPOOL/active/n1")" = 12
 '
@@ -232,8 +232,8 @@ test_expect_success 'stray files in tmp/ are never published nor run' '
 	test "$(ls "$SPOOL/corrupt" | grep -c "^e-")" = 0
 '
 
-test_expect_success 'work/: the work directory of n1 was emptied at its start; fresh strays stay' '
-	test ! -e "$SPOOL/work/n1.0/leftover" &&
+test_expect_success 'workdirs/: the work directory of n1 was emptied at its start; fresh strays stay' '
+	test ! -e "$SPOOL/workdirs/n1.0/leftover" &&
 	test -e "$SPOOL/tmp/1796025606.123456789.P99999.0" &&
 	test -e "$SPOOL/tmp/drop.77" && test -e "$SPOOL/tmp/e-tmp.json"
 '

@@ -40,7 +40,7 @@ refused() {
 }
 
 # nothing_written: no task, no staging file, no record in the spool
-# (the daemon's hook work directories are in work/, not tmp/).
+# (the daemon's hook work directories are in workdirs/, not tmp/).
 nothing_written() {
 	for d in incoming delayed tmp state/requests; do
 		test -z "$(ls -A "$SPOOL/$d" 2>/dev/null | grep -v "^work\.")" || {

@@ -5,7 +5,7 @@
 # hooks as hook_user.  The configuration and apps.conf are root:<daemon
 # group> 0640 and the hooks directory root's, as under /etc/taskspool/.
 # A hook that tries to read taskspool.conf, apps.conf, a file of state/,
-# another task's result and done/ copy, to list outbox/ and work/, and to
+# another task's result and done/ copy, to list outbox/ and workdirs/, and to
 # create a file in the hooks directory gets EACCES for each (the errno
 # names come from tools/tryaccess, i.e. from the kernel); its own work
 # directory and result file work and the daemon reads that result; its
@@ -69,7 +69,7 @@ access=\$("$BIN/tryaccess" \\
     conf=r:"$ETC/taskspool.conf" apps=r:"$ETC/apps.conf" \\
     state=r:"$SPOOL/state/heartbeat.n1" outbox=l:"$SPOOL/outbox" \\
     result=r:"$SPOOL/results/\$other.json" done=r:"$SPOOL/done/\$other.json" \\
-    work=l:"$SPOOL/work" hooks=w:"$ETC/hooks/planted" \\
+    work=l:"$SPOOL/workdirs" hooks=w:"$ETC/hooks/planted" \\
     own=w:"\$TASKSPOOL_WORK_DIR/scratch" cwd=l:.)
 cap() { sed -n "s/^\$1:[[:space:]]*//p" /proc/self/status; }
 mkdir -p sub/deeper && echo private >sub/deeper/f && chmod 0700 sub
@@ -121,9 +121,9 @@ chmod 0755 "$BIN/taskspoold" "$BIN/nocaps" "$BIN/denied"
 TSD="$BIN/taskspoold"
 ts() { setpriv --reuid="$DU" --regid="$DU" --init-groups -- "$TS" -c "$CONF" "$@"; }
 
-test_expect_success 'the spool as taskspool init lays it out: root 2751, work/ 2711, the rest o-rwx, its taskspool.conf 0640' '
+test_expect_success 'the spool as taskspool init lays it out: root 2751, workdirs/ 2711, the rest o-rwx, its taskspool.conf 0640' '
 	test "$(stat -c %a "$SPOOL")" = 2751 &&
-	test "$(stat -c %a "$SPOOL/work")" = 2711 &&
+	test "$(stat -c %a "$SPOOL/workdirs")" = 2711 &&
 	test "$(stat -c %a "$SPOOL/taskspool.conf")" = 640 &&
 	for d in tmp incoming delayed queue active done failed cancelled corrupt results logs jobs outbox state; do
 		m=$(stat -c %a "$SPOOL/$d") && test "${m#"${m%?}"}" = 0 || echo "$d $m"
@@ -195,7 +195,7 @@ test_expect_success 'the spy hook runs as hook_user and its result is read' '
 	test "$(state_of spy1)" = done &&
 	test "$(jq .uid "$TRASH/spy.json")" = "$HUID" &&
 	test "$(jq .gid "$TRASH/spy.json")" = "$HGID" &&
-	test "$(jq -r .home "$TRASH/spy.json")" = "$SPOOL/work/n1.0" &&
+	test "$(jq -r .home "$TRASH/spy.json")" = "$SPOOL/workdirs/n1.0" &&
 	: "the uid change of the vfork child and the setfsuid of the daemon left it dumpable: /proc/PID/fd is owned by the daemon user, not by root" &&
 	test "$(stat -c %U "/proc/$(daemon_pid n1)/fd")" = "$DU"
 '
@@ -207,7 +207,7 @@ test_expect_success 'the hook holds no capability: CapEff, CapPrm, CapAmb all 0;
 	test "$(jq -r .amb "$TRASH/spy.json")" = 0000000000000000
 '
 
-test_expect_success 'EACCES for taskspool.conf, apps.conf, state/, outbox/, results/, done/, work/, the hooks directory' '
+test_expect_success 'EACCES for taskspool.conf, apps.conf, state/, outbox/, results/, done/, workdirs/, the hooks directory' '
 	for k in conf apps state outbox result done work hooks; do
 		v=$(jq -r ".access.$k" "$TRASH/spy.json") &&
 		test "$v" = EACCES || echo "$k: $v"
@@ -221,9 +221,9 @@ test_expect_success 'its own work directory works (a file made there, the direct
 '
 
 test_expect_success 'the daemon emptied the work directory, even the 0700, 000 and 0500 ones the hook made' '
-	test -z "$(ls -A "$SPOOL/work/n1.0")" &&
+	test -z "$(ls -A "$SPOOL/workdirs/n1.0")" &&
 	! grep -q "not emptied" "$TRASH/log.n1" &&
-	test "$(stat -c "%U %G %a" "$SPOOL/work/n1.0")" = "$DU $HU 2770"
+	test "$(stat -c "%U %G %a" "$SPOOL/workdirs/n1.0")" = "$DU $HU 2770"
 '
 
 test_expect_success 'a hook only the daemon user may execute is not this node'"'"'s: the task waits, not FAILED' '

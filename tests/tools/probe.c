@@ -4,7 +4,7 @@
  * Reads executeParams (a flat JSON object) from stdin and understands:
  *   "log": "/path"     append START/END lines there (default
  *                      ../../probe.log, i.e. <spool>/probe.log, since a
- *                      hook's working directory is <spool>/work/<node>.<slot>)
+ *                      hook's working directory is <spool>/workdirs/<node>.<slot>)
  *   "sleep_ms": N      sleep N ms between START and END
  *   "exit": N          exit status (default 0)
  *   "fail_attempts": N exit 75 while TASKSPOOL_ATTEMPT <= N
