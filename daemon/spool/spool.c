@@ -293,6 +293,22 @@ spool_close(struct spool *s)
 	s->self = s->cancel = s->claims = s->work = -1;
 }
 
+/*
+ * spool_open's failure after s is half open: why = "<path>/<what>:
+ * <strerror(errno)>", s closed, errno kept.  Returns -1.
+ */
+static int
+open_failed(struct spool *s, const char *path, const char *what, char *why,
+    size_t whylen)
+{
+	int e = errno;
+
+	snprintf(why, whylen, "%s/%s: %s", path, what, strerror(e));
+	spool_close(s);
+	errno = e;
+	return -1;
+}
+
 int
 spool_open(struct spool *s, const char *path, const char *node,
     int do_fsync, char *why, size_t whylen)
@@ -330,42 +346,26 @@ spool_open(struct spool *s, const char *path, const char *node,
 		snprintf(s->node, sizeof(s->node), "%s", node);
 		s->self = spool_node_dir(s, SPOOL_ACTIVE, node);
 		if (s->self < 0) {
-			int e = errno;
+			char what[80];
 
-			snprintf(why, whylen, "%s/active/%s: %s", path, node,
-			    strerror(e));
-			spool_close(s);
-			errno = e;
-			return -1;
+			snprintf(what, sizeof(what), "active/%s", node);
+			return open_failed(s, path, what, why, whylen);
 		}
 		/* Claim markers (claimmark.h); made here for spools created
 		 * before they existed. */
 		if ((mkdirat(s->dir[SPOOL_STATE], "claims", 02750) == 0 ||
 		    errno == EEXIST))
 			s->claims = open_dir_at(s->dir[SPOOL_STATE], "claims");
-		if (s->claims < 0) {
-			int e = errno;
-
-			snprintf(why, whylen, "%s/state/claims: %s", path,
-			    strerror(e));
-			spool_close(s);
-			errno = e;
-			return -1;
-		}
+		if (s->claims < 0)
+			return open_failed(s, path, "state/claims", why,
+			    whylen);
 		/* The hooks' work directories (node_slots.c); made here for
 		 * spools created before workdirs/ existed. */
 		if (mkdirat(s->root, "workdirs", SPOOL_WORK_MODE) == 0)
 			(void)!fchmodat(s->root, "workdirs", SPOOL_WORK_MODE, 0);
 		s->work = open_dir_at(s->root, "workdirs");
-		if (s->work < 0) {
-			int e = errno;
-
-			snprintf(why, whylen, "%s/work: %s", path,
-			    strerror(e));
-			spool_close(s);
-			errno = e;
-			return -1;
-		}
+		if (s->work < 0)
+			return open_failed(s, path, "workdirs", why, whylen);
 	}
 	return 0;
 }
