@@ -199,6 +199,11 @@ def main():
         '"nightly","taskCode":"report","schedule":"0 3 * * *","enabled":'
         'true,"definition":{"jobCode": "nightly", "cron": "0 3 * * *"},'
         '"updatedAt":"2024-06-01T12:00:08.000Z"}')
+    ex = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    put("fuzz_traceparent", "spec-example", "00-" + ex)
+    put("fuzz_traceparent", "higher-version", "cc-" + ex + "-more")
+    put("fuzz_traceparent", "version-ff", "ff-" + ex)
+    put("fuzz_traceparent", "uppercase", "00-" + ex.upper())
     put("fuzz_drain", "drained",
         '{"node":"n1","reason":"kernel update","since":"%s"}\n' % t1)
     put("fuzz_drain", "no-reason", '{"node":"n1","since":"%s"}' % t1)
