@@ -12,6 +12,7 @@
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
 #include "core/suggest.h"
+#include "core/traceparent.h"
 #include "core/tstime.h"
 
 /* The refusal of jsonfield.h, under the short name the decoders use. */
@@ -94,6 +95,7 @@ task_fini(struct task *t)
 	free(t->params);
 	free(t->callback_url);
 	free(t->route);
+	free(t->traceparent);
 	free(t->shard_key);
 	free(t->job_code);
 	free(t->app_id);
@@ -125,7 +127,7 @@ static const char *const task_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs",
 	"runAt", "executeParams", "callbackUrl", "maxRetries", "timeoutSec",
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
-	"createdAt", "notBefore", "triggerTime", "attempts"
+	"createdAt", "notBefore", "triggerTime", "attempts", "traceparent"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -322,6 +324,29 @@ get_time(json_t *v, const char *field, int64_t *out, struct task_error *err)
 	return 0;
 }
 
+/* traceparent: a W3C value (core/traceparent.h), kept in its version-00
+ * form so that a task file and what the hook gets agree. */
+static int
+decode_traceparent(json_t *v, const char *field, struct task *t,
+    struct task_error *err)
+{
+	struct traceparent tp;
+	const char *why = "invalid";
+	char out[TRACEPARENT_LEN + 1];
+
+	if (!json_is_string(v))
+		return fail(err, field, "must be a string (a W3C "
+		    "traceparent)");
+	if (traceparent_parse(json_string_value(v), json_string_length(v),
+	    &tp, &why) != 0)
+		return fail(err, field, "must be a W3C traceparent: %s", why);
+	traceparent_format(&tp, out);
+	free(t->traceparent);
+	if ((t->traceparent = strdup(out)) == NULL)
+		return fail(err, field, "out of memory");
+	return 0;
+}
+
 int
 task_route_ok(const char *s)
 {
@@ -485,6 +510,8 @@ decode_member(struct task *t, const char *k, json_t *v,
 	}
 	if (strcmp(k, "shardKey") == 0)
 		return jsonfield_dup(v, k, TASK_NAME_MAX, &t->shard_key, err);
+	if (strcmp(k, "traceparent") == 0)
+		return decode_traceparent(v, k, t, err);
 	if (strcmp(k, "shardIndex") == 0 || strcmp(k, "shardTotal") == 0) {
 		if (jsonfield_int(v, k, k[5] == 'I' ? 0 : 1, 65536, &n, err))
 			return -1;
@@ -776,6 +803,9 @@ task_encode(const struct task *t, struct buf *out)
 		json_object_set_new(o, "route", json_string(t->route));
 	if (t->shard_key != NULL)
 		json_object_set_new(o, "shardKey", json_string(t->shard_key));
+	if (t->traceparent != NULL)
+		json_object_set_new(o, "traceparent",
+		    json_string(t->traceparent));
 	if (t->shard_index >= 0)
 		json_object_set_new(o, "shardIndex",
 		    json_integer(t->shard_index));
@@ -868,6 +898,8 @@ task_diff(const struct task *a, const struct task *b)
 		return "route";
 	if (task_str_differs(a->shard_key, b->shard_key))
 		return "shardKey";
+	if (task_str_differs(a->traceparent, b->traceparent))
+		return "traceparent";
 	if (a->shard_index != b->shard_index)
 		return "shardIndex";
 	if (a->shard_total != b->shard_total)

@@ -70,6 +70,7 @@ struct task {
 	int timeout_sec;		/* -1 = absent (config default) */
 	char *route;			/* new or NULL */
 	char *shard_key;		/* new or NULL */
+	char *traceparent;		/* new or NULL: W3C, version 00 */
 	int shard_index, shard_total;	/* -1 = absent */
 	char *job_code;			/* new or NULL (fired by job) */
 	char *app_id;			/* new or NULL (API submitter) */

@@ -437,6 +437,18 @@ static const struct bad_case bad_cases[] = {
 	    "shardTotal", "integer" },
 	{ "shardTotal string", "{\"taskCode\":\"a\",\"shardTotal\":\"2\"}",
 	    "shardTotal", "integer" },
+	/* traceparent (W3C Trace Context §3.2) */
+	{ "tp number", "{\"taskCode\":\"a\",\"traceparent\":5}",
+	    "traceparent", "string" },
+	{ "tp ff", "{\"taskCode\":\"a\",\"traceparent\":\"ff-"
+	    "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\"}",
+	    "traceparent", "version ff" },
+	{ "tp zero trace", "{\"taskCode\":\"a\",\"traceparent\":\"00-"
+	    "00000000000000000000000000000000-00f067aa0ba902b7-01\"}",
+	    "traceparent", "all zeros" },
+	{ "tp upper", "{\"taskCode\":\"a\",\"traceparent\":\"00-"
+	    "4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01\"}",
+	    "traceparent", "lowercase" },
 	/* spool-maintained members */
 	{ "jobCode ../j", "{\"taskCode\":\"a\",\"jobCode\":\"../j\"}",
 	    "jobCode", "[A-Za-z0-9]" },
@@ -1128,6 +1140,22 @@ START_TEST(test_roundtrip_decoded)
 }
 END_TEST
 
+/* A traceparent of a higher version is kept in its version-00 form. */
+START_TEST(test_traceparent_member)
+{
+	static const char doc[] = "{\"taskCode\":\"c\",\"traceparent\":"
+	    "\"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x\"}";
+	struct task t;
+
+	task_init(&t);
+	expect_accept("doc", doc, &t);
+	ck_assert_str_eq(t.traceparent,
+	    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+	roundtrip(&t);
+	task_fini(&t);
+}
+END_TEST
+
 /* ---- attempts history ------------------------------------------------- */
 
 START_TEST(test_attempts_cap)
@@ -1404,6 +1432,7 @@ task_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_roundtrip_struct);
 	tcase_add_test(tc, test_roundtrip_decoded);
+	tcase_add_test(tc, test_traceparent_member);
 	tcase_add_test(tc, test_attempts_cap);
 	tcase_add_test(tc, test_outcome_names);
 	tcase_add_test(tc, test_attempt_encode);
