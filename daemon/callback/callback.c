@@ -382,6 +382,11 @@ envelope(const char *result, size_t rlen, char **body, size_t *blen)
 
 		json_object_set(data, copy[i], v != NULL ? v : json_null());
 	}
+	/* The task's trace (README.md, "Trace context"), only when it has
+	 * one: the body is signed, the traceparent header derives from it. */
+	if (json_is_string(json_object_get(r, "traceparent")))
+		json_object_set(data, "traceparent",
+		    json_object_get(r, "traceparent"));
 	env = json_pack("{s:s, s:O, s:o}", "type", "task.finished",
 	    "timestamp", json_object_get(r, "finishedAt"), "data", data);
 	json_decref(r);

@@ -11,6 +11,7 @@
  * a 410 from a registration's URL disables that registration.
  */
 #include <curl/curl.h>
+#include <jansson.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,9 @@
 #include <sys/socket.h>
 
 #include "callback/callback_impl.h"
+#include "core/jsontext.h"
 #include "core/ssrf.h"
+#include "core/traceparent.h"
 #include "spool/clock.h"
 #include "spool/log.h"
 
@@ -81,6 +84,26 @@ on_opensocket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 	return fd < 0 ? CURL_SOCKET_BAD : fd;
 }
 
+/*
+ * The traceparent header of a try (README.md, "Trace context"): a child
+ * of the task's traceparent, data.traceparent of the signed §6.2 body
+ * (len bytes at body), with a new parent-id for this try, into out
+ * (TRACEPARENT_LEN + 1 bytes).  Returns 0, or -1 when the body has none
+ * (a task without one, a delivery made before it was kept) or it is not
+ * valid.
+ */
+static int
+body_traceparent(const char *body, size_t len, char *out)
+{
+	json_t *r = jsontext_loadb(body, len, 0, NULL);
+	const char *tp = json_string_value(json_object_get(
+	    json_object_get(r, "data"), "traceparent"));
+	int rc = tp != NULL ? traceparent_child_fresh(tp, out) : -1;
+
+	json_decref(r);
+	return rc;
+}
+
 /* Start the request of j at now.  Returns 0, or -1 when it could not be
  * started (j is then finished as a failed try). */
 int
@@ -109,6 +132,10 @@ sender_start_request(struct callback_sender *cs, struct cbjob *j, int64_t now,
 	snprintf(h, sizeof(h), "X-Webhook-Attempt: %d", j->c.st.attempts);
 	j->hdrs = curl_slist_append(j->hdrs, h);
 	j->hdrs = curl_slist_append(j->hdrs, "Expect:");
+	if (body_traceparent(j->c.body, j->c.body_len, h + 13) == 0) {
+		memcpy(h, "traceparent: ", 13);
+		j->hdrs = curl_slist_append(j->hdrs, h);
+	}
 	if (j->hdrs == NULL)
 		return -1;
 	/* API.md §7.4, every option. */

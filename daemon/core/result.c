@@ -101,6 +101,9 @@ result_encode(const struct task *t, const struct result_info *ri,
 	json_object_set_new(o, "node", last != NULL ? json_string(last->node) :
 	    json_null());
 	put_time(o, "triggerTime", t->trigger_ms);
+	if (t->traceparent != NULL)
+		json_object_set_new(o, "traceparent",
+		    json_string(t->traceparent));
 	if (ri->fence > 0)
 		json_object_set_new(o, "fencingToken", json_integer(
 		    (json_int_t)ri->fence));

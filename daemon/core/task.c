@@ -131,7 +131,7 @@ static const char *const task_members[] = {
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
-	"durationMs", "exitCode", "signal", "outcome", "reason"
+	"durationMs", "exitCode", "signal", "outcome", "reason", "traceparent"
 };
 #define NELEM_T(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -429,6 +429,16 @@ decode_attempt(json_t *o, size_t idx, struct task_attempt *a,
 			    err))
 				return -1;
 			memcpy(a->reason, s, strlen(s) + 1);
+		} else if (strcmp(k, "traceparent") == 0) {
+			struct traceparent tp;
+			const char *why = "must be a string";
+
+			if (!json_is_string(v) || traceparent_parse(
+			    json_string_value(v), json_string_length(v), &tp,
+			    &why) != 0)
+				return fail(err, field, "must be a W3C "
+				    "traceparent: %s", why);
+			traceparent_format(&tp, a->traceparent);
 		} else
 			return unknown(err, field, k, attempt_members,
 			    NELEM_T(attempt_members), "an attempts[] entry");
@@ -741,6 +751,9 @@ attempt_json(const struct task_attempt *a)
 	    json_string(task_outcome_name(a->outcome)));
 	json_object_set_new(o, "reason", json_string(a->reason));
 	jsonfield_put_time(o, "retryAt", a->retry_at_ms);
+	if (a->traceparent[0] != '\0')
+		json_object_set_new(o, "traceparent",
+		    json_string(a->traceparent));
 	return o;
 }
 
@@ -925,6 +938,7 @@ task_diff(const struct task *a, const struct task *b)
 		    x->exit_code != y->exit_code || x->signal != y->signal ||
 		    x->outcome != y->outcome ||
 		    strcmp(x->reason, y->reason) != 0 ||
+		    strcmp(x->traceparent, y->traceparent) != 0 ||
 		    x->retry_at_ms != y->retry_at_ms)
 			return "attempts[]";
 	}

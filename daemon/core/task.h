@@ -22,6 +22,7 @@
 
 #include "core/buf.h"
 #include "core/jsonfield.h"	/* struct task_error */
+#include "core/traceparent.h"	/* TRACEPARENT_LEN */
 
 #define TASK_FILE_MAX	(1024 * 1024)	/* bytes, API.md §8 body limit */
 #define TASK_DEPTH_MAX	32		/* containers nested in executeParams */
@@ -54,6 +55,8 @@ struct task_attempt {
 	enum task_outcome outcome;
 	char reason[TASK_REASON_MAX];	/* human text, may be "" */
 	int64_t retry_at_ms;		/* next attempt not before; -1 none */
+	char traceparent[TRACEPARENT_LEN + 1];	/* the hook's TRACEPARENT
+					 * (this attempt's span); "" none */
 };
 
 struct task {

@@ -41,6 +41,7 @@
 #include "core/result.h"
 #include "spool/spool.h"
 #include "core/task.h"
+#include "core/traceparent.h"
 
 static uint32_t
 rand32(void)
@@ -436,6 +437,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	char *otail = NULL, *etail = NULL;
 	size_t olen = 0, elen = 0;
 	char msg[TASK_REASON_MAX + 64];
+	char tid[33];
 	enum spool_dir dest;
 
 	if (node_name_to_id(name, t->request_id) != 0) {
@@ -496,14 +498,17 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (callback_prepare(&n->sp, t, c->result.data, c->result.len,
 	    tstime_now_ms(), &c->cb) < 0)
 		log_warn("%s: no callback delivery can be made", t->request_id);
+	traceparent_trace_id(t->traceparent, tid);
 	if (code != NULL)
 		log_task(LOG_LEVEL_INFO, "task.failed", t->request_id,
-		    t->task_code, a->attempt, "%s: %s after %zu attempt(s): %s",
-		    t->request_id, status, t->nattempts, a->reason);
+		    t->task_code, a->attempt, "%s: %s after %zu attempt(s): "
+		    "%s%s%s", t->request_id, status, t->nattempts, a->reason,
+		    tid[0] != '\0' ? " trace=" : "", tid);
 	else
 		log_task(LOG_LEVEL_INFO, dest == SPOOL_DONE ? "task.success" :
 		    "task.cancelled", t->request_id, t->task_code, a->attempt,
-		    "%s: %s (attempt %d)", t->request_id, status, a->attempt);
+		    "%s: %s (attempt %d)%s%s", t->request_id, status,
+		    a->attempt, tid[0] != '\0' ? " trace=" : "", tid);
 	c->cancel_marker = a->outcome == TASK_OUTCOME_CANCELLED ||
 	    (sl != NULL && sl->cancelled);
 	/* Queue at the tail: node_commits_flush() runs once per loop pass. */

@@ -76,6 +76,8 @@ struct slot {
 	int timed_out, cancelled;
 	struct stream out, err;
 	int64_t cpu_ms;			/* CPU used (wait4) */
+	char traceparent[TRACEPARENT_LEN + 1];	/* the attempt's span: a
+					 * child of t.traceparent; "" none */
 };
 
 struct workdir {

@@ -56,6 +56,7 @@
 #include "core/result.h"
 #include "spool/spool.h"
 #include "core/task.h"
+#include "core/traceparent.h"
 #include "core/tstime.h"
 
 static int
@@ -278,6 +279,11 @@ slot_take(struct node *n, struct task *t, const char *name, int lockfd)
 	sl->t = *t;			/* steals t's allocations */
 	task_init(t);
 	sl->attempt = (int)sl->t.nattempts + 1;
+	/* The attempt is a span of the task's trace (README.md, "Trace
+	 * context"); a parent that no longer parses leaves it "". */
+	if (sl->t.traceparent != NULL &&
+	    traceparent_child_fresh(sl->t.traceparent, sl->traceparent) != 0)
+		sl->traceparent[0] = '\0';
 	node_stream_init(&sl->out, (size_t)n->cfg->tail_bytes);
 	node_stream_init(&sl->err, (size_t)n->cfg->tail_bytes);
 	sl->start_ms = tstime_now_ms();
@@ -334,6 +340,14 @@ hook_env(struct node *n, const struct slot *sl, const char *id,
 	    sl->t.shard_total : 1);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_SHARD_TOTAL", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_RESULT_FILE", rfile);
+	if (sl->traceparent[0] != '\0') {
+		char tid[33];
+
+		traceparent_trace_id(sl->traceparent, tid);
+		env_put(envp, &ne, envbuf, &off, "TRACEPARENT",
+		    sl->traceparent);
+		env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TRACE_ID", tid);
+	}
 	if (env_put(envp, &ne, envbuf, &off, "TASKSPOOL_WORK_DIR", wdir)) {
 		errno = E2BIG;
 		return -1;
@@ -400,6 +414,7 @@ start_failed(struct node *n, struct slot *sl, const char *id,
 	log_warnx("%s: cannot start hook %s: %s", id, path, strerror(e));
 	memset(&a, 0, sizeof(a));
 	a.attempt = sl->attempt;
+	memcpy(a.traceparent, sl->traceparent, sizeof(a.traceparent));
 	snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
 	a.start_ms = sl->start_ms;
 	a.end_ms = tstime_now_ms();
@@ -497,9 +512,15 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->out.fd, &ev);
 	ev.data.u64 = ((uint64_t)(sl - n->slots) << 2) | 2;
 	epoll_ctl(n->ep, EPOLL_CTL_ADD, sl->err.fd, &ev);
-	log_task(LOG_LEVEL_INFO, "task.running", id, sl->t.task_code,
-	    sl->attempt, "%s: attempt %d started, pid %d", id, sl->attempt,
-	    (int)pid);
+	{
+		char tid[33];
+
+		traceparent_trace_id(sl->traceparent, tid);
+		log_task(LOG_LEVEL_INFO, "task.running", id, sl->t.task_code,
+		    sl->attempt, "%s: attempt %d started, pid %d%s%s", id,
+		    sl->attempt, (int)pid, tid[0] != '\0' ? " trace=" : "",
+		    tid);
+	}
 	metrics_attempt_started(sl->t.task_code, sl->t.not_before_ms >= 0 ?
 	    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ? sl->t.trigger_ms :
 	    sl->t.created_ms, sl->start_ms);
@@ -665,6 +686,7 @@ slot_outcome(struct node *n, const struct slot *sl, int ws,
 {
 	memset(a, 0, sizeof(*a));
 	a->attempt = sl->attempt;
+	memcpy(a->traceparent, sl->traceparent, sizeof(a->traceparent));
 	snprintf(a->node, sizeof(a->node), "%s", n->sp.node);
 	a->start_ms = sl->start_ms;
 	a->end_ms = tstime_now_ms();
