@@ -14,6 +14,7 @@
  *   api_tasks.c      GET and DELETE /tasks/{id}, GET /tasks (the list)
  *   api_callbacks.c  POST /callbacks/register, callback URL checks
  *   api_ops.c        GET /health and GET /metrics (unsigned)
+ *   api_trace.c      the traceparent a submitted task keeps
  *
  * Every endpoint function takes the request's context c (borrowed, valid
  * for the one request) and the response buffer out, appends exactly one
@@ -219,6 +220,17 @@ json_t *api_task_view(struct api_ctx *c, const struct api_marker *m,
  */
 json_t *api_summary(struct api_ctx *c, const struct api_marker *m,
     const int64_t *fresh);
+
+/* --- trace context (api_trace.c) ------------------------------------- */
+
+/*
+ * Give t (borrowed) the traceparent it keeps when it has none from its
+ * body: the request's traceparent header when it is a valid W3C value
+ * (an invalid one is ignored, W3C Trace Context §3.2), else a new trace
+ * (traceparent_fresh).  Returns 0, or -1 (ENOMEM, or EIO from
+ * RAND_bytes).
+ */
+int api_trace_choose(struct api_ctx *c, struct task *t);
 
 /* --- callback registration (api_callbacks.c) ------------------------- */
 

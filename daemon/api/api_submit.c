@@ -223,6 +223,8 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 		t->created_ms = c->rq->now * 1000 + t->created_ms % 1000;
 	free(t->app_id);
 	t->app_id = strdup(c->app_id);
+	if (api_trace_choose(c, t) != 0)
+		return api_unavailable(c, out, "traceparent");
 	/* A body under the 1 MiB limit can still make a task file over it
 	 * once appId, createdAt and the rest are added: the daemons would
 	 * send that file to corrupt/, so it is refused here, before any
@@ -274,7 +276,12 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 		int64_t due = t->not_before_ms >= 0 ? t->not_before_ms -
 		    c->rq->now * 1000 : 0;
 
-		return api_respond_json(c, out, 202, api_summary(c, &m, &due));
+		json_t *sum = api_summary(c, &m, &due);
+
+		if (sum != NULL)
+			json_object_set_new(sum, "traceparent",
+			    json_string(t->traceparent));
+		return api_respond_json(c, out, 202, sum);
 	}
 }
 

@@ -108,6 +108,10 @@ view_finished(struct api_ctx *c, const char *file, int with_result,
 			continue;
 		json_object_set(o, keep[i], v != NULL ? v : json_null());
 	}
+	/* README.md, "Trace context": only a task that has one. */
+	if (json_is_string(json_object_get(r, "traceparent")))
+		json_object_set(o, "traceparent",
+		    json_object_get(r, "traceparent"));
 	json_decref(r);
 	return o;
 }
@@ -163,6 +167,9 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 	json_object_set_new(o, "node", node[0] != '\0' ? json_string(node) :
 	    json_null());
 	json_object_set_new(o, "triggerTime", api_time_or_null(t.trigger_ms));
+	if (t.traceparent != NULL)
+		json_object_set_new(o, "traceparent",
+		    json_string(t.traceparent));
 	if (strcmp(st, "PENDING") == 0)
 		json_object_set_new(o, "estimatedDelay", json_integer(
 		    t.not_before_ms > now_ms ? (t.not_before_ms - now_ms +
