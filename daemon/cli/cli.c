@@ -33,6 +33,7 @@
 #include "cli/cli_top.h"
 #include "cli/cli_records.h"
 #include "cli/cli_nodes.h"
+#include "cli/cli_trace.h"
 #include "spool/config.h"
 #include "coord/coord.h"
 #include "coord/coord_open.h"
@@ -43,6 +44,7 @@
 #include "spool/spool.h"
 #include "core/version.h"
 #include "core/task.h"
+#include "core/traceparent.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "coord/wakeup.h"
@@ -68,7 +70,7 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
-"         [--wait-timeout S]\n"
+"         [--wait-timeout S] [--traceparent TP]\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
 "  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
@@ -298,11 +300,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "wait", no_argument, NULL, 'w' },
 		{ "wait-timeout", required_argument, NULL, 'W' },
+		{ "traceparent", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
-	const char *wait_timeout = NULL;
+	const char *wait_timeout = NULL, *traceparent = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -323,6 +326,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 't': timeout = optarg; break;
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
+		case 'T': traceparent = optarg; break;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 0;
@@ -444,6 +448,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_DATAERR;
 		goto out;
 	}
+	if ((rc = cli_trace_choose(traceparent, &t)) != 0)
+		goto out;
 	if (cli_open(c) != 0) {
 		rc = EX_CONFIG;
 		goto out;
@@ -548,6 +554,7 @@ struct status {
 	char code[TASK_CODE_MAX + 1];
 	int attempts;
 	int64_t not_before;
+	char traceparent[TRACEPARENT_LEN + 1];	/* "" when none */
 };
 
 /*
@@ -607,6 +614,9 @@ get_status(struct cli *c, const char *id, struct status *st)
 		snprintf(st->code, sizeof(st->code), "%s", t.task_code);
 		st->attempts = (int)t.nattempts;
 		st->not_before = t.not_before_ms;
+		if (t.traceparent != NULL)
+			snprintf(st->traceparent, sizeof(st->traceparent),
+			    "%s", t.traceparent);
 	}
 	free(data);
 	task_fini(&t);
@@ -682,6 +692,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 		snprintf(st.code, sizeof(st.code), "%s", ie.code);
 		st.attempts = (int)ie.attempts;
 		st.not_before = ie.not_before_ms;
+		st.traceparent[0] = '\0';
 		state = ie.state;
 		source = "index";
 	} else if (get_status(c, argv[1], &st) != 0) {
@@ -721,6 +732,18 @@ cmd_status(struct cli *c, int argc, char **argv)
 		    when, sizeof(when), st.not_before)) : json_null());
 		if (reason[0] != '\0')
 			json_object_set_new(o, "reason", json_string(reason));
+		{
+			/* The index has no traceparent: the task file has. */
+			struct status fs;
+
+			if (st.traceparent[0] == '\0' && get_status(c,
+			    argv[1], &fs) == 0)
+				memcpy(st.traceparent, fs.traceparent,
+				    sizeof(st.traceparent));
+			if (st.traceparent[0] != '\0')
+				json_object_set_new(o, "traceparent",
+				    json_string(st.traceparent));
+		}
 		if (damaged)
 			json_object_set_new(o, "resultDamaged", json_true());
 		s = json_dumps(o, JSON_COMPACT);
