@@ -31,6 +31,7 @@
 #include "spool/log.h"
 #include "records/records.h"
 #include "core/task.h"
+#include "core/traceparent.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "core/tz.h"
@@ -444,6 +445,14 @@ fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 		goto out;
 	}
 	task.created_ms = now;
+	{
+		/* Each fire starts a new trace (README.md, "Trace
+		 * context"); without random bytes it has none. */
+		char tp[TRACEPARENT_LEN + 1];
+
+		if (traceparent_fresh(tp) == 0)
+			task.traceparent = strdup(tp);
+	}
 	if (j->def.jitter_ms > 0) {
 		uint32_t r = 0;
 
