@@ -14,7 +14,8 @@
 #   tsapi.sh request METHOD PATH [FILE]   any signed request
 #
 # Environment: TS_URL (e.g. https://tasks.example.com, the API is under
-# /api), TS_APP_ID, TS_SECRET (the AppSecret text, used as issued).
+# /api), TS_APP_ID, TS_SECRET (the AppSecret text, used as issued),
+# TS_TRACEPARENT (optional: sent as the W3C traceparent header).
 # The response body goes to stdout; with TS_VERBOSE=1 the status line and
 # headers go to stderr.  Exit status: 0 for a 2xx answer, 1 for any other
 # answer, 2 for usage or transport errors; wait exits 0 only on SUCCESS.
@@ -38,6 +39,9 @@ request() {
 	set -- -sS -X "$method" -o "$tmp/out" -D "$tmp/hdr" -w '%{http_code}' \
 	    -H "X-App-Id: $TS_APP_ID" -H "X-Timestamp: $ts" \
 	    -H "X-Nonce: $nonce" -H "X-Signature: $sig" -H 'Expect:'
+	if [ -n "${TS_TRACEPARENT:-}" ]; then
+		set -- "$@" -H "traceparent: $TS_TRACEPARENT"
+	fi
 	if [ -s "$body" ] || [ "$method" = POST ]; then
 		set -- "$@" -H 'Content-Type: application/json' --data-binary "@$body"
 	fi

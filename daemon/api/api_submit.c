@@ -36,7 +36,7 @@
 static const char *const submit_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs", "runAt",
 	"executeParams", "callbackUrl", "maxRetries", "timeoutSec", "route",
-	"shardKey", NULL
+	"shardKey", "traceparent", NULL
 };
 
 

@@ -55,7 +55,8 @@ def dump(headers, body):
         f.write(body)
     with open(base + ".hdr.tmp", "w") as f:
         json.dump({k: headers.get(k, "") for k in
-                   ("webhook-id", "webhook-timestamp", "webhook-signature")},
+                   ("webhook-id", "webhook-timestamp", "webhook-signature",
+                   "traceparent")},
                   f)
     os.rename(base + ".hdr.tmp", base + ".hdr")
 
