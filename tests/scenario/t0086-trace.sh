@@ -44,12 +44,8 @@ RPORT=$(cat "$TRASH/recv.port")
 
 # dumped_for ID: the number of the receiver's saved request for task ID.
 dumped_for() {
-	for _f in "$TRASH"/dump/*.hdr; do
-		[ -f "$_f" ] || continue
-		_n=$(basename "$_f" .hdr)
-		[ "$(jq -r .data.requestId "$TRASH/dump/$_n.body")" = "$1" ] && { echo "$_n"; return 0; }
-	done
-	return 1
+	_f=$(grep -l "\"requestId\":\"$1\"" "$TRASH"/dump/*.body 2>/dev/null | head -n 1) &&
+	test -n "$_f" && test -f "${_f%.body}.hdr" && basename "$_f" .body
 }
 # valid TP: a version-00 traceparent, ids not all zeros (W3C §3.2).
 valid() {
