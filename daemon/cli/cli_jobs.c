@@ -27,6 +27,7 @@
 #include "core/buf.h"
 #include "spool/readfd.h"
 #include "cli/cli_jobs.h"
+#include "cli/cli_trace.h"
 #include "core/job.h"
 #include "coord/jobrun.h"
 #include "spool/spool.h"
@@ -842,6 +843,9 @@ cmd_run_now(struct jobs_cli *c, int ac, char **av)
 		goto out;
 	}
 	t.created_ms = t.trigger_ms;
+	/* As a fire: a new trace, or the caller's TRACEPARENT. */
+	if ((rc = cli_trace_choose(NULL, &t)) != 0)
+		goto out;
 	(void)snprintf(file, sizeof(file), "%s.json", t.request_id);
 	/* O_EXCL only guards incoming/: look everywhere first. */
 	if (spool_locate(&c->sp, t.request_id, &where, NULL) == 0) {

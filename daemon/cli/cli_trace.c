@@ -39,13 +39,13 @@ cli_trace_choose(const char *flag, struct task *t)
 	    traceparent_parse(env, strlen(env), &tp, NULL) == 0)
 		traceparent_format(&tp, val);
 	else if (traceparent_fresh(val) != 0) {
-		fprintf(stderr, "taskspool submit: no random bytes for a new "
+		fprintf(stderr, "taskspool: no random bytes for a new "
 		    "trace\n");
 		return EX_SOFTWARE;
 	}
 	free(t->traceparent);
 	if ((t->traceparent = strdup(val)) == NULL) {
-		fprintf(stderr, "taskspool submit: out of memory\n");
+		fprintf(stderr, "taskspool: out of memory\n");
 		return EX_SOFTWARE;
 	}
 	return 0;

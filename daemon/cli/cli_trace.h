@@ -1,6 +1,6 @@
 /*
  * cli_trace.h — the traceparent a task submitted by "taskspool submit"
- * keeps (README.md, "Trace context").
+ * or "taskspool jobs run-now" keeps (README.md, "Trace context").
  */
 #ifndef CLI_TRACE_H
 #define CLI_TRACE_H

@@ -29,10 +29,16 @@ cat >"$HOOKS/trace" <<H
 printf '%s %s\n' "\$TRACEPARENT" "\$TASKSPOOL_TRACE_ID" >"$TRASH/env.\$TASKSPOOL_REQUEST_ID"
 printf '{}\n' >"\$TASKSPOOL_RESULT_FILE"
 H
-chmod +x "$HOOKS/trace"
+cat >"$HOOKS/flaky" <<H
+#!/bin/sh
+# Exits 75 (retry) on its first attempt.
+echo "\$TRACEPARENT" >>"$TRASH/env.\$TASKSPOOL_REQUEST_ID"
+test "\$TASKSPOOL_ATTEMPT" -gt 1 || exit 75
+H
+chmod +x "$HOOKS/trace" "$HOOKS/flaky"
 
 export TS_APP_ID=tester
-TS_SECRET=$(ts apps add tester --codes trace) || exit 1
+TS_SECRET=$(ts apps add tester --codes trace,flaky) || exit 1
 export TS_SECRET
 
 mkdir -p "$TRASH/dump"
@@ -117,6 +123,40 @@ test_expect_success 'the body member wins over the header' '
 	test "$(echo "$HTP" | cut -d- -f4)" = 00
 '
 
+test_expect_success 'a replay with another traceparent header is the same request and keeps the first value' '
+	TS_VERBOSE=1 TS_TRACEPARENT="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" \
+	    sh "$TSAPI" submit "$TRASH/t1.json" >"$TRASH/out" 2>"$TRASH/hdr" &&
+	grep -qi "^Idempotent-Replayed: true" "$TRASH/hdr" &&
+	sh "$TSAPI" get tr-1 >"$TRASH/get" &&
+	test "$(jq -r .traceparent "$TRASH/get")" = "$TP"
+'
+
+test_expect_success 'a retried task: each attempt its own span of the one trace' '
+	printf "{\"requestId\":\"tr-r\",\"taskCode\":\"flaky\",\"maxRetries\":1}" >"$TRASH/tr.json" &&
+	TS_TRACEPARENT=$TP sh "$TSAPI" submit "$TRASH/tr.json" >"$TRASH/out" &&
+	sh "$TSAPI" wait tr-r 60 >"$TRASH/get" &&
+	R="$SPOOL/results/tr-r.json" &&
+	A1=$(jq -r ".attempts[0].traceparent" "$R") && A2=$(jq -r ".attempts[1].traceparent" "$R") &&
+	valid "$A1" && valid "$A2" && test "$A1" != "$A2" &&
+	test "$(echo "$A1" | cut -d- -f2)" = $TID && test "$(echo "$A2" | cut -d- -f2)" = $TID &&
+	test "$(sed -n 1p "$TRASH/env.tr-r")" = "$A1" && test "$(sed -n 2p "$TRASH/env.tr-r")" = "$A2"
+'
+
+test_expect_success 'jobs: a fire and a run-now each start a new trace' '
+	printf "{\"jobCode\":\"tj\",\"taskCode\":\"trace\",\"cron\":\"* * * * * ?\",\"timezone\":\"UTC\"}" >"$TRASH/tj.json" &&
+	ts jobs add "$TRASH/tj.json" >/dev/null &&
+	wait_for "ls \"$SPOOL/done\" | grep -q \"^tj\\.\"" 20 &&
+	ts jobs remove tj >/dev/null &&
+	F=$(ls "$SPOOL/done" | grep "^tj\\." | head -n 1) &&
+	valid "$(jq -r .traceparent "$SPOOL/done/$F")" &&
+	printf "{\"jobCode\":\"tk\",\"taskCode\":\"trace\",\"cron\":\"0 0 0 1 1 ?\",\"timezone\":\"UTC\"}" >"$TRASH/tk.json" &&
+	ts jobs add "$TRASH/tk.json" >/dev/null &&
+	N=$(TRACEPARENT=$TP ts jobs run-now tk) &&
+	wait_terminal "$N" &&
+	test "$(jq -r .traceparent "$SPOOL/results/$N.json")" = "$TP" &&
+	ts jobs remove tk >/dev/null
+'
+
 test_expect_success 'CLI: --traceparent, TRACEPARENT from the environment, none: a fresh trace' '
 	ts submit --code trace --id tr-5 --traceparent "$TP" >/dev/null &&
 	TRACEPARENT="00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" ts submit --code trace --id tr-6 >/dev/null &&
@@ -140,8 +180,8 @@ test_expect_success 'CLI: an invalid --traceparent is 64 with the reason; a task
 
 test_expect_success 'a task file with an invalid traceparent goes to corrupt/ naming the member' '
 	drop tr-10.json "{\"taskCode\":\"trace\",\"traceparent\":\"00-$TID-0000000000000000-01\"}" &&
-	wait_for "test -e \"$SPOOL/corrupt/tr-10.json\"" &&
-	grep -q "traceparent" "$SPOOL"/corrupt/tr-10.json.reason* &&
+	wait_for "test -s \"$SPOOL/corrupt/tr-10.json.reason\"" &&
+	grep -q "^traceparent: must be a W3C traceparent: parent-id must not be all zeros" "$SPOOL/corrupt/tr-10.json.reason" &&
 	stop_daemon n1
 '
 
