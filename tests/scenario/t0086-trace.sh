@@ -1,6 +1,6 @@
 #!/bin/sh
 # W3C trace context end to end (issue 14 item 6; README.md, "Trace
-# context"), in embedded mode:
+# context"), in embedded mode, then briefly in cluster mode (Redis):
 #  - an API submit with a traceparent header: the hook gets TRACEPARENT
 #    with the same trace-id and another parent-id (and TASKSPOOL_TRACE_ID),
 #    the attempt records that value, the result and GET show the task's
@@ -14,7 +14,8 @@
 #    an invalid flag (64), a task without any: a fresh valid trace.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
-trap api_cleanup EXIT
+. "$(dirname "$0")/cluster-lib.sh"
+trap 'api_stop; redis_teardown' EXIT
 RECV="$API_HERE/tests/tools/cbrecv.py"
 TSAPI="$API_HERE/contrib/clients/tsapi.sh"
 TID=4bf92f3577b34da6a3ce929d0e0e4736
@@ -183,6 +184,23 @@ test_expect_success 'a task file with an invalid traceparent goes to corrupt/ na
 	wait_for "test -s \"$SPOOL/corrupt/tr-10.json.reason\"" &&
 	grep -q "^traceparent: must be a W3C traceparent: parent-id must not be all zeros" "$SPOOL/corrupt/tr-10.json.reason" &&
 	stop_daemon n1
+'
+
+redis_setup
+
+test_expect_success 'cluster: two nodes; the API header and the CLI flag reach the hook; status --json from the index shows it' '
+	start_daemon c1 -j 2 && start_daemon c2 -j 2 &&
+	printf "{\"requestId\":\"tc-1\",\"taskCode\":\"trace\"}" >"$TRASH/c1.json" &&
+	TS_TRACEPARENT=$TP sh "$TSAPI" submit "$TRASH/c1.json" >"$TRASH/out" &&
+	ts submit --code trace --id tc-2 --traceparent "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" >/dev/null &&
+	wait_terminal tc-1 && wait_terminal tc-2 &&
+	read HTP HTID <"$TRASH/env.tc-1" && test "$HTID" = $TID &&
+	test "$(echo "$HTP" | cut -d- -f3)" != 00f067aa0ba902b7 &&
+	read HTP HTID <"$TRASH/env.tc-2" && test "$HTID" = 0af7651916cd43dd8448eb211c80319c &&
+	wait_for "ts --json status tc-1 | jq -e \".source == \\\"index\\\"\" >/dev/null" 10 &&
+	test "$(ts --json status tc-1 | jq -r .traceparent)" = "$TP" &&
+	test "$(ts --json status tc-2 | jq -r .traceparent)" = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" &&
+	stop_daemon c1 && stop_daemon c2
 '
 
 test_done
