@@ -32,6 +32,8 @@
 #include "core/buf.h"
 #include "spool/config.h"
 #include "spool/spool.h"
+#include "core/task.h"
+#include "core/traceparent.h"
 
 #include "apivectors.h"
 
@@ -476,6 +478,64 @@ unlink_nonce(json_t *v)
 	return unlink(nm);
 }
 
+/*
+ * Issue 14 item 6 (README.md, "Trace context"): S01 with a valid
+ * traceparent header (W3C Trace Context §3.2's example) keeps it in the
+ * task file and shows it in the 202 body; with an uppercase one (invalid,
+ * §3.2.2) the header is ignored and the task gets a new valid trace.
+ */
+static void
+submit_with_traceparent(const char *hdr, char *got, size_t gotlen)
+{
+	json_t *s01 = by_id("request_signing", "S01");
+	int64_t now = json_integer_value(json_object_get(s01, "timestamp"));
+	json_t *v = json_pack("{s:{s:s}, s:s}", "header_override",
+	    "traceparent", hdr, "change", "a traceparent header");
+	char path[600], data[8192];
+	struct config cfg;
+	struct answer a;
+	struct task t;
+	struct task_error te;
+	size_t n;
+	FILE *f;
+
+	make_spool(&cfg, 1);
+	run(&cfg, s01, v, now, &a);
+	json_decref(v);
+	ck_assert_int_eq(a.status, 202);
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(a.body,
+	    "traceparent")));
+	snprintf(got, gotlen, "%s", json_string_value(json_object_get(a.body,
+	    "traceparent")));
+	answer_free(&a);
+	snprintf(path, sizeof(path), "%s/incoming/order-20240601-0001.json",
+	    spool_dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	n = fread(data, 1, sizeof(data), f);
+	fclose(f);
+	task_init(&t);
+	ck_assert_int_eq(task_decode(data, n, &t, &te), 0);
+	ck_assert_str_eq(t.traceparent, got);
+	task_fini(&t);
+}
+
+START_TEST(test_traceparent_header)
+{
+	static const char tp[] =
+	    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+	char got[128];
+	struct traceparent p;
+
+	submit_with_traceparent(tp, got, sizeof(got));
+	ck_assert_str_eq(got, tp);
+	submit_with_traceparent(
+	    "00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01", got,
+	    sizeof(got));
+	ck_assert_int_eq(traceparent_parse(got, strlen(got), &p, NULL), 0);
+	ck_assert_int_ne(strncmp(got, tp, 35), 0);
+}
+END_TEST
+
 START_TEST(test_torn_result_get)
 {
 	json_t *s01 = by_id("request_signing", "S01");
@@ -750,6 +810,7 @@ api_suite(void)
 	tcase_add_test(tc, test_body_rules);
 	tcase_add_test(tc, test_orphan_record_completed);
 	tcase_add_test(tc, test_torn_result_get);
+	tcase_add_test(tc, test_traceparent_header);
 	tcase_add_test(tc, test_config_error_is_500);
 	tcase_add_test(tc, test_rate_limit);
 	tcase_add_test(tc, test_nul_body);
