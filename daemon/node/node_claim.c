@@ -174,6 +174,12 @@ node_other_copy(struct node *n, const char *id, int dirfd, const char *name,
 		    "running on node %s (a second copy)", id, other);
 		return 1;
 	}
+	if (dirfd != n->sp.dir[SPOOL_HOLD] && fstatat(n->sp.dir[SPOOL_HOLD],
+	    final, &ts, AT_SYMLINK_NOFOLLOW) == 0) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" is held "
+		    "in hold/ (a second copy)", id);
+		return 1;
+	}
 	if (!from_delayed && fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
 	    AT_SYMLINK_NOFOLLOW) == 0) {
 		snprintf(why, whylen, "requestId: duplicate: \"%s\" already "
@@ -610,6 +616,8 @@ node_claim(struct node *n, int dfd, const char *name, int announced)
 		log_debug("%s", why);
 		goto out;	/* the next rescan looks again */
 	}
+	if (node_hold_claim(n, dfd, name, final, &t))
+		goto out;	/* held (coord/hold.h) */
 	if (t.created_ms < 0)
 		t.created_ms = node_mtime_ms(&st);
 	if (claim_delay(n, dfd, name, announced, &t, final, now) ||
