@@ -46,6 +46,12 @@
 #include "spool/spool.h"
 #include "core/task.h"
 
+/* How far back into the candidates a late arrival (older mtime than the
+ * newest candidate) is placed by its mtime: beyond, it waits at the
+ * tail, so a large unordered backlog (a start-up rescan) costs a bounded
+ * walk per file. */
+#define CAND_ORDER_WALK	4096
+
 /* Past the settle time before a file is looked at again (ms): its mtime
  * is in ms, the clock that compares it too. */
 #define SETTLE_SLACK_MS	50
@@ -81,12 +87,17 @@ void
 node_cand_add(struct node *n, const char *name, int announced)
 {
 	struct nameset_node *c;
+	struct stat st;
 
 	if (name[0] == '.' || name[0] == '\0')
 		return;		/* editor/NFS temporaries, never tasks */
 	if (nameset_find(&n->nohook, name) != NULL)
 		return;		/* for another node: node_hooks_rescan() */
-	c = nameset_add(&n->cand, name, NULL);
+	/* Claim order is the files' mtime order (their submit or due
+	 * time): a released held task keeps its place (coord/hold.h). */
+	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
+	    SPOOL_INCOMING], name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+	    node_mtime_ms(&st) : INT64_MAX, CAND_ORDER_WALK, NULL);
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
 }

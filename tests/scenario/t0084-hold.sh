@@ -1,0 +1,173 @@
+#!/bin/sh
+# Holding and releasing tasks (issue 14 item 3; Postfix's hold queue,
+# postsuper -h / -H), in embedded mode and then in cluster mode (Redis
+# leases and index), one daemon with one slot so the order of hook
+# starts is the claim order:
+#  - 10 pending tasks o1..o10 behind a gate; o3 o5 o7 held (hold/,
+#    HELD in status and list), released in the order o5 o3 o7 while the
+#    gate still runs: the hooks start o1 o2 ... o10, their submit order;
+#  - held tasks never run: p2 p3 stay in hold/ while p1 p4 run and
+#    finish; `release --all` → they run;
+#  - a running task held: its hook exits 75, the retry sits in hold/
+#    (attempt 1 recorded, not run again), `release` → attempt 2 runs,
+#    SUCCESS; the marker is gone after;
+#  - `hold --code C` holds the pending tasks of C (and counts them),
+#    cancel of a held task ends CANCELLED with a result, `release --code`;
+#  - hold of a finished task exits 69, of an unknown one 66, of a held
+#    one 0 ("already held"); release of one not held says so (0);
+#  - a daemon restart keeps held tasks in hold/; released, they run.
+. "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+
+# rec: records its id in $TRASH/order; a gate (id *-g*) waits for
+# $TRASH/go.<id>; flaky exits 75 at its first attempt, after go.<id>.
+cat >"$HOOKS/rec" <<H
+#!/bin/sh
+echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/order"
+case \$TASKSPOOL_REQUEST_ID in
+*-g*)	i=0
+	while [ ! -e "$TRASH/go.\$TASKSPOOL_REQUEST_ID" ] && [ \$i -lt 300 ]; do
+		sleep 0.1; i=\$((i + 1))
+	done;;
+esac
+exit 0
+H
+cat >"$HOOKS/flaky" <<H
+#!/bin/sh
+echo "\$TASKSPOOL_REQUEST_ID \$TASKSPOOL_ATTEMPT" >>"$TRASH/flaky"
+[ "\$TASKSPOOL_ATTEMPT" -gt 1 ] && exit 0
+i=0
+while [ ! -e "$TRASH/go.\$TASKSPOOL_REQUEST_ID" ] && [ \$i -lt 300 ]; do
+	sleep 0.1; i=\$((i + 1))
+done
+exit 75
+H
+cp "$HOOKS/rec" "$HOOKS/rec2"
+chmod +x "$HOOKS/rec" "$HOOKS/rec2" "$HOOKS/flaky"
+
+# gate ID: submit a gate task and wait until its hook runs.
+gate() {
+	ts submit --code rec --id "$1" >/dev/null &&
+	wait_for "grep -qx \"$1\" \"$TRASH/order\""
+}
+# started ID...: the ids of $TRASH/order after the last gate, joined.
+order_of() { grep -v -- "-g" "$TRASH/order" | grep "^$1" | tr "\n" " "; }
+
+phase() {	# phase M: the scenario with prefix M (e embedded, c cluster)
+M=$1
+
+test_expect_success "$M: hold 3 of 10 pending tasks, release them: the order is kept" '
+	: >"$TRASH/order" &&
+	start_daemon ${M}1 -j 1 &&
+	gate $M-g1 &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		ts submit --code rec --id $M-o$i >/dev/null || return 1
+	done &&
+	for i in 3 5 7; do
+		ts hold $M-o$i >"$TRASH/$M.hold.out" &&
+		grep -q "^$M-o$i HELD: moved from incoming/ to hold/" "$TRASH/$M.hold.out" &&
+		test -e "$SPOOL/hold/$M-o$i.json" &&
+		test -e "$SPOOL/state/hold/$M-o$i" || return 1
+	done &&
+	ts status $M-o5 | grep -q "^$M-o5 HELD (held since .*, from incoming/, by cli uid " &&
+	test "$(ts list --state HELD | wc -l)" = 3 &&
+	test "$(ts --json status $M-o3 | jq -r .status)" = HELD &&
+	for i in 5 3 7; do
+		ts release $M-o$i | grep -q "^$M-o$i PENDING: moved from hold/ to incoming/" || return 1
+	done &&
+	test ! -e "$SPOOL/state/hold/$M-o3" &&
+	touch "$TRASH/go.$M-g1" &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do wait_terminal $M-o$i || return 1; done &&
+	test "$(order_of $M-o)" = "$M-o1 $M-o2 $M-o3 $M-o4 $M-o5 $M-o6 $M-o7 $M-o8 $M-o9 $M-o10 "
+'
+
+test_expect_success "$M: held tasks never run; release --all puts them back" '
+	: >"$TRASH/order" &&
+	gate $M-g2 &&
+	for i in 1 2 3 4; do ts submit --code rec --id $M-p$i >/dev/null || return 1; done &&
+	ts hold $M-p2 >/dev/null && ts hold $M-p3 >/dev/null &&
+	touch "$TRASH/go.$M-g2" &&
+	wait_terminal $M-p1 && wait_terminal $M-p4 && sleep 1.5 &&
+	test -e "$SPOOL/hold/$M-p2.json" && test -e "$SPOOL/hold/$M-p3.json" &&
+	test "$(order_of $M-p)" = "$M-p1 $M-p4 " &&
+	ts release --all >"$TRASH/$M.rel.out" &&
+	grep -q "^released 2 task(s)$" "$TRASH/$M.rel.out" &&
+	wait_terminal $M-p2 && wait_terminal $M-p3 &&
+	test "$(jq -r .status "$SPOOL/results/$M-p3.json")" = SUCCESS &&
+	test -z "$(ls -A "$SPOOL/hold")"
+'
+
+test_expect_success "$M: a running task held: its retry sits in hold/ until released" '
+	: >"$TRASH/flaky" &&
+	ts submit --code flaky --id $M-f1 --retries 3 >/dev/null &&
+	wait_for "grep -q \"^$M-f1 1\$\" \"$TRASH/flaky\"" &&
+	ts hold $M-f1 >"$TRASH/$M.hf.out" &&
+	grep -q "^$M-f1 HOLD_REQUESTED: it runs now; its next retry" "$TRASH/$M.hf.out" &&
+	ts status $M-f1 | grep -q "RUNNING on ${M}1 (attempt 1) (hold requested .*: its next retry is held)" &&
+	touch "$TRASH/go.$M-f1" &&
+	wait_for "test -e \"$SPOOL/hold/$M-f1.json\"" &&
+	grep -q "retry .* held in hold/" "$TRASH/log.${M}1" &&
+	sleep 1.5 &&
+	test -e "$SPOOL/hold/$M-f1.json" &&
+	test "$(wc -l <"$TRASH/flaky")" = 1 &&
+	test "$(jq -r ".attempts | length" "$SPOOL/hold/$M-f1.json")" = 1 &&
+	ts status $M-f1 | grep -q "^$M-f1 HELD (held since .*, from active/" &&
+	ts release $M-f1 >/dev/null &&
+	wait_terminal $M-f1 &&
+	test "$(jq -r ".status, (.attempts | length)" "$SPOOL/results/$M-f1.json" | tr "\n" " ")" = "SUCCESS 2 " &&
+	test ! -e "$SPOOL/state/hold/$M-f1"
+'
+
+test_expect_success "$M: hold --code; cancel of a held task; release --code" '
+	: >"$TRASH/order" &&
+	gate $M-g3 &&
+	for i in 1 2 3; do ts submit --code rec2 --id $M-k$i >/dev/null || return 1; done &&
+	ts submit --code rec --id $M-r1 >/dev/null &&
+	ts hold --code rec2 >"$TRASH/$M.hc.out" &&
+	grep -q "^held 3 task(s) of code rec2$" "$TRASH/$M.hc.out" &&
+	test -e "$SPOOL/incoming/$M-r1.json" &&
+	ts cancel $M-k2 | grep -q "^$M-k2 CANCELLED$" &&
+	test "$(jq -r .status "$SPOOL/results/$M-k2.json")" = CANCELLED &&
+	test ! -e "$SPOOL/state/hold/$M-k2" &&
+	ts release --code rec2 | grep -q "^released 2 task(s) of code rec2$" &&
+	touch "$TRASH/go.$M-g3" &&
+	wait_terminal $M-k1 && wait_terminal $M-k3 && wait_terminal $M-r1 &&
+	test "$(order_of $M-)" = "$M-k1 $M-k3 $M-r1 "
+'
+
+test_expect_success "$M: finished 69, unknown 66, already held 0, not held 0" '
+	rc=0 && ts hold $M-o1 2>"$TRASH/$M.err" || rc=$? &&
+	test $rc = 69 && grep -q "already finished (SUCCESS): nothing to hold" "$TRASH/$M.err" &&
+	test ! -e "$SPOOL/state/hold/$M-o1" &&
+	rc=0 && ts hold $M-nosuch 2>"$TRASH/$M.err" || rc=$? &&
+	test $rc = 66 && grep -q "no task $M-nosuch" "$TRASH/$M.err" &&
+	test ! -e "$SPOOL/state/hold/$M-nosuch" &&
+	ts submit --code rec --id $M-a1 --delay 60000 >/dev/null &&
+	wait_for "test -e \"$SPOOL/delayed/$M-a1.json\"" &&
+	ts hold $M-a1 | grep -q "^$M-a1 HELD: moved from delayed/" &&
+	ts hold $M-a1 | grep -q "^$M-a1 HELD: already held" &&
+	ts release $M-a1 | grep -q "^$M-a1 PENDING: moved from hold/ to delayed/" &&
+	ts release $M-a1 | grep -q "^$M-a1 NOT_HELD: not held (PENDING)" &&
+	rc=0 && ts hold 2>/dev/null || rc=$? && test $rc = 64 &&
+	ts cancel $M-a1 >/dev/null
+'
+
+test_expect_success "$M: held tasks stay held across a daemon restart" '
+	: >"$TRASH/order" &&
+	gate $M-g4 &&
+	ts submit --code rec --id $M-s1 >/dev/null &&
+	ts hold $M-s1 >/dev/null &&
+	touch "$TRASH/go.$M-g4" && wait_terminal $M-g4 &&
+	stop_daemon ${M}1 && start_daemon ${M}1 -j 1 && sleep 1.5 &&
+	test -e "$SPOOL/hold/$M-s1.json" && ! grep -qx $M-s1 "$TRASH/order" &&
+	ts release $M-s1 >/dev/null && wait_terminal $M-s1 &&
+	test "$(jq -r .status "$SPOOL/results/$M-s1.json")" = SUCCESS &&
+	stop_daemon ${M}1
+'
+}
+
+phase e
+redis_setup
+phase c
+
+test_done
