@@ -3,10 +3,11 @@
 # postsuper -h / -H), in embedded mode and then in cluster mode (Redis
 # leases and index), one daemon with one slot so the order of hook
 # starts is the claim order:
-#  - 10 pending tasks o1..o10; o3 o5 o7 held (hold/, HELD in status and
-#    list), released in the order o5 o3 o7; the daemon started then
+#  - 10 pending tasks o01..o10; o03 o05 o07 held (hold/, HELD in status and
+#    list), released in the order o05 o03 o07; the daemon started then
 #    finds them in readdir order and claims in mtime order: the hooks
-#    start o1 o2 ... o10, their submit order;
+#    start o01 o02 ... o10, their submit order (names break ties of the
+#    coarse file times);
 #  - held tasks never run: p2 p3 stay in hold/ while p1 p4 run and
 #    finish; `release --all` → they run;
 #  - a running task held: its hook exits 75, the retry sits in hold/
@@ -59,25 +60,25 @@ M=$1
 
 test_expect_success "$M: hold 3 of 10 pending tasks, release them: the order is kept" '
 	: >"$TRASH/order" &&
-	for i in 1 2 3 4 5 6 7 8 9 10; do
+	for i in 01 02 03 04 05 06 07 08 09 10; do
 		ts submit --code rec --id $M-o$i >/dev/null || return 1
 	done &&
-	for i in 3 5 7; do
+	for i in 03 05 07; do
 		ts hold $M-o$i >"$TRASH/$M.hold.out" &&
 		grep -q "^$M-o$i HELD: moved from incoming/ to hold/" "$TRASH/$M.hold.out" &&
 		test -e "$SPOOL/hold/$M-o$i.json" &&
 		test -e "$SPOOL/state/hold/$M-o$i" || return 1
 	done &&
-	ts status $M-o5 | grep -q "^$M-o5 HELD (held since .*, from incoming/, by cli uid " &&
+	ts status $M-o05 | grep -q "^$M-o05 HELD (held since .*, from incoming/, by cli uid " &&
 	test "$(ts list --state HELD | wc -l)" = 3 &&
-	test "$(ts --json status $M-o3 | jq -r .status)" = HELD &&
-	for i in 5 3 7; do
+	test "$(ts --json status $M-o03 | jq -r .status)" = HELD &&
+	for i in 05 03 07; do
 		ts release $M-o$i | grep -q "^$M-o$i PENDING: moved from hold/ to incoming/" || return 1
 	done &&
-	test ! -e "$SPOOL/state/hold/$M-o3" &&
+	test ! -e "$SPOOL/state/hold/$M-o03" &&
 	start_daemon ${M}1 -j 1 &&
-	for i in 1 2 3 4 5 6 7 8 9 10; do wait_terminal $M-o$i || return 1; done &&
-	test "$(order_of $M-o)" = "$M-o1 $M-o2 $M-o3 $M-o4 $M-o5 $M-o6 $M-o7 $M-o8 $M-o9 $M-o10 "
+	for i in 01 02 03 04 05 06 07 08 09 10; do wait_terminal $M-o$i || return 1; done &&
+	test "$(order_of $M-o)" = "$M-o01 $M-o02 $M-o03 $M-o04 $M-o05 $M-o06 $M-o07 $M-o08 $M-o09 $M-o10 "
 '
 
 test_expect_success "$M: held tasks never run; release --all puts them back" '
@@ -135,9 +136,9 @@ test_expect_success "$M: hold --code; cancel of a held task; release --code" '
 '
 
 test_expect_success "$M: finished 69, unknown 66, already held 0, not held 0" '
-	rc=0 && ts hold $M-o1 2>"$TRASH/$M.err" || rc=$? &&
+	rc=0 && ts hold $M-o01 2>"$TRASH/$M.err" || rc=$? &&
 	test $rc = 69 && grep -q "already finished (SUCCESS): nothing to hold" "$TRASH/$M.err" &&
-	test ! -e "$SPOOL/state/hold/$M-o1" &&
+	test ! -e "$SPOOL/state/hold/$M-o01" &&
 	rc=0 && ts hold $M-nosuch 2>"$TRASH/$M.err" || rc=$? &&
 	test $rc = 66 && grep -q "no task $M-nosuch" "$TRASH/$M.err" &&
 	test ! -e "$SPOOL/state/hold/$M-nosuch" &&

@@ -250,6 +250,13 @@ START_TEST(test_add_ordered)
 	ck_assert_ptr_nonnull(nameset_find(&ns, "r"));
 	drain_names(&ns, got, sizeof(got));
 	ck_assert_str_eq(got, "z a b r c e d f");
+	/* Equal keys: by name ("d" < "e", "b" < "c"). */
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "e", 7, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "c", 7, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "d", 7, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "b", 7, 100, NULL));
+	drain_names(&ns, got, sizeof(got));
+	ck_assert_str_eq(got, "b c d e");
 	/* A late one just before the tail; the tail is right after. */
 	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "x", 10, 100, NULL));
 	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "y", 30, 100, NULL));
