@@ -17,9 +17,17 @@
 #    cancel of a held task ends CANCELLED with a result, `release --code`;
 #  - hold of a finished task exits 69, of an unknown one 66, of a held
 #    one 0 ("already held"); release of one not held says so (0);
-#  - a daemon restart keeps held tasks in hold/; released, they run.
+#  - a daemon restart keeps held tasks in hold/; released, they run;
+#  - the API (lighttpd, signed by contrib/clients/tsapi.sh): POST
+#    /api/tasks/{id}/hold 200 HELD, GET shows HELD, a second hold 200,
+#    another app's task 404, release 200 PENDING, the task runs; a
+#    finished task 409 TASK_FINISHED; a body with a member 422; GET on
+#    the route 405 (embedded mode).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
+. "$(dirname "$0")/api-lib.sh"
+trap 'api_stop; redis_teardown' EXIT
+TSAPI="$(cd "$(dirname "$0")/../.." && pwd)/contrib/clients/tsapi.sh"
 
 # rec: records its id in $TRASH/order; a gate (id *-g*) waits for
 # $TRASH/go.<id>; flaky exits 75 at its first attempt, after go.<id>.
@@ -165,6 +173,37 @@ test_expect_success "$M: held tasks stay held across a daemon restart" '
 	stop_daemon ${M}1
 '
 }
+
+test_expect_success "API: hold and release over HTTP" '
+	api_server && api_tester &&
+	OTHER=$(ts apps add other --codes echo) &&
+	start_daemon a1 -j 1 &&
+	: >"$TRASH/order" &&
+	ts submit --code rec --id a-g1 >/dev/null &&
+	wait_for "grep -qx a-g1 \"$TRASH/order\"" &&
+	printf "{\"requestId\":\"api-1\",\"taskCode\":\"echo\"}" >"$TRASH/api1.json" &&
+	"$TSAPI" submit "$TRASH/api1.json" >/dev/null &&
+	"$TSAPI" hold api-1 >"$TRASH/api.out" &&
+	test "$(jq -r .status "$TRASH/api.out")" = HELD &&
+	test -e "$SPOOL/hold/api-1.json" &&
+	grep -q "\"by\":\"api app tester\"" "$SPOOL/state/hold/api-1" &&
+	"$TSAPI" get api-1 | jq -e ".status == \"HELD\"" >/dev/null &&
+	"$TSAPI" hold api-1 | jq -e ".status == \"HELD\"" >/dev/null &&
+	rc=0 && TS_APP_ID=other TS_SECRET=$OTHER "$TSAPI" hold api-1 >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = TASK_NOT_FOUND &&
+	printf "{\"why\":1}" >"$TRASH/member.json" &&
+	rc=0 && "$TSAPI" request POST /api/tasks/api-1/release "$TRASH/member.json" >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = VALIDATION_FAILED &&
+	rc=0 && "$TSAPI" request GET /api/tasks/api-1/hold >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = METHOD_NOT_ALLOWED &&
+	"$TSAPI" release api-1 >"$TRASH/api.out" &&
+	test "$(jq -r .status "$TRASH/api.out")" = PENDING &&
+	touch "$TRASH/go.a-g1" &&
+	"$TSAPI" wait api-1 20 >/dev/null &&
+	rc=0 && "$TSAPI" hold api-1 >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = TASK_FINISHED &&
+	stop_daemon a1
+'
 
 phase e
 redis_setup
