@@ -524,23 +524,21 @@ enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
 	R_HOLD, R_RELEASE };
 
 /*
- * "{id}/hold" or "{id}/release" (p, after "/tasks/"): R_HOLD or R_RELEASE
- * with the id copied into idbuf (TASK_ID_MAX + 1 bytes), else R_NONE.
+ * Whether p (the path after "/tasks/") is "{id}<action>", action being
+ * "/hold" or "/release", with a valid requestId; the id is then copied
+ * into idbuf (TASK_ID_MAX + 1 bytes).  Returns 1 or 0.
  */
-static enum route
-hold_route(const char *p, char *idbuf)
+static int
+task_action(const char *p, const char *action, char *idbuf)
 {
 	const char *slash = strchr(p, '/');
 	size_t n = slash != NULL ? (size_t)(slash - p) : 0;
 
-	if (n == 0 || n > TASK_ID_MAX || (strcmp(slash, "/hold") != 0 &&
-	    strcmp(slash, "/release") != 0))
-		return R_NONE;
+	if (n == 0 || n > TASK_ID_MAX || strcmp(slash, action) != 0)
+		return 0;
 	memcpy(idbuf, p, n);
 	idbuf[n] = '\0';
-	if (!spool_id_ok(idbuf))
-		return R_NONE;
-	return strcmp(slash, "/hold") == 0 ? R_HOLD : R_RELEASE;
+	return spool_id_ok(idbuf);
 }
 
 /*
@@ -566,8 +564,15 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		*id = p + 7;
 		*allow = "GET, DELETE";
 		*ok = get || del;
-	} else if (strncmp(p, "/tasks/", 7) == 0 && (r = hold_route(p + 7,
-	    idbuf)) != R_NONE) {
+	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7, "/hold",
+	    idbuf)) {
+		r = R_HOLD;
+		*id = idbuf;
+		*allow = "POST";
+		*ok = post;
+	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7,
+	    "/release", idbuf)) {
+		r = R_RELEASE;
 		*id = idbuf;
 		*allow = "POST";
 		*ok = post;
