@@ -7,9 +7,11 @@
  * removed.
  *
  * Writes: hold/ (by rename under the claim lock and claim marker, or the
- * retry's publish), state/hold/ (removals).  Never reads hold/: held
- * tasks are the operator's until released, so neither the claim loop,
- * recovery, the reaper nor the leader looks there.
+ * retry's publish), state/hold/ (removals).  Held tasks are the
+ * operator's until released: neither the claim loop, the reaper nor the
+ * leader moves anything out of hold/ (recovery only reads a held retry
+ * there, to know an orphan in active/ is its stale copy; a cancel claims
+ * a held task like a pending one).
  */
 #include "node/node_impl.h"
 
