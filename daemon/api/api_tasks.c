@@ -380,15 +380,16 @@ api_list(struct api_ctx *c, struct buf *out)
 			if (strcmp(name, "status") == 0) {
 				static const char *const ok[] = { "PENDING",
 				    "WAITING", "DISPATCHED", "RUNNING",
-				    "SUCCESS", "FAILED", "CANCELLED" };
+				    "HELD", "SUCCESS", "FAILED", "CANCELLED" };
 				int good = 0;
 
-				for (size_t i = 0; i < 7; i++)
+				for (size_t i = 0; i < sizeof(ok) /
+				    sizeof(ok[0]); i++)
 					good |= strcmp(val, ok[i]) == 0;
 				if (!good || nstatus == 8)
 					return api_query_invalid(c, out,
 					    "status", "must be one of PENDING "
-					    "WAITING DISPATCHED RUNNING "
+					    "WAITING DISPATCHED RUNNING HELD "
 					    "SUCCESS FAILED CANCELLED");
 				api_copy(statuses[nstatus++], 16, val);
 			} else if (strcmp(name, "taskCode") == 0) {
