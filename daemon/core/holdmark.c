@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jsontext.h"
 #include "core/task.h"
 
 static const char *const froms[] = {
@@ -27,19 +26,22 @@ holdmark_from_ok(const char *from)
 int
 holdmark_by_ok(const char *by)
 {
-	size_t n = 0;
-
-	for (; by[n] != '\0'; n++)
-		if ((unsigned char)by[n] < 0x20 || by[n] == 0x7f)
-			return 0;
-	return n <= HOLDMARK_BY_MAX;
+	return jsonfield_text_ok(by, HOLDMARK_BY_MAX);
 }
 
 /* One member k = v of the marker into *m; seen counts the required. */
+/* What decode_member fills: the marker, and the required members seen. */
+struct decoding {
+	struct holdmark *m;
+	int seen;
+};
+
 static int
-decode_member(struct holdmark *m, const char *k, json_t *v, int *seen,
-    struct task_error *err)
+decode_member(void *ctx, const char *k, json_t *v, struct task_error *err)
 {
+	struct holdmark *m = ((struct decoding *)ctx)->m;
+	int *seen = &((struct decoding *)ctx)->seen;
+
 	const char *s = NULL;
 
 	if (strcmp(k, "requestId") == 0) {
@@ -57,23 +59,11 @@ decode_member(struct holdmark *m, const char *k, json_t *v, int *seen,
 		memcpy(m->from, s, strlen(s) + 1);
 		return 0;
 	}
-	if (strcmp(k, "by") == 0) {
-		if (jsonfield_string(v, k, HOLDMARK_BY_MAX, &s, err) != 0)
-			return -1;
-		if (!holdmark_by_ok(s))
-			return jsonfield_fail(err, k, "must not contain a "
-			    "control character");
-		memcpy(m->by, s, strlen(s) + 1);
-		return 0;
-	}
+	if (strcmp(k, "by") == 0)
+		return jsonfield_text(v, k, HOLDMARK_BY_MAX, m->by, err);
 	if (strcmp(k, "since") == 0) {
 		*seen |= 2;
-		if (jsonfield_time(v, k, &m->since_ms, err) != 0)
-			return -1;
-		if (m->since_ms < 0)
-			return jsonfield_fail(err, k, "must not be before "
-			    "1970-01-01T00:00:00Z");
-		return 0;
+		return jsonfield_epoch_time(v, k, &m->since_ms, err);
 	}
 	return jsonfield_fail(err, k, "unknown member (a hold marker has "
 	    "requestId, since, from and by)");
@@ -83,35 +73,18 @@ int
 holdmark_decode(const char *data, size_t len, struct holdmark *m,
     struct task_error *err)
 {
-	json_error_t jerr;
-	json_t *root, *v;
-	const char *k;
-	int seen = 0, rc = 0;
+	static const char *const required[] = { "requestId", "since", "from" };
+	struct decoding d = { m, 0 };
+	int rc, seen;
 
 	memset(m, 0, sizeof(*m));
-	if (len > HOLDMARK_FILE_MAX)
-		return jsonfield_fail(err, "file", "larger than %d bytes",
-		    HOLDMARK_FILE_MAX);
-	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL)
-		return jsonfield_fail(err, "json", "invalid JSON at line %d "
-		    "column %d: %s", jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return jsonfield_fail(err, "json", "top level must be an "
-		    "object");
-	}
-	json_object_foreach(root, k, v)
-		if ((rc = decode_member(m, k, v, &seen, err)) != 0)
-			break;
-	json_decref(root);
-	if (rc == 0 && !(seen & 1))
-		rc = jsonfield_fail(err, "requestId", "required member "
-		    "missing");
-	if (rc == 0 && !(seen & 2))
-		rc = jsonfield_fail(err, "since", "required member missing");
-	if (rc == 0 && !(seen & 4))
-		rc = jsonfield_fail(err, "from", "required member missing");
+	rc = jsonfield_each_member(data, len, HOLDMARK_FILE_MAX, decode_member,
+	    &d, err);
+	seen = d.seen;
+	for (int i = 0; rc == 0 && i < 3; i++)
+		if (!(seen & (1 << i)))
+			rc = jsonfield_fail(err, required[i], "required "
+			    "member missing");
 	if (rc != 0)
 		memset(m, 0, sizeof(*m));
 	return rc;

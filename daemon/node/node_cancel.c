@@ -3,8 +3,8 @@
  * killed (SIGTERM, then SIGKILL after kill_grace_ms) and concluded as
  * CANCELLED; a pending task of incoming/, delayed/ or hold/ (held) is
  * claimed like any task (flock, claim marker, duplicate check, lease,
- * rename into active/<self>/) and concluded as CANCELLED; a marker whose task is
- * finished, or unknown for a day, is removed.
+ * rename into active/<self>/) and concluded as CANCELLED; a marker
+ * whose task is finished, or unknown for a day, is removed.
  *
  * Invariant: cancelling a pending task is a claim, so it waits while
  * claims are held (n->cancel_wait).  Removes markers only.
@@ -60,8 +60,8 @@ cancel_running(struct node *n, const char *id)
 /*
  * Cancel a task that is still pending in incoming/, delayed/ or hold/
  * (held, coord/hold.h): claim it like any task (lock, verify, move into
- * active/<self>/), then conclude it as CANCELLED, which writes its result before the move into
- * cancelled/.  Returns 1 when done here, 0 when the task was not pending
+ * active/<self>/), then conclude it as CANCELLED, which writes its
+ * result before the move into cancelled/.  Returns 1 when done here, 0 when the task was not pending
  * (or someone else holds it: their claim sees the marker).
  */
 static int
