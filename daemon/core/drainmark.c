@@ -16,13 +16,13 @@ drainmark_reason_ok(const char *reason)
 	return jsonfield_text_ok(reason, DRAINMARK_REASON_MAX);
 }
 
-/* One member k = v of the marker into *m; seen counts the required. */
 /* What decode_member fills: the marker, and the required members seen. */
 struct decoding {
 	struct drainmark *m;
 	int seen;
 };
 
+/* One member k = v of the marker into d->m; d->seen counts the required. */
 static int
 decode_member(void *ctx, const char *k, json_t *v, struct task_error *err)
 {

@@ -29,19 +29,18 @@ holdmark_by_ok(const char *by)
 	return jsonfield_text_ok(by, HOLDMARK_BY_MAX);
 }
 
-/* One member k = v of the marker into *m; seen counts the required. */
 /* What decode_member fills: the marker, and the required members seen. */
 struct decoding {
 	struct holdmark *m;
 	int seen;
 };
 
+/* One member k = v of the marker into d->m; d->seen counts the required. */
 static int
 decode_member(void *ctx, const char *k, json_t *v, struct task_error *err)
 {
 	struct holdmark *m = ((struct decoding *)ctx)->m;
 	int *seen = &((struct decoding *)ctx)->seen;
-
 	const char *s = NULL;
 
 	if (strcmp(k, "requestId") == 0) {
