@@ -17,6 +17,8 @@
 #    cancel of a held task ends CANCELLED with a result, `release --code`;
 #  - hold of a finished task exits 69, of an unknown one 66, of a held
 #    one 0 ("already held"); release of one not held says so (0);
+#  - a marker written but the task not moved (the crash state): the node
+#    that would claim it, from incoming/ or its queue/, moves it to hold/;
 #  - a daemon restart keeps held tasks in hold/; released, they run;
 #  - the API (lighttpd, signed by contrib/clients/tsapi.sh): POST
 #    /api/tasks/{id}/hold 200 HELD, GET shows HELD, a second hold 200,
@@ -158,6 +160,22 @@ test_expect_success "$M: finished 69, unknown 66, already held 0, not held 0" '
 	ts release $M-a1 | grep -q "^$M-a1 NOT_HELD: not held (PENDING)" &&
 	rc=0 && ts hold 2>/dev/null || rc=$? && test $rc = 64 &&
 	ts cancel $M-a1 >/dev/null
+'
+
+test_expect_success "$M: a marker without the move (crash state): the claiming node holds the task" '
+	for id in $M-m1 $M-m2; do
+		printf "{\"requestId\":\"$id\",\"since\":\"2026-12-02T03:00:00Z\",\"from\":\"incoming\",\"by\":\"t\"}\n" >"$SPOOL/state/hold/$id" || return 1
+	done &&
+	drop $M-m1.json "{\"requestId\":\"$M-m1\",\"taskCode\":\"rec\"}" &&
+	mkdir -p "$SPOOL/queue/${M}1" &&
+	printf "{\"requestId\":\"$M-m2\",\"taskCode\":\"rec\"}" >"$SPOOL/tmp/m2" &&
+	mv "$SPOOL/tmp/m2" "$SPOOL/queue/${M}1/$M-m2.json" &&
+	wait_for "test -e \"$SPOOL/hold/$M-m1.json\" && test -e \"$SPOOL/hold/$M-m2.json\"" &&
+	grep -q "$M-m1: held (state/hold/$M-m1): moved to hold/" "$TRASH/log.${M}1" &&
+	test -z "$(ls -A "$SPOOL/queue/${M}1")" &&
+	sleep 1 && ! grep -q "^$M-m" "$TRASH/order" &&
+	ts release $M-m1 >/dev/null && ts release $M-m2 >/dev/null &&
+	wait_terminal $M-m1 && wait_terminal $M-m2
 '
 
 test_expect_success "$M: held tasks stay held across a daemon restart" '
