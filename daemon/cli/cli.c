@@ -37,6 +37,7 @@
 #include "spool/config.h"
 #include "coord/coord.h"
 #include "coord/coord_open.h"
+#include "coord/hold.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
 #include "coord/maxconc.h"
@@ -1290,6 +1291,9 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	if ((t.max_retries >= 0 ? t.max_retries : (int)c->cfg.max_retries) <
 	    (int)t.nattempts)
 		t.max_retries = (int)t.nattempts;
+	/* A hold marker left by a hold that crashed as the task ended
+	 * would hold the retry at its claim (coord/hold.h): not asked for. */
+	(void)hold_mark_clear(&c->sp, argv[1]);
 	/* Rewrite in place (atomic replace), then move the same file into
 	 * incoming/: never two copies, so a daemon cannot see the task in
 	 * incoming/ while its terminal copy still exists. */
