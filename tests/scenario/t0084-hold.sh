@@ -3,6 +3,8 @@
 # postsuper -h / -H), in embedded mode and then in cluster mode (Redis
 # leases and index), one daemon with one slot so the order of hook
 # starts is the claim order:
+#  - a spool made before hold/ existed: the CLI says to run init; a
+#    daemon's start, or `taskspool init`, adds hold/ and state/hold/;
 #  - 10 pending tasks o01..o10; o03 o05 o07 held (hold/, HELD in status and
 #    list), released in the order o05 o03 o07; the daemon started then
 #    finds them in readdir order and claims in mtime order: the hooks
@@ -64,6 +66,18 @@ gate() {
 }
 # started ID...: the ids of $TRASH/order after the last gate, joined.
 order_of() { grep -v -- "-g" "$TRASH/order" | grep "^$1" | tr "\n" " "; }
+
+test_expect_success "a spool made before hold/: taskspool init or a daemon adds hold/ and state/hold/ (2770)" '
+	test "$(stat -c %a "$SPOOL/hold") $(stat -c %a "$SPOOL/state/hold")" = "2770 2770" &&
+	rmdir "$SPOOL/hold" "$SPOOL/state/hold" &&
+	rc=0 && ts list >/dev/null 2>"$TRASH/old.err" || rc=$? &&
+	test $rc = 78 && grep -q "create it with .taskspool init" "$TRASH/old.err" &&
+	start_daemon o1 && stop_daemon o1 &&
+	test "$(stat -c %a "$SPOOL/hold") $(stat -c %a "$SPOOL/state/hold")" = "2770 2770" &&
+	rmdir "$SPOOL/hold" "$SPOOL/state/hold" &&
+	ts init "$SPOOL" >/dev/null &&
+	test "$(stat -c %a "$SPOOL/hold") $(stat -c %a "$SPOOL/state/hold")" = "2770 2770"
+'
 
 phase() {	# phase M: the scenario with prefix M (e embedded, c cluster)
 M=$1
