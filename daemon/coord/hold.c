@@ -98,10 +98,11 @@ mark_write(const struct spool *s, const char *id, const char *from,
 	struct buf b;
 	int rc;
 
-	if (s->holdmark < 0) {
-		snprintf(why, whylen, "state/hold/ is missing (a daemon "
-		    "creates it when it starts; or run taskspool init on the "
-		    "spool)");
+	if (s->holdmark < 0 || s->dir[SPOOL_HOLD] < 0) {
+		snprintf(why, whylen, "%s is missing (a spool made before "
+		    "holds existed: a daemon creates it when it starts, or "
+		    "run taskspool init on the spool)", s->holdmark < 0 ?
+		    "state/hold/" : "hold/");
 		errno = ENOENT;
 		return -1;
 	}

@@ -351,11 +351,15 @@ spool_open(struct spool *s, const char *path, const char *node,
 	for (int d = 0; d < SPOOL_NDIRS; d++) {
 		s->dir[d] = open_dir_at(s->root, dirs[d].name);
 		/* hold/ came later: a daemon (node != NULL) makes it in a
-		 * spool created before it existed. */
-		if (s->dir[d] < 0 && errno == ENOENT && d == SPOOL_HOLD &&
-		    node != NULL && hold_dir_create(s->root, dirs[d].name,
-		    -1) == 0)
-			s->dir[d] = open_dir_at(s->root, dirs[d].name);
+		 * spool created before it existed; a client goes on
+		 * without it (-1: no task is held there yet). */
+		if (s->dir[d] < 0 && errno == ENOENT && d == SPOOL_HOLD) {
+			if (node != NULL && hold_dir_create(s->root,
+			    dirs[d].name, -1) == 0)
+				s->dir[d] = open_dir_at(s->root, dirs[d].name);
+			if (node == NULL)
+				continue;
+		}
 		if (s->dir[d] < 0) {
 			int e = errno;
 

@@ -94,6 +94,9 @@ int spool_create(const char *path, long group, char *why, size_t whylen);
 /*
  * Open an existing spool.  node may be NULL (CLI: no active/<node>).
  * Returns 0 and fills s, or -1 with errno and why ("not a spool: ...").
+ * hold/ and state/hold/, newer than the rest, are made when missing by a
+ * daemon (node != NULL); a client opens a spool without them with
+ * s->dir[SPOOL_HOLD] and s->holdmark -1.
  */
 int spool_open(struct spool *s, const char *path, const char *node,
     int do_fsync, char *why, size_t whylen);

@@ -3,8 +3,9 @@
 # postsuper -h / -H), in embedded mode and then in cluster mode (Redis
 # leases and index), one daemon with one slot so the order of hook
 # starts is the claim order:
-#  - a spool made before hold/ existed: the CLI says to run init; a
-#    daemon's start, or `taskspool init`, adds hold/ and state/hold/;
+#  - a spool made before hold/ existed: the CLI works on it, `hold`
+#    exits 74 saying what to do; a daemon's start, or `taskspool init`,
+#    adds hold/ and state/hold/;
 #  - 10 pending tasks o01..o10; o03 o05 o07 held (hold/, HELD in status and
 #    list), released in the order o05 o03 o07; the daemon started then
 #    finds them in readdir order and claims in mtime order: the hooks
@@ -70,8 +71,10 @@ order_of() { grep -v -- "-g" "$TRASH/order" | grep "^$1" | tr "\n" " "; }
 test_expect_success "a spool made before hold/: taskspool init or a daemon adds hold/ and state/hold/ (2770)" '
 	test "$(stat -c %a "$SPOOL/hold") $(stat -c %a "$SPOOL/state/hold")" = "2770 2770" &&
 	rmdir "$SPOOL/hold" "$SPOOL/state/hold" &&
-	rc=0 && ts list >/dev/null 2>"$TRASH/old.err" || rc=$? &&
-	test $rc = 78 && grep -q "create it with .taskspool init" "$TRASH/old.err" &&
+	ts submit --code rec --id old-1 >/dev/null && ts list | grep -q old-1 &&
+	rc=0 && ts hold old-1 2>"$TRASH/old.err" || rc=$? &&
+	test $rc = 74 && grep -q "state/hold/ is missing (a spool made before holds existed: a daemon creates it" "$TRASH/old.err" &&
+	ts cancel old-1 >/dev/null &&
 	start_daemon o1 && stop_daemon o1 &&
 	test "$(stat -c %a "$SPOOL/hold") $(stat -c %a "$SPOOL/state/hold")" = "2770 2770" &&
 	rmdir "$SPOOL/hold" "$SPOOL/state/hold" &&
