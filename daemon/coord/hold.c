@@ -17,6 +17,7 @@
 #include "core/nameset.h"
 #include "core/task.h"
 #include "coord/coord.h"
+#include "coord/maxconc.h"
 #include "spool/readfd.h"
 
 /* How often hold_task and hold_release look again at a task that moved
@@ -219,8 +220,12 @@ hold_task(const struct spool *s, const char *id, const char *by,
 		e = errno;
 		if (d == SPOOL_QUEUE)
 			close(dfd);
-		if (rc == 0)
+		if (rc == 0) {
+			/* No longer WAITING for a maxConcurrent slot: its
+			 * claim after the release looks again. */
+			(void)limits_mark_waiting(s, id, 0);
 			return HOLD_MOVED;
+		}
 		if (e == EACCES || e == EPERM)
 			return HOLD_MARKED;	/* its node's to move */
 		if (e == EWOULDBLOCK || e == EAGAIN)
