@@ -8,6 +8,8 @@
 #   tsapi.sh wait ID [SECONDS]    poll GET /api/tasks/ID until SUCCESS,
 #                                 FAILED or CANCELLED (default 60 s)
 #   tsapi.sh cancel ID            DELETE /api/tasks/ID
+#   tsapi.sh hold ID              POST /api/tasks/ID/hold (empty body)
+#   tsapi.sh release ID           POST /api/tasks/ID/release (empty body)
 #   tsapi.sh list [QUERY]         GET /api/tasks?QUERY (QUERY in canonical
 #                                 form: names sorted, e.g. limit=5&status=FAILED)
 #   tsapi.sh register URL         POST /api/callbacks/register
@@ -66,6 +68,9 @@ get)
 cancel)
 	[ $# -eq 1 ] || { echo "usage: tsapi.sh cancel ID" >&2; exit 2; }
 	request DELETE "/api/tasks/$1" "" "$(empty)" ;;
+hold|release)
+	[ $# -eq 1 ] || { echo "usage: tsapi.sh $cmd ID" >&2; exit 2; }
+	request POST "/api/tasks/$1/$cmd" "" "$(empty)" ;;
 list)
 	request GET /api/tasks "${1:-}" "$(empty)" ;;
 register)

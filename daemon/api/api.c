@@ -520,18 +520,38 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 }
 /* --- the entry point ------------------------------------------------- */
 
-enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER };
+enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
+	R_HOLD, R_RELEASE };
+
+/*
+ * Whether p (the path after "/tasks/") is "{id}<action>", action being
+ * "/hold" or "/release", with a valid requestId; the id is then copied
+ * into idbuf (TASK_ID_MAX + 1 bytes).  Returns 1 or 0.
+ */
+static int
+task_action(const char *p, const char *action, char *idbuf)
+{
+	const char *slash = strchr(p, '/');
+	size_t n = slash != NULL ? (size_t)(slash - p) : 0;
+
+	if (n == 0 || n > TASK_ID_MAX || strcmp(slash, action) != 0)
+		return 0;
+	memcpy(idbuf, p, n);
+	idbuf[n] = '\0';
+	return spool_id_ok(idbuf);
+}
 
 /*
  * The route of the path p (PATH_INFO, borrowed) for a request whose
  * method is GET, POST or DELETE (get, post, del), §2.1: R_NONE when p is
  * no resource; else *allow the methods it allows (a static string), *ok
  * whether the method is one of them, and for R_TASK *id the task's id
- * (borrowed from p).
+ * (borrowed from p; for R_HOLD and R_RELEASE copied into idbuf,
+ * TASK_ID_MAX + 1 bytes).
  */
 static enum route
 route_match(const char *p, int get, int post, int del, const char **allow,
-    int *ok, const char **id)
+    int *ok, const char **id, char *idbuf)
 {
 	enum route r = R_NONE;
 
@@ -544,6 +564,18 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		*id = p + 7;
 		*allow = "GET, DELETE";
 		*ok = get || del;
+	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7, "/hold",
+	    idbuf)) {
+		r = R_HOLD;
+		*id = idbuf;
+		*allow = "POST";
+		*ok = post;
+	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7,
+	    "/release", idbuf)) {
+		r = R_RELEASE;
+		*id = idbuf;
+		*allow = "POST";
+		*ok = post;
 	} else if (strcmp(p, "/health") == 0) {
 		r = R_HEALTH;
 		*allow = "GET";
@@ -570,9 +602,10 @@ handle(struct api_ctx *c, struct buf *out)
 	char *body = NULL;
 	size_t n = 0;
 	const char *id = NULL;
+	char idbuf[TASK_ID_MAX + 1];
 
 	/* 1. Route and method (§2.1). */
-	r = route_match(p, get, post, del, &allow, &ok, &id);
+	r = route_match(p, get, post, del, &allow, &ok, &id, idbuf);
 	if (r == R_NONE)
 		return api_problem(c, out, 404, "NOT_FOUND", NULL, "no "
 		    "resource %s", c->instance);
@@ -650,6 +683,8 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_get(c, out, id);
 	else if (r == R_TASK)
 		rc = api_cancel(c, out, id);
+	else if (r == R_HOLD || r == R_RELEASE)
+		rc = api_hold(c, out, id, r == R_RELEASE);
 	else
 		rc = api_register(c, out);
 	free(body);

@@ -251,6 +251,16 @@ int api_get(struct api_ctx *c, struct buf *out,         /* GET /tasks/{id} */
             const char *id);
 int api_cancel(struct api_ctx *c, struct buf *out,	/* DELETE */
     const char *id);
+/* POST /tasks/{id}/hold, or /release when release (api_hold.c). */
+int api_hold(struct api_ctx *c, struct buf *out, const char *id,
+    int release);
+/*
+ * The caller's idempotency record of id into *m (api_tasks.c): 0, or -1
+ * with a 404 TASK_NOT_FOUND already sent and its status in *status (the
+ * record is missing or another AppId's).
+ */
+int api_own_marker(struct api_ctx *c, struct buf *out, const char *id,
+    struct api_marker *m, int *status);
 int api_register(struct api_ctx *c, struct buf *out);	/* POST /callbacks/
 							 * register */
 int api_health(struct api_ctx *c, struct buf *out);	/* GET /health */

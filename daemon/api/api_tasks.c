@@ -32,9 +32,8 @@
 
 /* --- GET/DELETE /tasks/{id} ----------------------------------------- */
 
-/* The caller's record of id, or a 404 already sent (returns -1). */
-static int
-own_marker(struct api_ctx *c, struct buf *out, const char *id,
+int
+api_own_marker(struct api_ctx *c, struct buf *out, const char *id,
     struct api_marker *m, int *status)
 {
 	int dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
@@ -59,7 +58,7 @@ api_get(struct api_ctx *c, struct buf *out, const char *id)
 	json_t *v;
 	int st;
 
-	if (own_marker(c, out, id, &m, &st) != 0)
+	if (api_own_marker(c, out, id, &m, &st) != 0)
 		return st;
 	if ((v = api_task_view(c, &m, 1)) == NULL) {
 		if (errno == ENOENT)
@@ -89,7 +88,7 @@ api_cancel(struct api_ctx *c, struct buf *out, const char *id)
 	int st;
 	int64_t until;
 
-	if (own_marker(c, out, id, &m, &st) != 0)
+	if (api_own_marker(c, out, id, &m, &st) != 0)
 		return st;
 	if ((v = api_task_view(c, &m, 1)) == NULL)
 		return errno == ENOENT ? api_problem(c, out, 404,
@@ -381,15 +380,16 @@ api_list(struct api_ctx *c, struct buf *out)
 			if (strcmp(name, "status") == 0) {
 				static const char *const ok[] = { "PENDING",
 				    "WAITING", "DISPATCHED", "RUNNING",
-				    "SUCCESS", "FAILED", "CANCELLED" };
+				    "HELD", "SUCCESS", "FAILED", "CANCELLED" };
 				int good = 0;
 
-				for (size_t i = 0; i < 7; i++)
+				for (size_t i = 0; i < sizeof(ok) /
+				    sizeof(ok[0]); i++)
 					good |= strcmp(val, ok[i]) == 0;
 				if (!good || nstatus == 8)
 					return api_query_invalid(c, out,
 					    "status", "must be one of PENDING "
-					    "WAITING DISPATCHED RUNNING "
+					    "WAITING DISPATCHED RUNNING HELD "
 					    "SUCCESS FAILED CANCELLED");
 				api_copy(statuses[nstatus++], 16, val);
 			} else if (strcmp(name, "taskCode") == 0) {

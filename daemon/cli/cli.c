@@ -29,6 +29,7 @@
 #include "cli/cli_apps.h"
 #include "callback/callback.h"
 #include "cli/cli_cron.h"
+#include "cli/cli_hold.h"
 #include "cli/cli_jobs.h"
 #include "cli/cli_top.h"
 #include "cli/cli_records.h"
@@ -37,6 +38,7 @@
 #include "spool/config.h"
 #include "coord/coord.h"
 #include "coord/coord_open.h"
+#include "coord/hold.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
 #include "coord/maxconc.h"
@@ -78,6 +80,9 @@ static const char *const top_usage =
 "  logs ID [-f] [-a N] [--stderr|--stdout]   hook output of an attempt\n"
 "  list [--state S] [--code C]   tasks, one per line\n"
 "  cancel ID                  cancel a pending or running task\n"
+"  hold ID|--code C           keep pending tasks out of every claim (HELD);\n"
+"                             a running task's next retry is held\n"
+"  release ID|--code C|--all  put held tasks back in their place\n"
 "  retry ID                   run a FAILED or CANCELLED task again\n"
 "  config                     print the effective configuration\n"
 "  nodes                      the daemons of the spool: state, age, load\n"
@@ -705,6 +710,9 @@ cmd_status(struct cli *c, int argc, char **argv)
 		    sizeof(reason));
 	else if (st.where == SPOOL_CORRUPT)
 		corrupt_reason(c, argv[1], reason, sizeof(reason));
+	else
+		cli_hold_reason(&c->sp, argv[1], st.where, reason,
+		    sizeof(reason));
 	/* A finished task whose result is torn: said, and exit 65. */
 	if ((st.where == SPOOL_DONE || st.where == SPOOL_FAILED || st.where ==
 	    SPOOL_CANCELLED) && result_damaged(c, argv[1], why,
@@ -756,7 +764,9 @@ cmd_status(struct cli *c, int argc, char **argv)
 	if (damaged)
 		printf(" (result damaged)");
 	if (st.where == SPOOL_ACTIVE)
-		printf(" on %s (attempt %d)", st.node, st.attempts + 1);
+		printf(" on %s (attempt %d)%s%s%s", st.node, st.attempts + 1,
+		    reason[0] != '\0' ? " (" : "", reason, reason[0] != '\0' ?
+		    ")" : "");
 	else if (st.where == SPOOL_DELAYED && st.not_before >= 0)
 		printf(" (waiting until %s, %d attempt(s) so far)",
 		    tstime_format_ms(when, sizeof(when), st.not_before),
@@ -1040,7 +1050,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 		{ "code", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	static const enum spool_dir order[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_DONE, SPOOL_FAILED,
+		SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_HOLD, SPOOL_DONE, SPOOL_FAILED,
 		SPOOL_CANCELLED };
 	const char *state = NULL, *code = NULL;
 	json_t *arr = NULL;
@@ -1052,8 +1062,8 @@ cmd_list(struct cli *c, int argc, char **argv)
 		case 'C': code = optarg; break;
 		case 'h':
 			fputs("usage: taskspool list [--state PENDING|WAITING|"
-			    "RUNNING|DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
-			    "[--code C]\n", stdout);
+			    "RUNNING|DISPATCHED|HELD|SUCCESS|FAILED|CANCELLED|"
+			    "CORRUPT] [--code C]\n", stdout);
 			return 0;
 		default:
 			return EX_USAGE;
@@ -1067,10 +1077,10 @@ cmd_list(struct cli *c, int argc, char **argv)
 	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
 	    "WAITING") && strcmp(state, "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
 	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
-	    "CANCELLED") && strcmp(state, "CORRUPT")) {
+	    "CANCELLED") && strcmp(state, "CORRUPT") && strcmp(state, "HELD")) {
 		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
-		    "of PENDING WAITING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
-		    "CORRUPT\n", state);
+		    "of PENDING WAITING RUNNING DISPATCHED HELD SUCCESS FAILED "
+		    "CANCELLED CORRUPT\n", state);
 		return EX_USAGE;
 	}
 	if ((rc = cli_open(c)) != 0)
@@ -1304,6 +1314,9 @@ cmd_retry(struct cli *c, int argc, char **argv)
 	if ((t.max_retries >= 0 ? t.max_retries : (int)c->cfg.max_retries) <
 	    (int)t.nattempts)
 		t.max_retries = (int)t.nattempts;
+	/* A hold marker left by a hold that crashed as the task ended
+	 * would hold the retry at its claim (coord/hold.h): not asked for. */
+	(void)hold_mark_clear(&c->sp, argv[1]);
 	/* Rewrite in place (atomic replace), then move the same file into
 	 * incoming/: never two copies, so a daemon cannot see the task in
 	 * incoming/ while its terminal copy still exists. */
@@ -1515,7 +1528,7 @@ static int
 own_help(const char *cmd, int argc, char **argv)
 {
 	static const char *const any[] = { "jobs", "cron", "logs", "list",
-		"init", "nodes" };
+		"init", "nodes", "hold", "release" };
 	static const char *const first[] = { "apps", "db", "history",
 		"stats", "purge" };
 
@@ -1621,6 +1634,17 @@ cli_run(int argc, char **argv)
 		return cmd_cancel(&c, argc, argv);
 	if (strcmp(cmd, "retry") == 0)
 		return cmd_retry(&c, argc, argv);
+	if (strcmp(cmd, "hold") == 0 || strcmp(cmd, "release") == 0) {
+		int rc;
+
+		if (wants_help(argc, argv)) {	/* also without a spool */
+			cli_hold_usage(stdout);
+			return 0;
+		}
+		rc = cli_open(&c);
+		return rc != 0 ? rc : cli_hold_main(&c.cfg, &c.sp, c.json,
+		    argc, argv);
+	}
 	if (strcmp(cmd, "callbacks") == 0)
 		return cmd_callbacks(&c, argc, argv);
 	if (strcmp(cmd, "cron") == 0)

@@ -496,9 +496,9 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 		    "the spool takes writes", d->bp[i].node, d->bp[i].reason);
 	if (d->q_ok)
 		put_line(b, &rows, "QUEUE pending %ld  waiting %ld  delayed %ld  "
-		    "dispatched %ld  running %ld%s", d->q.pending, d->q.waiting,
-		    d->q.delayed, d->q.dispatched, d->q.running,
-		    d->q.truncated ? " (capped)" : "");
+		    "dispatched %ld  running %ld  held %ld%s", d->q.pending,
+		    d->q.waiting, d->q.delayed, d->q.dispatched, d->q.running,
+		    d->q.held, d->q.truncated ? " (capped)" : "");
 	else
 		put_line(b, &rows, "QUEUE unreadable: %s", strerror(errno));
 	put_line(b, &rows, "  oldest pending %s", d->q.pending > 0 ?
@@ -596,6 +596,7 @@ render_json(struct buf *b, const struct config *cfg, const struct spool *sp,
 		json_object_set_new(q, "dispatched",
 		    json_integer(d->q.dispatched));
 		json_object_set_new(q, "running", json_integer(d->q.running));
+		json_object_set_new(q, "held", json_integer(d->q.held));
 		json_object_set_new(q, "capped",
 		    json_boolean(d->q.truncated));
 		json_object_set_new(q, "oldestPendingSeconds", d->q.pending >

@@ -8,48 +8,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jsontext.h"
 #include "core/task.h"
 
 int
 drainmark_reason_ok(const char *reason)
 {
-	size_t n = 0;
-
-	for (; reason[n] != '\0'; n++)
-		if ((unsigned char)reason[n] < 0x20 || reason[n] == 0x7f)
-			return 0;
-	return n <= DRAINMARK_REASON_MAX;
+	return jsonfield_text_ok(reason, DRAINMARK_REASON_MAX);
 }
 
-/* One member k = v of the marker into *m; seen counts the required. */
+/* What decode_member fills: the marker, and the required members seen. */
+struct decoding {
+	struct drainmark *m;
+	int seen;
+};
+
+/* One member k = v of the marker into d->m; d->seen counts the required. */
 static int
-decode_member(struct drainmark *m, const char *k, json_t *v, int *seen,
-    struct task_error *err)
+decode_member(void *ctx, const char *k, json_t *v, struct task_error *err)
 {
-	const char *s = NULL;
+	struct drainmark *m = ((struct decoding *)ctx)->m;
+	int *seen = &((struct decoding *)ctx)->seen;
 
 	if (strcmp(k, "node") == 0) {
 		*seen |= 1;
 		return task_json_name(v, k, DRAINMARK_NODE_MAX, m->node, err);
 	}
-	if (strcmp(k, "reason") == 0) {
-		if (jsonfield_string(v, k, DRAINMARK_REASON_MAX, &s, err) != 0)
-			return -1;
-		if (!drainmark_reason_ok(s))
-			return jsonfield_fail(err, k, "must not contain a "
-			    "control character");
-		memcpy(m->reason, s, strlen(s) + 1);
-		return 0;
-	}
+	if (strcmp(k, "reason") == 0)
+		return jsonfield_text(v, k, DRAINMARK_REASON_MAX, m->reason,
+		    err);
 	if (strcmp(k, "since") == 0) {
 		*seen |= 2;
-		if (jsonfield_time(v, k, &m->since_ms, err) != 0)
-			return -1;
-		if (m->since_ms < 0)
-			return jsonfield_fail(err, k, "must not be before "
-			    "1970-01-01T00:00:00Z");
-		return 0;
+		return jsonfield_epoch_time(v, k, &m->since_ms, err);
 	}
 	return jsonfield_fail(err, k, "unknown member (a drain marker has "
 	    "node, reason and since)");
@@ -59,28 +48,13 @@ int
 drainmark_decode(const char *data, size_t len, struct drainmark *m,
     struct task_error *err)
 {
-	json_error_t jerr;
-	json_t *root, *v;
-	const char *k;
-	int seen = 0, rc = 0;
+	struct decoding d = { m, 0 };
+	int rc, seen;
 
 	memset(m, 0, sizeof(*m));
-	if (len > DRAINMARK_FILE_MAX)
-		return jsonfield_fail(err, "file", "larger than %d bytes",
-		    DRAINMARK_FILE_MAX);
-	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL)
-		return jsonfield_fail(err, "json", "invalid JSON at line %d "
-		    "column %d: %s", jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return jsonfield_fail(err, "json", "top level must be an "
-		    "object");
-	}
-	json_object_foreach(root, k, v)
-		if ((rc = decode_member(m, k, v, &seen, err)) != 0)
-			break;
-	json_decref(root);
+	rc = jsonfield_each_member(data, len, DRAINMARK_FILE_MAX, decode_member,
+	    &d, err);
+	seen = d.seen;
 	if (rc == 0 && !(seen & 1))
 		rc = jsonfield_fail(err, "node", "required member missing");
 	if (rc == 0 && !(seen & 2))

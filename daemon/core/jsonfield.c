@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsontext.h"
 #include "core/tstime.h"
 
 int
@@ -89,4 +90,89 @@ jsonfield_put_time(json_t *o, const char *k, int64_t ms)
 		return json_object_set_new(o, k, json_null());
 	return json_object_set_new(o, k,
 	    json_string(tstime_format_ms(b, sizeof(b), ms)));
+}
+
+int
+jsonfield_text_ok(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	for (; s[n] != '\0'; n++)
+		if ((unsigned char)s[n] < 0x20 || s[n] == 0x7f)
+			return 0;
+	return n <= max;
+}
+
+int
+jsonfield_text(json_t *v, const char *field, size_t max, char *out,
+    struct task_error *err)
+{
+	const char *s;
+
+	if (jsonfield_string(v, field, max, &s, err) != 0)
+		return -1;
+	if (!jsonfield_text_ok(s, max))
+		return jsonfield_fail(err, field, "must not contain a control "
+		    "character");
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+int
+jsonfield_epoch_time(json_t *v, const char *field, int64_t *out,
+    struct task_error *err)
+{
+	int64_t ms = 0;
+
+	if (jsonfield_time(v, field, &ms, err) != 0)
+		return -1;
+	if (ms < 0)
+		return jsonfield_fail(err, field, "must not be before "
+		    "1970-01-01T00:00:00Z");
+	*out = ms;
+	return 0;
+}
+
+json_t *
+jsonfield_object(const char *data, size_t len, size_t max,
+    struct task_error *err)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if (len > max) {
+		(void)jsonfield_fail(err, "file", "larger than %zu bytes", max);
+		return NULL;
+	}
+	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		(void)jsonfield_fail(err, "json", "invalid JSON at line %d "
+		    "column %d: %s", jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		(void)jsonfield_fail(err, "json", "top level must be an "
+		    "object");
+		return NULL;
+	}
+	return root;
+}
+
+int
+jsonfield_each_member(const char *data, size_t len, size_t max,
+    int (*member)(void *ctx, const char *k, json_t *v,
+    struct task_error *err), void *ctx, struct task_error *err)
+{
+	json_t *root = jsonfield_object(data, len, max, err), *v;
+	const char *k;
+	int rc = 0;
+
+	if (root == NULL)
+		return -1;
+	json_object_foreach(root, k, v)
+		if ((rc = member(ctx, k, v, err)) != 0)
+			break;
+	json_decref(root);
+	return rc != 0 ? -1 : 0;
 }

@@ -65,6 +65,41 @@ int jsonfield_dup(json_t *v, const char *field, size_t max, char **out,
     struct task_error *err);
 
 /*
+ * Whether s is text a marker file may hold (shown in logs and terminals):
+ * at most max bytes, no byte below 0x20 and no 0x7f.  Returns 1 or 0.
+ */
+int jsonfield_text_ok(const char *s, size_t max);
+
+/*
+ * A JSON string that jsonfield_text_ok(max) accepts, copied into out
+ * (max + 1 bytes).
+ */
+int jsonfield_text(json_t *v, const char *field, size_t max, char *out,
+    struct task_error *err);
+
+/* jsonfield_time, not before 1970-01-01T00:00:00Z. */
+int jsonfield_epoch_time(json_t *v, const char *field, int64_t *out,
+    struct task_error *err);
+
+/*
+ * The len bytes at data (any bytes) as one JSON object: at most max bytes
+ * (else field "file"), through the RFC 8259 byte gate and jansson with
+ * duplicate members refused (else field "json").  Returns a new
+ * reference (the caller decrefs), or NULL with *err filled.  For the
+ * small marker files (core/drainmark.c, core/holdmark.c).
+ */
+json_t *jsonfield_object(const char *data, size_t len, size_t max,
+    struct task_error *err);
+
+/*
+ * jsonfield_object, then member(ctx, name, value, err) for each member in
+ * order until one returns nonzero.  Returns 0, or -1 with *err filled.
+ */
+int jsonfield_each_member(const char *data, size_t len, size_t max,
+    int (*member)(void *ctx, const char *k, json_t *v,
+    struct task_error *err), void *ctx, struct task_error *err);
+
+/*
  * Set member k of object o to the RFC 3339 UTC form of ms
  * (tstime_format_ms), or to null when ms < 0 (absent).  Returns
  * jansson's 0 or -1 (out of memory).

@@ -106,6 +106,48 @@ nameset_add(struct nameset *ns, const char *name, int *added)
 	return n;
 }
 
+/* Whether (key, name) comes before node o: a smaller key, or the same
+ * key and a smaller name (file times are coarse: the kernel's tick). */
+static int
+ordered_before(int64_t key, const char *name, const struct nameset_node *o)
+{
+	return key < o->key || (key == o->key && strcmp(name, o->name) < 0);
+}
+
+struct nameset_node *
+nameset_add_ordered(struct nameset *ns, const char *name, int64_t key,
+    size_t maxwalk, int *added)
+{
+	struct nameset_node *tail = ns->tail, *n, **pp;
+	int fresh = 0;
+	size_t walked = 0;
+
+	if (added != NULL)
+		*added = 0;
+	n = nameset_add(ns, name, &fresh);
+	if (n == NULL || !fresh)
+		return n;
+	n->key = key;
+	if (added != NULL)
+		*added = 1;
+	if (tail == NULL || !ordered_before(key, name, tail))
+		return n;		/* in order: stays at the tail */
+	/* Detach it from the tail (tail->fnext is n), then insert it
+	 * before the first node of larger key. */
+	for (pp = &ns->head; *pp != tail && walked < maxwalk; walked++) {
+		if (ordered_before(key, name, *pp))
+			break;
+		pp = &(*pp)->fnext;
+	}
+	if (walked >= maxwalk)
+		return n;		/* too far back: left at the tail */
+	tail->fnext = NULL;
+	ns->tail = tail;
+	n->fnext = *pp;
+	*pp = n;
+	return n;
+}
+
 static void
 unhash(struct nameset *ns, struct nameset_node *n)
 {

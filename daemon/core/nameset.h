@@ -41,6 +41,19 @@ void nameset_fini(struct nameset *ns);
 struct nameset_node *nameset_add(struct nameset *ns, const char *name,
     int *added);
 
+/*
+ * nameset_add for a name whose key (e.g. a file's mtime in ms) orders it,
+ * names breaking ties (strcmp): a new node goes at the tail when (key,
+ * name) is not before the tail's (the usual arrival), else before the
+ * first node after it in that order, looked for
+ * from the head over at most maxwalk nodes (past them: at the tail), so
+ * that one late arrival, such as a released held task, keeps its place
+ * and a long unordered backlog costs O(maxwalk) per name.  An existing
+ * node is returned as it is.  Returns as nameset_add.
+ */
+struct nameset_node *nameset_add_ordered(struct nameset *ns, const char *name,
+    int64_t key, size_t maxwalk, int *added);
+
 /* The node for name, or NULL. */
 struct nameset_node *nameset_find(const struct nameset *ns, const char *name);
 

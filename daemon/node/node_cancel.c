@@ -1,10 +1,10 @@
 /*
  * node_cancel — cancel markers (state/cancel/<id>): a running hook is
  * killed (SIGTERM, then SIGKILL after kill_grace_ms) and concluded as
- * CANCELLED; a pending task of incoming/ or delayed/ is claimed like
- * any task (flock, claim marker, duplicate check, lease, rename into
- * active/<self>/) and concluded as CANCELLED; a marker whose task is
- * finished, or unknown for a day, is removed.
+ * CANCELLED; a pending task of incoming/, delayed/ or hold/ (held) is
+ * claimed like any task (flock, claim marker, duplicate check, lease,
+ * rename into active/<self>/) and concluded as CANCELLED; a marker
+ * whose task is finished, or unknown for a day, is removed.
  *
  * Invariant: cancelling a pending task is a claim, so it waits while
  * claims are held (n->cancel_wait).  Removes markers only.
@@ -58,21 +58,22 @@ cancel_running(struct node *n, const char *id)
 }
 
 /*
- * Cancel a task that is still pending in incoming/ or delayed/: claim it
- * like any task (lock, verify, move into active/<self>/), then conclude
- * it as CANCELLED, which writes its result before the move into
- * cancelled/.  Returns 1 when done here, 0 when the task was not pending
+ * Cancel a task that is still pending in incoming/, delayed/ or hold/
+ * (held, coord/hold.h): claim it like any task (lock, verify, move into
+ * active/<self>/), then conclude it as CANCELLED, which writes its
+ * result before the move into cancelled/.  Returns 1 when done here, 0 when the task was not pending
  * (or someone else holds it: their claim sees the marker).
  */
 static int
 cancel_pending(struct node *n, const char *id)
 {
-	static const enum spool_dir from[] = { SPOOL_INCOMING, SPOOL_DELAYED };
+	static const enum spool_dir from[] = { SPOOL_INCOMING, SPOOL_DELAYED,
+		SPOOL_HOLD };
 	char file[SPOOL_NAME_MAX], why[512];
 
 	(void)limits_mark_waiting(&n->sp, id, 0);
 	snprintf(file, sizeof(file), "%s.json", id);
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
 		int dfd = n->sp.dir[from[i]], fd, mfd;
 		struct task t;
 		struct task_error te;

@@ -46,6 +46,12 @@
 #include "spool/spool.h"
 #include "core/task.h"
 
+/* How far back into the candidates a late arrival (older mtime than the
+ * newest candidate) is placed by its mtime: beyond, it waits at the
+ * tail, so a large unordered backlog (a start-up rescan) costs a bounded
+ * walk per file. */
+#define CAND_ORDER_WALK	4096
+
 /* Past the settle time before a file is looked at again (ms): its mtime
  * is in ms, the clock that compares it too. */
 #define SETTLE_SLACK_MS	50
@@ -81,12 +87,17 @@ void
 node_cand_add(struct node *n, const char *name, int announced)
 {
 	struct nameset_node *c;
+	struct stat st;
 
 	if (name[0] == '.' || name[0] == '\0')
 		return;		/* editor/NFS temporaries, never tasks */
 	if (nameset_find(&n->nohook, name) != NULL)
 		return;		/* for another node: node_hooks_rescan() */
-	c = nameset_add(&n->cand, name, NULL);
+	/* Claim order is the files' mtime order (their submit or due
+	 * time): a released held task keeps its place (coord/hold.h). */
+	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
+	    SPOOL_INCOMING], name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+	    node_mtime_ms(&st) : INT64_MAX, CAND_ORDER_WALK, NULL);
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
 }
@@ -172,6 +183,12 @@ node_other_copy(struct node *n, const char *id, int dirfd, const char *name,
 		}
 		snprintf(why, whylen, "requestId: duplicate: \"%s\" is already "
 		    "running on node %s (a second copy)", id, other);
+		return 1;
+	}
+	if (dirfd != n->sp.dir[SPOOL_HOLD] && fstatat(n->sp.dir[SPOOL_HOLD],
+	    final, &ts, AT_SYMLINK_NOFOLLOW) == 0) {
+		snprintf(why, whylen, "requestId: duplicate: \"%s\" is held "
+		    "in hold/ (a second copy)", id);
 		return 1;
 	}
 	if (!from_delayed && fstatat(n->sp.dir[SPOOL_DELAYED], final, &ts,
@@ -610,6 +627,8 @@ node_claim(struct node *n, int dfd, const char *name, int announced)
 		log_debug("%s", why);
 		goto out;	/* the next rescan looks again */
 	}
+	if (node_hold_claim(n, dfd, name, final, &t))
+		goto out;	/* held (coord/hold.h) */
 	if (t.created_ms < 0)
 		t.created_ms = node_mtime_ms(&st);
 	if (claim_delay(n, dfd, name, announced, &t, final, now) ||

@@ -317,6 +317,7 @@ conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
 	    n->cfg->retry_base_ms, n->cfg->retry_max_ms,
 	    (int)n->cfg->retry_jitter_pct, rand32());
 	struct buf enc;
+	enum spool_dir to = node_hold_retry_dir(n, t->request_id);
 
 	a->retry_at_ms = tstime_now_ms() + delay;
 	t->not_before_ms = a->retry_at_ms;
@@ -324,14 +325,13 @@ conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
 		return -1;
 	buf_init(&enc, 0);
 	if (task_encode(t, &enc) != 0 || spool_publish(&n->sp,
-	    n->sp.dir[SPOOL_DELAYED], name, enc.data, enc.len,
-	    a->retry_at_ms, 0) != 0) {
+	    n->sp.dir[to], name, enc.data, enc.len, a->retry_at_ms, 0) != 0) {
 		/* Leave it in active/ unlocked: the reaper (or our
 		 * restart) retries the conclusion as a lost attempt. */
 		int e = errno;
 
 		log_warn("%s: cannot queue retry", t->request_id);
-		(void)node_spool_full(n, e, "delayed/");
+		(void)node_spool_full(n, e, spool_dir_name(to));
 		buf_fini(&enc);
 		if (lockfd >= 0)
 			coord_lease_close(n->coord, lockfd);
@@ -345,16 +345,17 @@ conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
 		n->dirty_self = 1;
 	if (lockfd >= 0)
 		coord_lease_close(n->coord, lockfd);
-	if (n->leader)
+	if (n->leader && to == SPOOL_DELAYED)
 		node_delayed_note(n, name);
-	node_index_note(n, t->request_id, SPOOL_DELAYED, NULL, NULL, t,
+	node_index_note(n, t->request_id, to, NULL, NULL, t,
 	    a->retry_at_ms);
 	metrics_retry();
 	log_task(LOG_LEVEL_INFO, "task.retry", t->request_id,
 	    t->task_code, a->attempt, "%s: attempt %d %s (%s); retry "
-	    "%d of %d in %lld ms", t->request_id, a->attempt,
+	    "%d of %d in %lld ms%s", t->request_id, a->attempt,
 	    task_outcome_name(a->outcome),
-	    a->reason, a->attempt, retries, (long long)delay);
+	    a->reason, a->attempt, retries, (long long)delay, to ==
+	    SPOOL_HOLD ? ", held in hold/ (state/hold/ marker)" : "");
 	node_record(n, RECORDS_RETRY, t->request_id, t, a, NULL, 0);
 	return 0;
 }
@@ -467,6 +468,7 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (task_add_attempt(t, a) != 0)
 		goto nomem;
 	dest = conclude_status(a, &status, &code);
+	node_hold_ended(n, t->request_id);
 	memset(&ri, 0, sizeof(ri));
 	ri.status = status;
 	ri.failure_code = code;

@@ -516,6 +516,28 @@ void node_cancel_more(struct node *n);
 /* node_handle_cancel for every marker of state/cancel/. */
 void node_scan_cancels(struct node *n);
 
+/* --- node_hold.c: hold markers (coord/hold.h) --- */
+
+/*
+ * Claim of t (dfd/name, its requestId's file name final; flock and
+ * claim marker held): when t has a hold marker, move it into hold/ as
+ * final instead of running it (a copy already there: this one is a
+ * duplicate, quarantined).  Returns 1 when t is not to be claimed (held,
+ * or again later), 0 when it has no marker.
+ */
+int node_hold_claim(struct node *n, int dfd, const char *name,
+    const char *final, const struct task *t);
+
+/*
+ * The directory the retry of task id goes to: SPOOL_HOLD when it has a
+ * hold marker (its retry is held, the marker stays as the record), else
+ * SPOOL_DELAYED.
+ */
+enum spool_dir node_hold_retry_dir(struct node *n, const char *id);
+
+/* Task id ended terminal: its hold marker, if any, is removed. */
+void node_hold_ended(struct node *n, const char *id);
+
 /* --- node_recover.c: recovery and the reaper --- */
 
 /*

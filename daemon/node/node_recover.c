@@ -225,7 +225,7 @@ recover_orphan(struct node *n, int dirfd, const char *owner,
     const char *name, int fd)
 {
 	static const enum spool_dir pending[] = { SPOOL_DELAYED,
-		SPOOL_INCOMING };
+		SPOOL_INCOMING, SPOOL_HOLD };	/* hold/: a held retry, read */
 	char id[TASK_ID_MAX + 1], why[512];
 	struct task t;
 	struct task_error te;

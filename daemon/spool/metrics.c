@@ -322,6 +322,8 @@ metrics_scan_spool(const struct spool *sp, int64_t now_ms,
 	    &out->truncated);
 	out->running = count_node_dirs(sp->dir[SPOOL_ACTIVE],
 	    &out->truncated);
+	c = count_dir(sp->dir[SPOOL_HOLD], &out->truncated, NULL);
+	out->held = c > 0 ? c : 0;
 	/* WAITING: tasks over a max_concurrent limit, marked in
 	 * state/waiting/ (maxconc.h) while they stay in incoming/ (or a
 	 * queue/): counted there, not under pending as well. */
@@ -552,14 +554,14 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 		    "\"%s\"} %ld\n", nd, outbox_kinds[i], M.outbox[i]);
 	if (q != NULL) {
 		static const char *const st[] = { "pending", "waiting",
-			"delayed", "dispatched", "running" };
+			"delayed", "dispatched", "running", "held" };
 		long v[] = { q->pending, q->waiting, q->delayed, q->dispatched,
-			q->running };
+			q->running, q->held };
 
 		rc |= family(b, "taskspool_queue_depth", "gauge", "Tasks in the "
 		    "spool by state (spool-wide: every node reports the same "
 		    "directories).");
-		for (size_t i = 0; i < 5; i++)
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 			rc |= buf_printf(b, "taskspool_queue_depth{node=\"%s\","
 			    "state=\"%s\"} %ld\n", nd, st[i], v[i]);
 		rc |= family(b, "taskspool_oldest_pending_age_seconds", "gauge",

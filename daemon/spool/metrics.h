@@ -41,6 +41,7 @@ struct metrics_spool {
 	long delayed;		/* delayed/ */
 	long dispatched;	/* queue/<node>/, all nodes */
 	long running;		/* active/<node>/, all nodes */
+	long held;		/* hold/ (coord/hold.h) */
 	int truncated;		/* a directory had over METRICS_SCAN_MAX */
 	double oldest_pending_s; /* age of the oldest incoming/ file; 0 */
 };

@@ -40,9 +40,27 @@ static const struct {
 	[SPOOL_STATE] = { "state", 02770 },
 	[SPOOL_METRICS] = { "metrics", 02755 },
 	[SPOOL_HOOKS] = { "hooks", 02755 },
+	[SPOOL_HOLD] = { "hold", 02770 },	/* spool/hold.h */
 };
 
 static int open_dir_at(int at, const char *name);
+
+/*
+ * Make the group-writable directory root/name (hold/ or state/hold,
+ * 02770) when it is missing, and give it group (when >= 0) and its mode;
+ * an existing one is left alone when group is -1.  Returns 0 or -1 with
+ * errno.
+ */
+static int
+hold_dir_create(int root, const char *name, long group)
+{
+	if (mkdirat(root, name, 02770) != 0 && (errno != EEXIST || group < 0))
+		return errno == EEXIST ? 0 : -1;
+	if (group >= 0 && fchownat(root, name, (uid_t)-1, (gid_t)group,
+	    0) != 0)
+		return -1;
+	return fchmodat(root, name, 02770, 0);
+}
 
 const char *
 spool_dir_name(enum spool_dir d)
@@ -219,6 +237,12 @@ spool_create(const char *path, long group, char *why, size_t whylen)
 		close(root);
 		return -1;
 	}
+	if (hold_dir_create(root, "state/hold", group) != 0) {
+		snprintf(why, whylen, "%s/state/hold: chown/chmod: %s", path,
+		    strerror(errno));
+		close(root);
+		return -1;
+	}
 	if ((mkdirat(root, "state/cancel", 02770) == 0 || (errno == EEXIST &&
 	    group >= 0)) && ((group >= 0 && fchownat(root, "state/cancel",
 	    (uid_t)-1, (gid_t)group, 0) != 0) ||
@@ -285,12 +309,14 @@ spool_close(struct spool *s)
 		close(s->self);
 	if (s->cancel > 0)
 		close(s->cancel);
+	if (s->holdmark > 0)
+		close(s->holdmark);
 	if (s->claims > 0)
 		close(s->claims);
 	if (s->work > 0)
 		close(s->work);
 	memset(s, 0, sizeof(*s));
-	s->self = s->cancel = s->claims = s->work = -1;
+	s->self = s->cancel = s->holdmark = s->claims = s->work = -1;
 }
 
 /*
@@ -314,7 +340,7 @@ spool_open(struct spool *s, const char *path, const char *node,
     int do_fsync, char *why, size_t whylen)
 {
 	memset(s, 0, sizeof(*s));
-	s->self = s->cancel = s->claims = s->work = -1;
+	s->self = s->cancel = s->holdmark = s->claims = s->work = -1;
 	s->do_fsync = do_fsync;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	s->root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -324,6 +350,16 @@ spool_open(struct spool *s, const char *path, const char *node,
 	}
 	for (int d = 0; d < SPOOL_NDIRS; d++) {
 		s->dir[d] = open_dir_at(s->root, dirs[d].name);
+		/* hold/ came later: a daemon (node != NULL) makes it in a
+		 * spool created before it existed; a client goes on
+		 * without it (-1: no task is held there yet). */
+		if (s->dir[d] < 0 && errno == ENOENT && d == SPOOL_HOLD) {
+			if (node != NULL && hold_dir_create(s->root,
+			    dirs[d].name, -1) == 0)
+				s->dir[d] = open_dir_at(s->root, dirs[d].name);
+			if (node == NULL)
+				continue;
+		}
 		if (s->dir[d] < 0) {
 			int e = errno;
 
@@ -342,6 +378,9 @@ spool_open(struct spool *s, const char *path, const char *node,
 		}
 	}
 	s->cancel = open_dir_at(s->dir[SPOOL_STATE], "cancel");
+	if (node != NULL)
+		(void)hold_dir_create(s->root, "state/hold", -1);
+	s->holdmark = open_dir_at(s->dir[SPOOL_STATE], "hold");
 	if (node != NULL) {
 		snprintf(s->node, sizeof(s->node), "%s", node);
 		s->self = spool_node_dir(s, SPOOL_ACTIVE, node);
@@ -722,7 +761,7 @@ spool_locate(const struct spool *s, const char *id, enum spool_dir *where,
     char *node)
 {
 	static const enum spool_dir flat[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED };
+		SPOOL_HOLD, SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED };
 	char file[SPOOL_NAME_MAX];
 	struct stat st;
 
@@ -817,6 +856,8 @@ spool_state_name(enum spool_dir d)
 		return "CANCELLED";
 	case SPOOL_CORRUPT:
 		return "CORRUPT";
+	case SPOOL_HOLD:
+		return "HELD";
 	default:
 		return NULL;
 	}

@@ -24,7 +24,7 @@ enum spool_dir {
 	SPOOL_TMP, SPOOL_INCOMING, SPOOL_DELAYED, SPOOL_QUEUE, SPOOL_ACTIVE,
 	SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED, SPOOL_CORRUPT,
 	SPOOL_RESULTS, SPOOL_LOGS, SPOOL_JOBS, SPOOL_OUTBOX, SPOOL_STATE,
-	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_NDIRS
+	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_HOLD, SPOOL_NDIRS
 };
 
 struct spool {
@@ -32,6 +32,8 @@ struct spool {
 	int dir[SPOOL_NDIRS];		/* each top-level directory */
 	int self;			/* active/<node>, -1 if no node */
 	int cancel;			/* state/cancel */
+	int holdmark;			/* state/hold (spool/hold.h), -1 if
+					 * absent */
 	int claims;			/* state/claims (claimmark.h); opened
 					 * with a node only, else -1 */
 	int work;			/* workdirs/, the hooks' work directories
@@ -48,7 +50,8 @@ const char *spool_dir_name(enum spool_dir d);
 /*
  * The task state a file in directory d means (spool-layout/README.md):
  * "PENDING" (incoming/, delayed/), "DISPATCHED" (queue/), "RUNNING"
- * (active/), "SUCCESS", "FAILED", "CANCELLED", "CORRUPT"; NULL for any
+ * (active/), "SUCCESS", "FAILED", "CANCELLED", "CORRUPT", "HELD"
+ * (hold/, spool/hold.h); NULL for any
  * other directory.  Returns a static string.
  */
 const char *spool_state_name(enum spool_dir d);
@@ -91,6 +94,9 @@ int spool_create(const char *path, long group, char *why, size_t whylen);
 /*
  * Open an existing spool.  node may be NULL (CLI: no active/<node>).
  * Returns 0 and fills s, or -1 with errno and why ("not a spool: ...").
+ * hold/ and state/hold/, newer than the rest, are made when missing by a
+ * daemon (node != NULL); a client opens a spool without them with
+ * s->dir[SPOOL_HOLD] and s->holdmark -1.
  */
 int spool_open(struct spool *s, const char *path, const char *node,
     int do_fsync, char *why, size_t whylen);
@@ -154,7 +160,7 @@ int spool_quarantine(const struct spool *s, int srcfd, const char *name,
 /*
  * Find where requestId id is: fills *where and, for queue/ and active/,
  * node (65 bytes).  Checks incoming, delayed, active/<each>, queue/<each>,
- * done, failed, cancelled.  Returns 0 when found, -1 with ENOENT when not.
+ * hold, done, failed, cancelled.  Returns 0 when found, -1 with ENOENT when not.
  */
 int spool_locate(const struct spool *s, const char *id,
     enum spool_dir *where, char *node);

@@ -214,6 +214,16 @@ def main():
     put("fuzz_drain", "offset",
         '{"node":"n1","reason":"\\u00e9t\\u00e9","since":'
         '"2026-12-02T03:00:00+05:30"}')
+    put("fuzz_hold", "held",
+        '{"requestId":"order-1","since":"%s","from":"incoming",'
+        '"by":"cli uid 1000"}\n' % t1)
+    put("fuzz_hold", "no-by",
+        '{"requestId":"order-1","since":"%s","from":"active"}' % t1)
+    put("fuzz_hold", "bad-from",
+        '{"requestId":"order-1","since":"%s","from":"done"}' % t1)
+    put("fuzz_hold", "bell-in-by",
+        '{"requestId":"a","since":"%s","from":"hold","by":"a\\u0007"}'
+        % t1)
     put("fuzz_heartbeat", "node",
         "pid=4242\nslots=4\nrunning=1\nclaimed=10\nfinished=9\nleader=1\n"
         "at_ms=1717243200000\nstarted_ms=1717243100000\nload1=0.52\n"

@@ -123,14 +123,16 @@ def code_routes(api_c):
     body = body[:body.index("\n}\n")]
     routes = {}
     pat = re.compile(r'(strcmp\(p, "([^"]+)"\) == 0|strncmp\(p, "([^"]+)", '
-                     r'\d+\) == 0 && spool_id_ok).*?\*allow = "([^"]+)"',
-                     re.S)
+                     r'\d+\) == 0 && (spool_id_ok|task_action\(p \+ \d+,'
+                     r'\s*"([^"]+)")).*?\*allow = "([^"]+)"', re.S)
     for m in pat.finditer(body):
-        exact, prefix, allow = m.group(2), m.group(3), m.group(4)
+        exact, prefix, action, allow = (m.group(2), m.group(3), m.group(5),
+                                        m.group(6))
         if exact is not None:
             path = exact if exact == "/metrics" else "/api" + exact
         else:
-            path = "/api" + prefix + "{requestId}"
+            # "{id}/hold": task_action() names the part after the id
+            path = "/api" + prefix + "{requestId}" + (action or "")
         routes[path] = {a.strip().lower() for a in allow.split(",")}
     return routes
 

@@ -243,10 +243,14 @@ START_TEST(test_scan_and_write)
 		{ SPOOL_ACTIVE, "n2", "r2.json", 0 },
 		{ SPOOL_ACTIVE, "n2", "r3.json", 0 },
 		{ SPOOL_QUEUE, "n3", "q1.json", 0 },
+		/* hold/: 2 held tasks */
+		{ SPOOL_HOLD, NULL, "h1.json", 0 },
+		{ SPOOL_HOLD, NULL, "h2.json", 0 },
 	};
 	static const char *const written[] = {
 		"taskspool_queue_depth{node=\"n1\",state=\"pending\"} 3",
 		"taskspool_queue_depth{node=\"n1\",state=\"running\"} 3",
+		"taskspool_queue_depth{node=\"n1\",state=\"held\"} 2",
 		"taskspool_oldest_pending_age_seconds{node=\"n1\"} 100.500",
 		"taskspool_slots{node=\"n1\",kind=\"total\"} 4",
 		"taskspool_slots{node=\"n1\",kind=\"busy\"} 1",
@@ -293,6 +297,7 @@ START_TEST(test_scan_and_write)
 	ck_assert_int_eq(q.pending, 3);
 	ck_assert_int_eq(q.waiting, 0);
 	ck_assert_int_eq(q.delayed, 2);
+	ck_assert_int_eq(q.held, 2);
 	ck_assert_int_eq(q.running, 3);
 	ck_assert_int_eq(q.dispatched, 1);
 	ck_assert_int_eq(q.truncated, 0);

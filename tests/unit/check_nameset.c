@@ -210,6 +210,74 @@ START_TEST(test_fini_with_contents)
 }
 END_TEST
 
+/* Pop every name of ns into out, joined by spaces. */
+static void
+drain_names(struct nameset *ns, char *out, size_t len)
+{
+	struct nameset_node *c;
+
+	out[0] = '\0';
+	while ((c = nameset_pop(ns)) != NULL) {
+		size_t l = strlen(out);
+
+		snprintf(out + l, len - l, "%s%s", l > 0 ? " " : "", c->name);
+		free(c);
+	}
+}
+
+START_TEST(test_add_ordered)
+{
+	struct nameset ns;
+	char got[256];
+	int added = 0;
+
+	/* Keys 10 20 30 40 arrive in order; a released 25 goes between 20
+	 * and 30, a 5 to the head, an equal 30 after the first 30, a 50 to
+	 * the tail, a present name stays where it is. */
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "a", 10, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "b", 20, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "c", 30, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "d", 40, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "r", 25, 100, &added));
+	ck_assert_int_eq(added, 1);
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "z", 5, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "e", 30, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "f", 50, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "a", 1, 100, &added));
+	ck_assert_int_eq(added, 0);
+	ck_assert_int_eq(ns.count, 8);
+	ck_assert_ptr_nonnull(nameset_find(&ns, "r"));
+	drain_names(&ns, got, sizeof(got));
+	ck_assert_str_eq(got, "z a b r c e d f");
+	/* Equal keys: by name ("d" < "e", "b" < "c"). */
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "e", 7, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "c", 7, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "d", 7, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "b", 7, 100, NULL));
+	drain_names(&ns, got, sizeof(got));
+	ck_assert_str_eq(got, "b c d e");
+	/* A late one just before the tail; the tail is right after. */
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "x", 10, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "y", 30, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "w", 20, 100, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "v", 40, 100, NULL));
+	drain_names(&ns, got, sizeof(got));
+	ck_assert_str_eq(got, "x w y v");
+	/* maxwalk 1: key 15 would go after "b" (2 steps): left at the tail;
+	 * key 5 goes before the head (0 steps). */
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "a", 10, 1, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "b", 12, 1, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "c", 30, 1, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "m", 15, 1, NULL));
+	ck_assert_ptr_nonnull(nameset_add_ordered(&ns, "h", 5, 1, NULL));
+	drain_names(&ns, got, sizeof(got));
+	ck_assert_str_eq(got, "h a b c m");
+	ck_assert_ptr_null(ns.tail);
+	nameset_fini(&ns);
+}
+END_TEST
+
 static Suite *
 nameset_suite(void)
 {
@@ -222,6 +290,7 @@ nameset_suite(void)
 	tcase_add_test(tc, test_remove);
 	tcase_add_test(tc, test_growth);
 	tcase_add_test(tc, test_fini_with_contents);
+	tcase_add_test(tc, test_add_ordered);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -148,6 +148,7 @@ static const struct {
 	{ SPOOL_STATE, "state", 02770 },
 	{ SPOOL_METRICS, "metrics", -1 },
 	{ SPOOL_HOOKS, "hooks", -1 },
+	{ SPOOL_HOLD, "hold", 02770 },	/* held tasks (coord/hold.h) */
 };
 
 START_TEST(test_create_modes)
