@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jsontext.h"
 #include "core/task.h"
 
 int
@@ -59,24 +58,13 @@ int
 drainmark_decode(const char *data, size_t len, struct drainmark *m,
     struct task_error *err)
 {
-	json_error_t jerr;
 	json_t *root, *v;
 	const char *k;
 	int seen = 0, rc = 0;
 
 	memset(m, 0, sizeof(*m));
-	if (len > DRAINMARK_FILE_MAX)
-		return jsonfield_fail(err, "file", "larger than %d bytes",
-		    DRAINMARK_FILE_MAX);
-	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL)
-		return jsonfield_fail(err, "json", "invalid JSON at line %d "
-		    "column %d: %s", jerr.line, jerr.column, jerr.text);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return jsonfield_fail(err, "json", "top level must be an "
-		    "object");
-	}
+	if ((root = jsonfield_load_object(data, len, DRAINMARK_FILE_MAX, err)) == NULL)
+		return -1;
 	json_object_foreach(root, k, v)
 		if ((rc = decode_member(m, k, v, &seen, err)) != 0)
 			break;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsontext.h"
 #include "core/tstime.h"
 
 int
@@ -89,4 +90,30 @@ jsonfield_put_time(json_t *o, const char *k, int64_t ms)
 		return json_object_set_new(o, k, json_null());
 	return json_object_set_new(o, k,
 	    json_string(tstime_format_ms(b, sizeof(b), ms)));
+}
+
+json_t *
+jsonfield_load_object(const char *data, size_t len, size_t max,
+    struct task_error *err)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if (len > max) {
+		(void)jsonfield_fail(err, "file", "larger than %zu bytes", max);
+		return NULL;
+	}
+	root = jsontext_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		(void)jsonfield_fail(err, "json", "invalid JSON at line %d "
+		    "column %d: %s", jerr.line, jerr.column, jerr.text);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		json_decref(root);
+		(void)jsonfield_fail(err, "json", "top level must be an "
+		    "object");
+		return NULL;
+	}
+	return root;
 }

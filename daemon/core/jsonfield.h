@@ -71,4 +71,14 @@ int jsonfield_dup(json_t *v, const char *field, size_t max, char **out,
  */
 int jsonfield_put_time(json_t *o, const char *k, int64_t ms);
 
+/*
+ * The len bytes at data (any bytes, borrowed) as a JSON object with no
+ * duplicate member, for the small codecs (batch.json, drain markers):
+ * at most max bytes (else field "file"), through the RFC 8259 byte gate
+ * and the parser (else field "json").  Returns new (json_decref it), or
+ * NULL with *err filled.
+ */
+json_t *jsonfield_load_object(const char *data, size_t len, size_t max,
+    struct task_error *err);
+
 #endif
