@@ -27,6 +27,7 @@
 #include "spool/log.h"
 #include "spool/readfd.h"
 #include "cli/cli_apps.h"
+#include "cli/cli_batch.h"
 #include "callback/callback.h"
 #include "cli/cli_cron.h"
 #include "cli/cli_jobs.h"
@@ -41,6 +42,7 @@
 #include "coord/maxconc.h"
 #include "core/result.h"
 #include "spool/spool.h"
+#include "spool/batchdir.h"
 #include "core/version.h"
 #include "core/task.h"
 #include "core/tstime.h"
@@ -68,7 +70,7 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
-"         [--wait-timeout S]\n"
+"         [--wait-timeout S] [--batch ID]\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
 "  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
@@ -82,6 +84,9 @@ static const char *const top_usage =
 "  nodes drain NODE [--reason TEXT] [--force] [--no-wait] | resume NODE\n"
 "                             NODE finishes what it runs and claims\n"
 "                             nothing new (it stays up) / claims again\n"
+"  batch open|close ID [--on-complete CODE] [--callback-url URL]\n"
+"       | status ID | list   a batch of tasks (submit --batch ID): its\n"
+"                             members by state, its onComplete task\n"
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
@@ -298,11 +303,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "wait", no_argument, NULL, 'w' },
 		{ "wait-timeout", required_argument, NULL, 'W' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
-	const char *wait_timeout = NULL;
+	const char *wait_timeout = NULL, *batch = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -323,6 +329,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 't': timeout = optarg; break;
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
+		case 'B': batch = optarg; break;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 0;
@@ -401,6 +408,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 			json_object_set_new(o, "requestId", json_string(id));
 		if (name != NULL)
 			json_object_set_new(o, "taskName", json_string(name));
+		if (batch != NULL)
+			json_object_set_new(o, "batchId", json_string(batch));
 		if (delay != NULL) {
 			json_object_set_new(o, "triggerType",
 			    json_string("delay"));
@@ -493,6 +502,23 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_CANTCREAT;
 		goto out;
 	}
+	if (batch != NULL && code == NULL &&
+	    strcmp(batch, t.batch_id) != 0) {
+		/* A file's own batchId is the batch; --batch sets one. */
+		if (t.batch_id[0] != '\0' || !task_name_ok(batch,
+		    TASK_BATCH_ID_MAX)) {
+			fprintf(stderr, "taskspool submit: --batch: \"%s\" is "
+			    "not a batchId, or the file names another\n",
+			    batch);
+			rc = EX_USAGE;
+			goto out;
+		}
+		memcpy(t.batch_id, batch, strlen(batch) + 1);
+	}
+	/* The member entry before the task (spool/batchdir.h). */
+	if (t.batch_id[0] != '\0' &&
+	    (rc = cli_batch_join(&c->sp, t.batch_id, t.request_id)) != 0)
+		goto out;
 	t.created_ms = tstime_now_ms();
 	due = task_set_not_before(&t);
 	if (task_encode(&t, &out) != 0) {
@@ -512,6 +538,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
 	    != 0) {
+		if (t.batch_id[0] != '\0')
+			batchdir_leave(&c->sp, t.batch_id, t.request_id);
 		if (errno == EEXIST) {
 			fprintf(stderr, "taskspool submit: requestId %s "
 			    "already used\n", t.request_id);
@@ -1668,6 +1696,12 @@ cli_run(int argc, char **argv)
 		rc = cli_open(&c);
 
 		return rc != 0 ? rc : cli_nodes_main(&c.cfg, &c.sp, c.json,
+		    argc, argv);
+	}
+	if (strcmp(cmd, "batch") == 0) {
+		int rc = cli_open(&c);
+
+		return rc != 0 ? rc : cli_batch_main(&c.cfg, &c.sp, c.json,
 		    argc, argv);
 	}
 	if (strcmp(cmd, "help") == 0) {

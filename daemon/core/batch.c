@@ -103,9 +103,9 @@ batch_decode(const char *data, size_t len, struct batch *b,
 	if (rc == 0 && !(seen & 2))
 		rc = jsonfield_fail(err, "createdAt", "required member "
 		    "missing");
-	if (rc == 0 && (b->completed_ms >= 0) != (b->complete_id[0] != '\0'))
-		rc = jsonfield_fail(err, "completedAt", "completedAt and "
-		    "onCompleteRequestId go together");
+	if (rc == 0 && b->completed_ms < 0 && b->complete_id[0] != '\0')
+		rc = jsonfield_fail(err, "onCompleteRequestId", "only with "
+		    "completedAt");
 	if (rc == 0 && b->completed_ms >= 0 && b->closed_ms < 0)
 		rc = jsonfield_fail(err, "completedAt", "a batch completes "
 		    "only once closed (closedAt missing)");
@@ -141,8 +141,9 @@ batch_encode(const struct batch *b, struct buf *out)
 		bad |= jsonfield_put_time(o, "closedAt", b->closed_ms);
 	if (b->completed_ms >= 0) {
 		bad |= jsonfield_put_time(o, "completedAt", b->completed_ms);
-		bad |= json_object_set_new(o, "onCompleteRequestId",
-		    json_string(b->complete_id));
+		if (b->complete_id[0] != '\0')
+			bad |= json_object_set_new(o, "onCompleteRequestId",
+			    json_string(b->complete_id));
 	}
 	s = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);

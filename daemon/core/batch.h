@@ -14,8 +14,9 @@
  * createdAt: RFC 3339; onComplete: a taskCode (optional); callbackUrl:
  * at most TASK_URL_MAX bytes of http(s) URL (optional; the writers check
  * it with the callback policy); closedAt: when `batch close` closed it
- * (absent: open); completedAt and onCompleteRequestId: written by the
- * leader once every member was terminal (absent: not completed).
+ * (absent: open); completedAt: written by the leader once every member
+ * was terminal (absent: not completed), with onCompleteRequestId when
+ * it made an onComplete task.
  * Nothing else.
  *
  * A member is terminal in SUCCESS, FAILED, CANCELLED, CORRUPT (refused

@@ -206,16 +206,19 @@ out:
 void
 batchdir_leave(const struct spool *sp, const char *bid, const char *id)
 {
-	int dfd, mfd;
+	int dfd, mfd, e = errno;
 
-	if ((dfd = batch_dir(sp, bid, 0)) < 0)
+	if ((dfd = batch_dir(sp, bid, 0)) < 0) {
+		errno = e;
 		return;
+	}
 	if ((mfd = sub_dir(dfd, MEMBERS_DIR, 0)) >= 0) {
 		if (unlinkat(mfd, id, 0) == 0)
 			(void)spool_sync_dir(sp, mfd);
 		close(mfd);
 	}
 	close(dfd);
+	errno = e;	/* the caller reports its own failure */
 }
 
 enum batchdir_rc

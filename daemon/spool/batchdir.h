@@ -47,7 +47,8 @@ enum batchdir_rc batchdir_join(const struct spool *sp, const char *bid,
     const char *id, int64_t now_ms, char *why, size_t whylen);
 
 /* Take back the entry of id in batch bid (its task was not published
- * after all).  Errors are ignored: a stray entry reads MISSING. */
+ * after all).  Errors are ignored (a stray entry reads MISSING) and
+ * errno is kept. */
 void batchdir_leave(const struct spool *sp, const char *bid, const char *id);
 
 /*
