@@ -35,6 +35,7 @@
 #include <openssl/crypto.h>
 
 #include "api/api_impl.h"
+#include "core/batch.h"
 #include "core/jsontext.h"
 #include "core/suggest.h"
 #include "core/tstime.h"
@@ -520,7 +521,8 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 }
 /* --- the entry point ------------------------------------------------- */
 
-enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER };
+enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
+    R_BATCH, R_BATCH_CLOSE };
 
 /*
  * The route of the path p (PATH_INFO, borrowed) for a request whose
@@ -529,6 +531,36 @@ enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER };
  * whether the method is one of them, and for R_TASK *id the task's id
  * (borrowed from p).
  */
+/* /batches/{batchId} and /batches/{batchId}/close (api_batches.c):
+ * the part after "/batches/" is b; as route_match, *id pointing to b
+ * (for the close, the batchId ends at the next '/'). */
+static enum route
+route_batch(const char *b, int get, int post, const char **allow, int *ok,
+    const char **id)
+{
+	char bid[BATCH_ID_MAX + 1];
+	const char *slash = strchr(b, '/');
+	size_t n = slash != NULL ? (size_t)(slash - b) : strlen(b);
+
+	if (n == 0 || n > BATCH_ID_MAX)
+		return R_NONE;
+	memcpy(bid, b, n);
+	bid[n] = '\0';
+	if (!batch_id_ok(bid))
+		return R_NONE;
+	*id = b;
+	if (slash == NULL) {
+		*allow = "GET";
+		*ok = get;
+		return R_BATCH;
+	}
+	if (strcmp(slash, "/close") != 0)
+		return R_NONE;
+	*allow = "POST";
+	*ok = post;
+	return R_BATCH_CLOSE;
+}
+
 static enum route
 route_match(const char *p, int get, int post, int del, const char **allow,
     int *ok, const char **id)
@@ -556,7 +588,8 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		r = R_REGISTER;
 		*allow = "POST";
 		*ok = post;
-	}
+	} else if (strncmp(p, "/batches/", 9) == 0)
+		r = route_batch(p + 9, get, post, allow, ok, id);
 	return r;
 }
 
@@ -650,6 +683,14 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_get(c, out, id);
 	else if (r == R_TASK)
 		rc = api_cancel(c, out, id);
+	else if (r == R_BATCH)
+		rc = api_batch_get(c, out, id);
+	else if (r == R_BATCH_CLOSE) {
+		char bid[BATCH_ID_MAX + 1];
+
+		snprintf(bid, sizeof(bid), "%.*s", (int)strcspn(id, "/"), id);
+		rc = api_batch_close(c, out, bid);
+	}
 	else
 		rc = api_register(c, out);
 	free(body);
