@@ -236,6 +236,23 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int
+cmp_count(const void *a, const void *b)
+{
+	const struct batch_count *x = a, *y = b;
+
+	return strcmp(x->state, y->state);
+}
+
+void
+batch_summary_sort(struct batch_summary *s)
+{
+	if (s->nstates > 1)
+		qsort(s->counts, s->nstates, sizeof(s->counts[0]), cmp_count);
+	if (s->nfailed > 1)
+		qsort(s->failed, s->nfailed, sizeof(s->failed[0]), cmp_str);
+}
+
 int
 batch_summary_encode(const struct batch *b, const struct batch_summary *s,
     int full, struct buf *out)

@@ -52,7 +52,7 @@ struct batch {
 struct batch_summary {
 	size_t total;
 	size_t nterminal;		/* members in a terminal state */
-	struct {
+	struct batch_count {
 		char state[16];		/* "PENDING", "SUCCESS"... */
 		size_t n;
 	} counts[BATCH_NSTATES];
@@ -101,6 +101,10 @@ void batch_summary_fini(struct batch_summary *s);
  */
 int batch_summary_add(struct batch_summary *s, const char *id,
     const char *state);
+
+/* Sort s's counts by state and its failed ids (strcmp order), so that
+ * every reader shows the same order whatever readdir gave. */
+void batch_summary_sort(struct batch_summary *s);
 
 /* Whether every member counted is terminal (and there is at least one
  * member).  Returns 1 or 0. */

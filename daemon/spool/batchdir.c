@@ -386,6 +386,7 @@ batchdir_summary(const struct spool *sp, const char *bid, int64_t now_ms,
 		rc = batch_summary_add(s, de->d_name, state);
 	}
 	e = errno;
+	batch_summary_sort(s);
 	closedir(dp);
 	close(mfd);
 	errno = e;
