@@ -139,6 +139,8 @@ problem_title(const char *code)
 		    "files" },
 		{ "CALLBACK_SECRET_MISSING", "No secret to sign the callback "
 		    "with" },
+		{ "BATCH_NOT_FOUND", "No such batch" },
+		{ "BATCH_CLOSED", "Batch closed" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
