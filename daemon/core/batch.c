@@ -92,7 +92,8 @@ batch_decode(const char *data, size_t len, struct batch *b,
 	int seen = 0, rc = 0;
 
 	batch_init(b);
-	if ((root = jsonfield_load_object(data, len, BATCH_FILE_MAX, err)) == NULL)
+	root = jsonfield_load_object(data, len, BATCH_FILE_MAX, err);
+	if (root == NULL)
 		return -1;
 	json_object_foreach(root, k, v)
 		if ((rc = decode_member(b, k, v, &seen, err)) != 0)

@@ -63,7 +63,8 @@ drainmark_decode(const char *data, size_t len, struct drainmark *m,
 	int seen = 0, rc = 0;
 
 	memset(m, 0, sizeof(*m));
-	if ((root = jsonfield_load_object(data, len, DRAINMARK_FILE_MAX, err)) == NULL)
+	root = jsonfield_load_object(data, len, DRAINMARK_FILE_MAX, err);
+	if (root == NULL)
 		return -1;
 	json_object_foreach(root, k, v)
 		if ((rc = decode_member(m, k, v, &seen, err)) != 0)

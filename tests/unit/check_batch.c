@@ -55,8 +55,9 @@ START_TEST(test_decode_refused)
 		    "batchId" },
 		/* 120 bytes: one more than BATCH_ID_MAX (119). */
 		{ "{\"batchId\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-		  "aaaaaaaaaa\",\"createdAt\":\"2024-06-01T12:00:00Z\"}",
+		  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		  "aaaaaaaaaaaaaaaaaaaaaaa\",\"createdAt\":"
+		  "\"2024-06-01T12:00:00Z\"}",
 		    "batchId" },
 		{ "{\"batchId\":\"b1\",\"createdAt\":\"2024-06-01T12:00:00Z\","
 		  "\"callbackUrl\":\"ftp://x\"}", "callbackUrl" },
