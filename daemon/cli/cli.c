@@ -515,10 +515,6 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		memcpy(t.batch_id, batch, strlen(batch) + 1);
 	}
-	/* The member entry before the task (spool/batchdir.h). */
-	if (t.batch_id[0] != '\0' &&
-	    (rc = cli_batch_join(&c->sp, t.batch_id, t.request_id)) != 0)
-		goto out;
 	t.created_ms = tstime_now_ms();
 	due = task_set_not_before(&t);
 	if (task_encode(&t, &out) != 0) {
@@ -535,6 +531,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_DATAERR;
 		goto out;
 	}
+	/* The member entry before the task (spool/batchdir.h). */
+	if (t.batch_id[0] != '\0' &&
+	    (rc = cli_batch_join(&c->sp, t.batch_id, t.request_id)) != 0)
+		goto out;
 	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
 	    != 0) {
