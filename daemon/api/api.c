@@ -35,6 +35,7 @@
 #include <openssl/crypto.h>
 
 #include "api/api_impl.h"
+#include "core/batch.h"
 #include "core/jsontext.h"
 #include "core/suggest.h"
 #include "core/tstime.h"
@@ -138,6 +139,8 @@ problem_title(const char *code)
 		    "files" },
 		{ "CALLBACK_SECRET_MISSING", "No secret to sign the callback "
 		    "with" },
+		{ "BATCH_NOT_FOUND", "No such batch" },
+		{ "BATCH_CLOSED", "Batch closed" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -521,7 +524,7 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 /* --- the entry point ------------------------------------------------- */
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
-	R_HOLD, R_RELEASE };
+	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
@@ -541,13 +544,44 @@ task_action(const char *p, const char *action, char *idbuf)
 	return spool_id_ok(idbuf);
 }
 
+/* /batches/{batchId} and /batches/{batchId}/close (api_batches.c):
+ * the part after "/batches/" is b; as route_match, *id pointing to b
+ * (for the close, the batchId ends at the next '/'). */
+static enum route
+route_batch(const char *b, int get, int post, const char **allow, int *ok,
+    const char **id)
+{
+	char bid[BATCH_ID_MAX + 1];
+	const char *slash = strchr(b, '/');
+	size_t n = slash != NULL ? (size_t)(slash - b) : strlen(b);
+
+	if (n == 0 || n > BATCH_ID_MAX)
+		return R_NONE;
+	memcpy(bid, b, n);
+	bid[n] = '\0';
+	if (!batch_id_ok(bid))
+		return R_NONE;
+	*id = b;
+	if (slash == NULL) {
+		*allow = "GET";
+		*ok = get;
+		return R_BATCH;
+	}
+	if (strcmp(slash, "/close") != 0)
+		return R_NONE;
+	*allow = "POST";
+	*ok = post;
+	return R_BATCH_CLOSE;
+}
+
 /*
  * The route of the path p (PATH_INFO, borrowed) for a request whose
  * method is GET, POST or DELETE (get, post, del), §2.1: R_NONE when p is
  * no resource; else *allow the methods it allows (a static string), *ok
  * whether the method is one of them, and for R_TASK *id the task's id
  * (borrowed from p; for R_HOLD and R_RELEASE copied into idbuf,
- * TASK_ID_MAX + 1 bytes).
+ * TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE borrowed, the
+ * batchId ending at the next '/').
  */
 static enum route
 route_match(const char *p, int get, int post, int del, const char **allow,
@@ -588,7 +622,8 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		r = R_REGISTER;
 		*allow = "POST";
 		*ok = post;
-	}
+	} else if (strncmp(p, "/batches/", 9) == 0)
+		r = route_batch(p + 9, get, post, allow, ok, id);
 	return r;
 }
 
@@ -685,6 +720,14 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_cancel(c, out, id);
 	else if (r == R_HOLD || r == R_RELEASE)
 		rc = api_hold(c, out, id, r == R_RELEASE);
+	else if (r == R_BATCH)
+		rc = api_batch_get(c, out, id);
+	else if (r == R_BATCH_CLOSE) {
+		char bid[BATCH_ID_MAX + 1];
+
+		snprintf(bid, sizeof(bid), "%.*s", (int)strcspn(id, "/"), id);
+		rc = api_batch_close(c, out, bid);
+	}
 	else
 		rc = api_register(c, out);
 	free(body);

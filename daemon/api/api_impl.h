@@ -264,6 +264,18 @@ int api_own_marker(struct api_ctx *c, struct buf *out, const char *id,
 int api_register(struct api_ctx *c, struct buf *out);	/* POST /callbacks/
 							 * register */
 int api_health(struct api_ctx *c, struct buf *out);	/* GET /health */
+int api_batch_get(struct api_ctx *c, struct buf *out,	/* GET /batches/{id} */
+    const char *id);
+/* POST /batches/{id}/close */
+int api_batch_close(struct api_ctx *c, struct buf *out, const char *id);
+
+/*
+ * The batch side of POST /tasks (api_batches.c): request id joins batch
+ * bid (batchdir_join) before anything of the task is stored.  Returns 0,
+ * or the status sent: 409 BATCH_CLOSED (member batchId), 503.
+ */
+int api_batch_join(struct api_ctx *c, struct buf *out, const char *bid,
+    const char *id);
 int api_metrics(struct api_ctx *c, struct buf *out);	/* GET /metrics */
 
 #endif

@@ -23,6 +23,7 @@
 #include "api/api_impl.h"
 #include "callback/callback.h"
 #include "core/tstime.h"
+#include "spool/batchdir.h"
 #include "spool/clock.h"
 #include "coord/wakeup.h"
 
@@ -36,7 +37,7 @@
 static const char *const submit_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs", "runAt",
 	"executeParams", "callbackUrl", "maxRetries", "timeoutSec", "route",
-	"shardKey", "traceparent", NULL
+	"shardKey", "traceparent", "batchId", NULL
 };
 
 
@@ -216,6 +217,7 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 	char file[SPOOL_NAME_MAX];
 	struct api_marker m;
 	struct buf rec;
+	int rc;
 
 	/* §4.1 step 4: the record's exclusive create decides the race. */
 	t->created_ms = tstime_now_ms();
@@ -240,6 +242,11 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 			    "(requestId, appId, createdAt...); at most %d", n,
 			    TASK_FILE_MAX);
 	}
+	/* The member entry before the record and the task: a closed
+	 * batch refuses with nothing stored (spool/batchdir.h). */
+	if (t->batch_id[0] != '\0' && (rc = api_batch_join(c, out,
+	    t->batch_id, t->request_id)) != 0)
+		return rc;
 	memset(&m, 0, sizeof(m));
 	snprintf(m.app_id, sizeof(m.app_id), "%s", c->app_id);
 	snprintf(m.request_id, sizeof(m.request_id), "%s", t->request_id);
@@ -263,6 +270,8 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 	if (publish_task(c, t) != 0) {
 		int e = errno;
 
+		if (t->batch_id[0] != '\0' && e != EEXIST)
+			batchdir_leave(&c->sp, t->batch_id, t->request_id);
 		(void)unlinkat(rdfd, file, 0);
 		errno = e;
 		if (e == EEXIST)

@@ -80,6 +80,19 @@ int callback_enqueue(const struct spool *s, const struct task *t,
 int callback_enqueue_missing(const struct spool *s, const struct task *t,
     const char *result, size_t rlen);
 
+/*
+ * The delivery of a completed batch (callback_batch.c): the envelope
+ * {"type": "batch.completed", "timestamp": now_ms, "data": summary}
+ * (summary/slen: a JSON object, batch_summary_encode), to url (borrowed;
+ * checked by the writer that set it), as delivery id did (a requestId:
+ * "<batchId>.batch"), published as callback_publish does (exclusive: a
+ * second call for the same batch changes nothing).  Signed with
+ * callback_secret.  Returns 0, or -1 with errno (EINVAL: summary is not
+ * JSON).
+ */
+int callback_enqueue_batch(const struct spool *s, const char *did,
+    const char *url, const char *summary, size_t slen, int64_t now_ms);
+
 /* Where a delivery stands, for the CLI and the API's callback member. */
 struct callback_info {
 	char webhook_id[40];

@@ -27,6 +27,7 @@
 #include "spool/log.h"
 #include "spool/readfd.h"
 #include "cli/cli_apps.h"
+#include "cli/cli_batch.h"
 #include "callback/callback.h"
 #include "cli/cli_cron.h"
 #include "cli/cli_hold.h"
@@ -44,6 +45,7 @@
 #include "coord/maxconc.h"
 #include "core/result.h"
 #include "spool/spool.h"
+#include "spool/batchdir.h"
 #include "core/version.h"
 #include "core/task.h"
 #include "core/traceparent.h"
@@ -72,7 +74,7 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
-"         [--wait-timeout S] [--traceparent TP]\n"
+"         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
 "  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
@@ -89,6 +91,9 @@ static const char *const top_usage =
 "  nodes drain NODE [--reason TEXT] [--force] [--no-wait] | resume NODE\n"
 "                             NODE finishes what it runs and claims\n"
 "                             nothing new (it stays up) / claims again\n"
+"  batch open|close ID [--on-complete CODE] [--callback-url URL]\n"
+"       | status ID | list   a batch of tasks (submit --batch ID): its\n"
+"                             members by state, its onComplete task\n"
 "  cron next EXPR [...]       next fire times of a cron expression\n"
 "  jobs list|add FILE|enable JOB|disable JOB|remove JOB|run-now JOB|\n"
 "       next JOB [N]          recurring job definitions in jobs/\n"
@@ -306,11 +311,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "wait", no_argument, NULL, 'w' },
 		{ "wait-timeout", required_argument, NULL, 'W' },
 		{ "traceparent", required_argument, NULL, 'T' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
-	const char *wait_timeout = NULL, *traceparent = NULL;
+	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -332,6 +338,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
+		case 'B': batch = optarg; break;
 		case 'h':
 			fputs(top_usage, stdout);
 			return 0;
@@ -410,6 +417,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 			json_object_set_new(o, "requestId", json_string(id));
 		if (name != NULL)
 			json_object_set_new(o, "taskName", json_string(name));
+		if (batch != NULL)
+			json_object_set_new(o, "batchId", json_string(batch));
 		if (delay != NULL) {
 			json_object_set_new(o, "triggerType",
 			    json_string("delay"));
@@ -504,6 +513,19 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_CANTCREAT;
 		goto out;
 	}
+	if (batch != NULL && code == NULL &&
+	    strcmp(batch, t.batch_id) != 0) {
+		/* A file's own batchId is the batch; --batch sets one. */
+		if (t.batch_id[0] != '\0' || !task_name_ok(batch,
+		    TASK_BATCH_ID_MAX)) {
+			fprintf(stderr, "taskspool submit: --batch: \"%s\" is "
+			    "not a batchId, or the file names another\n",
+			    batch);
+			rc = EX_USAGE;
+			goto out;
+		}
+		memcpy(t.batch_id, batch, strlen(batch) + 1);
+	}
 	t.created_ms = tstime_now_ms();
 	due = task_set_not_before(&t);
 	if (task_encode(&t, &out) != 0) {
@@ -520,9 +542,15 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_DATAERR;
 		goto out;
 	}
+	/* The member entry before the task (spool/batchdir.h). */
+	if (t.batch_id[0] != '\0' &&
+	    (rc = cli_batch_join(&c->sp, t.batch_id, t.request_id)) != 0)
+		goto out;
 	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
 	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
 	    != 0) {
+		if (t.batch_id[0] != '\0')
+			batchdir_leave(&c->sp, t.batch_id, t.request_id);
 		if (errno == EEXIST) {
 			fprintf(stderr, "taskspool submit: requestId %s "
 			    "already used\n", t.request_id);
@@ -1715,6 +1743,12 @@ cli_run(int argc, char **argv)
 		rc = cli_open(&c);
 
 		return rc != 0 ? rc : cli_nodes_main(&c.cfg, &c.sp, c.json,
+		    argc, argv);
+	}
+	if (strcmp(cmd, "batch") == 0) {
+		int rc = cli_open(&c);
+
+		return rc != 0 ? rc : cli_batch_main(&c.cfg, &c.sp, c.json,
 		    argc, argv);
 	}
 	if (strcmp(cmd, "help") == 0) {

@@ -77,22 +77,6 @@ jobrun_task_live(const struct spool *sp, const char *id)
 	return 0;
 }
 
-/* Whether task id exists anywhere (live or finished: a result, or a
- * file in a terminal directory). */
-static int
-task_known(const struct spool *sp, const char *id)
-{
-	char file[SPOOL_NAME_MAX];
-	enum spool_dir where;
-	struct stat st;
-
-	snprintf(file, sizeof(file), "%s.json", id);
-	return spool_locate(sp, id, &where, NULL) == 0 ||
-	    fstatat(sp->dir[SPOOL_RESULTS], file, &st, 0) == 0 ||
-	    fstatat(sp->dir[SPOOL_CORRUPT], file, &st,
-	    AT_SYMLINK_NOFOLLOW) == 0;
-}
-
 /* "<job><suffix>" into out; 0, or -1 with EINVAL. */
 static int
 name_of(char *out, size_t len, const char *job, const char *suffix)
@@ -274,7 +258,7 @@ jobrun_begin(const struct spool *sp, int dirfd, const char *job,
 		snprintf(prev, prevlen, "%s", m.id);
 	if (r == 1 && m.id[0] != '\0') {
 		int live = jobrun_task_live(sp, m.id);
-		int unpub = !live && !task_known(sp, m.id);
+		int unpub = !live && !spool_id_known(sp, m.id);
 
 		if (strcmp(m.id, id) == 0) {
 			/* This very fire: made, or being made — unless it

@@ -86,7 +86,7 @@ int jsonfield_epoch_time(json_t *v, const char *field, int64_t *out,
  * (else field "file"), through the RFC 8259 byte gate and jansson with
  * duplicate members refused (else field "json").  Returns a new
  * reference (the caller decrefs), or NULL with *err filled.  For the
- * small marker files (core/drainmark.c, core/holdmark.c).
+ * small codecs (core/drainmark.c, core/holdmark.c, core/batch.c).
  */
 json_t *jsonfield_object(const char *data, size_t len, size_t max,
     struct task_error *err);

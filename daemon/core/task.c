@@ -127,7 +127,8 @@ static const char *const task_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs",
 	"runAt", "executeParams", "callbackUrl", "maxRetries", "timeoutSec",
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
-	"createdAt", "notBefore", "triggerTime", "attempts", "traceparent"
+	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
+	"traceparent"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -549,6 +550,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		return (t->app_id = strdup(s)) ? 0 :
 		    fail(err, k, "out of memory");
 	}
+	if (strcmp(k, "batchId") == 0)
+		return task_json_name(v, k, TASK_BATCH_ID_MAX, t->batch_id,
+		    err);
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &t->created_ms, err);
 	if (strcmp(k, "notBefore") == 0)
@@ -829,6 +833,8 @@ task_encode(const struct task *t, struct buf *out)
 		json_object_set_new(o, "jobCode", json_string(t->job_code));
 	if (t->app_id != NULL)
 		json_object_set_new(o, "appId", json_string(t->app_id));
+	if (t->batch_id[0] != '\0')
+		json_object_set_new(o, "batchId", json_string(t->batch_id));
 	if (t->created_ms >= 0)
 		jsonfield_put_time(o, "createdAt", t->created_ms);
 	if (t->not_before_ms >= 0)
@@ -921,6 +927,8 @@ task_diff(const struct task *a, const struct task *b)
 		return "jobCode";
 	if (task_str_differs(a->app_id, b->app_id))
 		return "appId";
+	if (strcmp(a->batch_id, b->batch_id) != 0)
+		return "batchId";
 	if (a->created_ms != b->created_ms)
 		return "createdAt";
 	if (a->not_before_ms != b->not_before_ms)

@@ -32,6 +32,8 @@
 #define TASK_URL_MAX	2048		/* callbackUrl bytes */
 #define TASK_REASON_MAX	256		/* attempt reason text */
 #define TASK_ATTEMPTS_MAX 1000		/* history entries kept */
+#define TASK_BATCH_ID_MAX (TASK_ID_MAX - 9)	/* batchId: room for the
+						 * ".complete" (core/batch.h) */
 
 enum task_trigger { TASK_TRIGGER_NOW, TASK_TRIGGER_DELAY, TASK_TRIGGER_AT };
 
@@ -77,6 +79,8 @@ struct task {
 	int shard_index, shard_total;	/* -1 = absent */
 	char *job_code;			/* new or NULL (fired by job) */
 	char *app_id;			/* new or NULL (API submitter) */
+	char batch_id[TASK_BATCH_ID_MAX + 1];	/* batchId (README "Batches"),
+					 * requestId grammar; "" = none */
 	int64_t created_ms;		/* createdAt; -1 = absent */
 	int64_t not_before_ms;		/* notBefore; -1 = absent */
 	int64_t trigger_ms;		/* triggerTime; -1 = absent */

@@ -167,6 +167,7 @@ struct node {
 	int drained;			/* an operator's drain marker is there */
 	char drain_reason[DRAINMARK_REASON_MAX + 1];	/* ... its reason */
 	int64_t drain_next;		/* mono ms: next read of the marker */
+	int64_t batch_next;		/* mono ms: next batch pass (leader) */
 	int64_t next_scan, next_reap, next_hb, quit_deadline;
 	int64_t next_metrics;		/* mono ms: metrics/<node>.prom */
 	int64_t watchdog_ms;		/* systemd's WatchdogSec=, 0 none */
@@ -318,6 +319,18 @@ void node_heartbeat(struct node *n);
  * (a warning).  The claim loop claims nothing while n->drained.
  */
 void node_drain_poll(struct node *n, int force);
+
+/* --- node_batch.c: the leader's completion of batches --- */
+
+/*
+ * As leader, at most every BATCH_POLL_MS: each closed batch not yet
+ * completed whose members are all terminal (spool/batchdir.h) gets its
+ * onComplete task <batchId>.complete (once: exclusive, and not made
+ * again when it exists anywhere), its callback delivery
+ * <batchId>.batch, then its completed mark.  Failures are logged and
+ * tried again next pass.
+ */
+void node_batch_pass(struct node *n);
 
 /* --- node_loop.c: the event loop --- */
 

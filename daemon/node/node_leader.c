@@ -251,6 +251,8 @@ node_leader_pass(struct node *n, int64_t now)
 		node_leader_tick(n);
 	if (n->leader)
 		promote_delayed(n);
+	if (n->leader && !n->draining)
+		node_batch_pass(n);
 	if (n->leader && !n->draining && n->route_dirty &&
 	    now >= n->next_route) {
 		n->route_dirty = 0;

@@ -719,6 +719,20 @@ spool_in_nodes(const struct spool *s, enum spool_dir d, const char *file,
 }
 
 int
+spool_id_known(const struct spool *s, const char *id)
+{
+	char file[SPOOL_NAME_MAX];
+	enum spool_dir where;
+	struct stat st;
+
+	snprintf(file, sizeof(file), "%s.json", id);
+	return spool_locate(s, id, &where, NULL) == 0 ||
+	    fstatat(s->dir[SPOOL_RESULTS], file, &st, 0) == 0 ||
+	    fstatat(s->dir[SPOOL_CORRUPT], file, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int
 spool_in_active(const struct spool *s, const char *file, const char *except,
     char *node)
 {

@@ -166,6 +166,14 @@ int spool_locate(const struct spool *s, const char *id,
     enum spool_dir *where, char *node);
 
 /*
+ * Whether requestId id exists anywhere in s, live or finished: where
+ * spool_locate looks, a result in results/, or a file in corrupt/ (the
+ * rule that makes a repeated job fire or batch completion a no-op).
+ * Returns 1 or 0.
+ */
+int spool_id_known(const struct spool *s, const char *id);
+
+/*
  * Whether file (a name such as "<id>.json") is in active/<node>/ of any
  * node other than except (may be NULL).  Fills node (65 bytes, may be
  * NULL) with the first one found.  Returns 1 or 0.

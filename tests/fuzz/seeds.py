@@ -224,6 +224,17 @@ def main():
     put("fuzz_hold", "bell-in-by",
         '{"requestId":"a","since":"%s","from":"hold","by":"a\\u0007"}'
         % t1)
+    put("fuzz_batch", "open",
+        '{"batchId":"nightly","createdAt":"%s"}\n' % t1)
+    put("fuzz_batch", "completed",
+        '{"batchId":"b1","createdAt":"%s","onComplete":"report",'
+        '"callbackUrl":"https://example.com/b","closedAt":"%s",'
+        '"completedAt":"%s","onCompleteRequestId":"b1.complete"}' %
+        (t1, t1, t1))
+    put("fuzz_batch", "completed-open",
+        '{"batchId":"b1","createdAt":"%s","completedAt":"%s"}' % (t1, t1))
+    put("fuzz_batch", "bad-url",
+        '{"batchId":"b1","createdAt":"%s","callbackUrl":"ftp://x"}' % t1)
     put("fuzz_heartbeat", "node",
         "pid=4242\nslots=4\nrunning=1\nclaimed=10\nfinished=9\nleader=1\n"
         "at_ms=1717243200000\nstarted_ms=1717243100000\nload1=0.52\n"

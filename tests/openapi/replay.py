@@ -134,6 +134,18 @@ def code_routes(api_c):
             # "{id}/hold": task_action() names the part after the id
             path = "/api" + prefix + "{requestId}" + (action or "")
         routes[path] = {a.strip().lower() for a in allow.split(",")}
+    # route_batch(): /batches/{batchId} and its "/close" (R_BATCH_CLOSE).
+    if "route_batch(const char *b" in src:
+        rb = src[src.index("route_batch(const char *b"):]
+        rb = rb[:rb.index("\n}\n")]
+        tail = re.search(r'strcmp\(slash, "([^"]+)"\)', rb).group(1)
+        for m in re.finditer(r'\*allow = "([^"]+)";.*?return (R_\w+);',
+                             rb, re.S):
+            path = "/api/batches/{batchId}"
+            if m.group(2).endswith("_CLOSE"):
+                path += tail
+            routes[path] = {a.strip().lower()
+                            for a in m.group(1).split(",")}
     return routes
 
 

@@ -1,0 +1,181 @@
+/*
+ * api_batches — batches over the HTTP API (README.md, "Batches"):
+ * `GET /batches/{batchId}` (the summary: counts by state, the members
+ * that did not succeed, closed, completed, the onComplete requestId),
+ * `POST /batches/{batchId}/close` (optionally setting onComplete and
+ * callbackUrl), and the member entry a `POST /tasks` with a batchId makes
+ * before it stores anything (api_batch_join).  The files and their
+ * protocol: spool/batchdir.h.
+ *
+ * XXX a batch is not owned by an AppId: any authenticated app may read
+ * or close any batch it knows the id of, as the CLI's users of the spool
+ * may.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/api_impl.h"
+#include "callback/callback.h"
+#include "core/batch.h"
+#include "core/jsontext.h"
+#include "core/tstime.h"
+#include "spool/batchdir.h"
+#include "spool/clock.h"
+
+int
+api_batch_join(struct api_ctx *c, struct buf *out, const char *bid,
+    const char *id)
+{
+	char why[512];
+
+	switch (batchdir_join(&c->sp, bid, id, tstime_now_ms(), why,
+	    sizeof(why))) {
+	case BATCHDIR_OK:
+		return 0;
+	case BATCHDIR_CLOSED:
+		return api_problem(c, out, 409, "BATCH_CLOSED",
+		    api_one_member("batchId", json_string(bid)), "batchId: "
+		    "%s; a closed batch takes no new member", why);
+	default:
+		return api_unavailable(c, out, "state/batches member");
+	}
+}
+
+/* 200 with the summary of batch b (full form). */
+static int
+answer(struct api_ctx *c, struct buf *out, const struct batch *b)
+{
+	struct batch_summary s;
+	struct buf body;
+	int rc;
+
+	if (batchdir_summary(&c->sp, b->id, tstime_now_ms(), &s) != 0)
+		return api_unavailable(c, out, "state/batches members");
+	buf_init(&body, 0);
+	if (batch_summary_encode(b, &s, 1, &body) != 0)
+		rc = api_unavailable(c, out, "batch summary");
+	else
+		rc = api_respond(c, out, 200, "application/json", body.data,
+		    body.len);
+	buf_fini(&body);
+	batch_summary_fini(&s);
+	return rc;
+}
+
+/* A batch that cannot be read: 404 or 503. */
+static int
+read_failed(struct api_ctx *c, struct buf *out, const char *bid,
+    const char *why)
+{
+	if (errno == ENOENT)
+		return api_problem(c, out, 404, "BATCH_NOT_FOUND",
+		    api_one_member("batchId", json_string(bid)), "no batch "
+		    "%s", bid);
+	return api_unavailable(c, out, why);
+}
+
+int
+api_batch_get(struct api_ctx *c, struct buf *out, const char *id)
+{
+	struct batch b;
+	char why[512];
+
+	if (batchdir_read(&c->sp, id, &b, why, sizeof(why)) != 0)
+		return read_failed(c, out, id, why);
+	return answer(c, out, &b);
+}
+
+/* The close body (may be empty, or {}): onComplete, callbackUrl into b. */
+static int
+close_decode(struct api_ctx *c, struct buf *out, struct batch *b)
+{
+	static const char *const known[] = { "onComplete", "callbackUrl" };
+	json_t *o, *v;
+	const char *k;
+	int rc = 0;
+
+	if (c->body_len == 0)
+		return 0;
+	o = jsontext_loadb(c->body, c->body_len, JSON_REJECT_DUPLICATES,
+	    NULL);
+	if (o == NULL || !json_is_object(o)) {
+		json_decref(o);
+		return api_problem(c, out, 400, "INVALID_JSON", NULL, "the "
+		    "body must be a JSON object (or empty)");
+	}
+	json_object_foreach(o, k, v) {
+		const char *s = json_is_string(v) ? json_string_value(v) :
+		    NULL;
+
+		if (strcmp(k, "onComplete") == 0) {
+			if (s == NULL || !task_name_ok(s, TASK_CODE_MAX)) {
+				rc = api_validation(c, out, k, "must match "
+				    "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}");
+				break;
+			}
+			memcpy(b->on_complete, s, strlen(s) + 1);
+		} else if (strcmp(k, "callbackUrl") == 0) {
+			if (s == NULL || strlen(s) > TASK_URL_MAX) {
+				rc = api_validation(c, out, k, "must be a "
+				    "string of at most 2048 bytes");
+				break;
+			}
+			memcpy(b->callback_url, s, strlen(s) + 1);
+		} else {
+			rc = api_unknown_member(c, out, k, known, 2);
+			break;
+		}
+	}
+	json_decref(o);
+	return rc;
+}
+
+int
+api_batch_close(struct api_ctx *c, struct buf *out, const char *id)
+{
+	struct batch b;
+	char why[768], hook[CONFIG_PATH_MAX + 80];
+	int rc;
+
+	batch_init(&b);
+	memcpy(b.id, id, strlen(id) + 1);
+	if ((rc = close_decode(c, out, &b)) != 0)
+		return rc;
+	if (b.on_complete[0] != '\0') {
+		/* The rules of a submitted taskCode (§4.1 step 3). */
+		snprintf(hook, sizeof(hook), "%s/%s", c->rq->cfg->hooks_dir,
+		    b.on_complete);
+		if (access(hook, X_OK) != 0)
+			return api_problem(c, out, 422, "UNKNOWN_TASK_CODE",
+			    api_one_member("taskCode",
+			    json_string(b.on_complete)), "onComplete: no task "
+			    "code %s", b.on_complete);
+		if (!apps_code_allowed(&c->app, b.on_complete))
+			return api_problem(c, out, 403, "TASK_CODE_FORBIDDEN",
+			    NULL, "onComplete: task code %s is not granted "
+			    "to AppId %s", b.on_complete, c->app_id);
+	}
+	if (b.callback_url[0] != '\0') {
+		if ((rc = api_url_problem(c, out, b.callback_url,
+		    "callbackUrl")) != 0)
+			return rc;
+		/* The batch's callback is signed with callback_secret. */
+		if (!callback_can_sign(&c->sp, c->rq->cfg, NULL))
+			return api_problem(c, out, 422,
+			    "CALLBACK_SECRET_MISSING", api_one_member("field",
+			    json_string("callbackUrl")), "callbackUrl: %s",
+			    CALLBACK_NO_SECRET_WHY);
+	}
+	b.created_ms = b.closed_ms = tstime_now_ms();
+	switch (batchdir_put(&c->sp, &b, 1, 1, why, sizeof(why))) {
+	case BATCHDIR_OK:
+		return answer(c, out, &b);
+	case BATCHDIR_CLOSED:
+		return api_problem(c, out, 409, "BATCH_CLOSED",
+		    api_one_member("batchId", json_string(id)), "%s", why);
+	default:
+		return read_failed(c, out, id, why);
+	}
+}
