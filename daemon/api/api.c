@@ -141,6 +141,7 @@ problem_title(const char *code)
 		    "with" },
 		{ "BATCH_NOT_FOUND", "No such batch" },
 		{ "BATCH_CLOSED", "Batch closed" },
+		{ "BATCH_ID_TAKEN", "Another app's batch" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)

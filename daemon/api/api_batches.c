@@ -7,9 +7,11 @@
  * before it stores anything (api_batch_join).  The files and their
  * protocol: spool/batchdir.h.
  *
- * XXX a batch is not owned by an AppId: any authenticated app may read
- * or close any batch it knows the id of, as the CLI's users of the spool
- * may.
+ * A batch belongs to the AppId whose submission made it (batch.json's
+ * appId): another app's batch, or one a user of the spool made, is
+ * answered as no batch at all (404 BATCH_NOT_FOUND) by GET and close,
+ * and a submission into it is 409 BATCH_ID_TAKEN, so that no app sees
+ * or changes the members of another's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,10 +32,15 @@ api_batch_join(struct api_ctx *c, struct buf *out, const char *bid,
 {
 	char why[512];
 
-	switch (batchdir_join(&c->sp, bid, id, tstime_now_ms(), why,
-	    sizeof(why))) {
+	switch (batchdir_join(&c->sp, bid, id, c->app_id, tstime_now_ms(),
+	    why, sizeof(why))) {
 	case BATCHDIR_OK:
 		return 0;
+	case BATCHDIR_FOREIGN:
+		return api_problem(c, out, 409, "BATCH_ID_TAKEN",
+		    api_one_member("batchId", json_string(bid)), "batchId: "
+		    "%s is another app's batch (or a spool user's); choose "
+		    "another batchId", bid);
 	case BATCHDIR_CLOSED:
 		return api_problem(c, out, 409, "BATCH_CLOSED",
 		    api_one_member("batchId", json_string(bid)), "batchId: "
@@ -84,6 +91,10 @@ api_batch_get(struct api_ctx *c, struct buf *out, const char *id)
 
 	if (batchdir_read(&c->sp, id, &b, why, sizeof(why)) != 0)
 		return read_failed(c, out, id, why);
+	if (strcmp(b.app_id, c->app_id) != 0) {
+		errno = ENOENT;		/* another's: as if there were none */
+		return read_failed(c, out, id, why);
+	}
 	return answer(c, out, &b);
 }
 
@@ -141,6 +152,7 @@ api_batch_close(struct api_ctx *c, struct buf *out, const char *id)
 
 	batch_init(&b);
 	memcpy(b.id, id, strlen(id) + 1);
+	snprintf(b.app_id, sizeof(b.app_id), "%s", c->app_id);
 	if ((rc = close_decode(c, out, &b)) != 0)
 		return rc;
 	if (b.on_complete[0] != '\0') {
@@ -175,6 +187,9 @@ api_batch_close(struct api_ctx *c, struct buf *out, const char *id)
 	case BATCHDIR_CLOSED:
 		return api_problem(c, out, 409, "BATCH_CLOSED",
 		    api_one_member("batchId", json_string(id)), "%s", why);
+	case BATCHDIR_FOREIGN:
+		errno = ENOENT;		/* another's: as if there were none */
+		return read_failed(c, out, id, why);
 	default:
 		return read_failed(c, out, id, why);
 	}

@@ -30,7 +30,7 @@ cli_batch_join(const struct spool *sp, const char *bid, const char *id)
 {
 	char why[512];
 
-	switch (batchdir_join(sp, bid, id, tstime_now_ms(), why,
+	switch (batchdir_join(sp, bid, id, NULL, tstime_now_ms(), why,
 	    sizeof(why))) {
 	case BATCHDIR_OK:
 		return 0;

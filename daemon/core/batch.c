@@ -78,9 +78,17 @@ decode_member(struct batch *b, const char *k, json_t *v, int *seen,
 		return get_time(v, k, &b->completed_ms, err);
 	if (strcmp(k, "onCompleteRequestId") == 0)
 		return task_json_name(v, k, TASK_ID_MAX, b->complete_id, err);
+	if (strcmp(k, "appId") == 0) {
+		if (get_str(v, k, TASK_APP_ID_MAX, b->app_id, err) != 0)
+			return -1;
+		if (!task_app_id_ok(b->app_id))
+			return jsonfield_fail(err, k, "must match "
+			    "[A-Za-z0-9_-]{1,64}");
+		return 0;
+	}
 	return jsonfield_fail(err, k, "unknown member (a batch has batchId, "
-	    "createdAt, onComplete, callbackUrl, closedAt, completedAt and "
-	    "onCompleteRequestId)");
+	    "createdAt, onComplete, callbackUrl, closedAt, completedAt, "
+	    "onCompleteRequestId and appId)");
 }
 
 int
@@ -146,6 +154,8 @@ batch_encode(const struct batch *b, struct buf *out)
 			bad |= json_object_set_new(o, "onCompleteRequestId",
 			    json_string(b->complete_id));
 	}
+	if (b->app_id[0] != '\0')
+		bad |= json_object_set_new(o, "appId", json_string(b->app_id));
 	s = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	if (s == NULL || buf_puts(out, s) != 0 || buf_puts(out, "\n") != 0) {

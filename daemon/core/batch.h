@@ -7,7 +7,7 @@
  *    "onComplete": "report", "callbackUrl": "https://example.com/b",
  *    "closedAt": "2026-12-02T03:10:00.000Z",
  *    "completedAt": "2026-12-02T03:20:00.000Z",
- *    "onCompleteRequestId": "nightly.complete"}
+ *    "onCompleteRequestId": "nightly.complete", "appId": "shop"}
  *
  * batchId: the requestId grammar, at most BATCH_ID_MAX bytes (so that
  * "<batchId>.complete" is a requestId), and the name of its directory;
@@ -16,7 +16,9 @@
  * it with the callback policy); closedAt: when `batch close` closed it
  * (absent: open); completedAt: written by the leader once every member
  * was terminal (absent: not completed), with onCompleteRequestId when
- * it made an onComplete task.
+ * it made an onComplete task; appId: the AppId that made it over the
+ * HTTP API, its owner (absent: made by a user of the spool, `taskspool
+ * batch`, which no app may see or use).
  * Nothing else.
  *
  * A member is terminal in SUCCESS, FAILED, CANCELLED, CORRUPT (refused
@@ -46,6 +48,7 @@ struct batch {
 	int64_t closed_ms;		/* -1 = open */
 	int64_t completed_ms;		/* -1 = not completed */
 	char complete_id[TASK_ID_MAX + 1];	/* "" = none */
+	char app_id[TASK_APP_ID_MAX + 1];	/* owner; "" = a spool user */
 };
 
 /* The members' states counted so far (batch_summary_add). */

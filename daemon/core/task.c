@@ -42,6 +42,16 @@ outcome_parse(const char *s, enum task_outcome *o)
 }
 
 int
+task_app_id_ok(const char *s)
+{
+	size_t len = strlen(s);
+
+	return len >= 1 && len <= TASK_APP_ID_MAX && strspn(s,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_-") == len;
+}
+
+int
 task_name_ok(const char *s, size_t max)
 {
 	size_t n = 0;
@@ -538,14 +548,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		    fail(err, k, "out of memory");
 	}
 	if (strcmp(k, "appId") == 0) {
-		/* The AppId grammar of the HTTP API (API.md §3.1):
-		 * [A-Za-z0-9_-]{1,64}, which a leading '_' or '-' may start. */
 		const char *s = json_is_string(v) ? json_string_value(v) : NULL;
-		size_t len = s != NULL ? strlen(s) : 0;
 
-		if (s == NULL || len < 1 || len > 64 ||
-		    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-		    "0123456789_-") != len)
+		if (s == NULL || !task_app_id_ok(s))
 			return fail(err, k, "must match [A-Za-z0-9_-]{1,64}");
 		return (t->app_id = strdup(s)) ? 0 :
 		    fail(err, k, "out of memory");

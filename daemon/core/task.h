@@ -27,6 +27,7 @@
 #define TASK_FILE_MAX	(1024 * 1024)	/* bytes, API.md §8 body limit */
 #define TASK_DEPTH_MAX	32		/* containers nested in executeParams */
 #define TASK_ID_MAX	128		/* requestId length */
+#define TASK_APP_ID_MAX	64		/* AppId length (API.md §3.1) */
 #define TASK_CODE_MAX	64		/* taskCode, node id, appId length */
 #define TASK_NAME_MAX	256		/* taskName bytes */
 #define TASK_URL_MAX	2048		/* callbackUrl bytes */
@@ -169,6 +170,13 @@ int task_copy_params(const char *data, size_t len, int present,
 
 /* Whether s matches [A-Za-z0-9][A-Za-z0-9_.-]{0,max-1}. */
 int task_name_ok(const char *s, size_t max);
+
+/*
+ * Whether the NUL-terminated s is an AppId of the HTTP API (API.md §3.1):
+ * [A-Za-z0-9_-]{1,TASK_APP_ID_MAX}, which a leading '_' or '-' may start.
+ * Returns 1 or 0.  Pure.
+ */
+int task_app_id_ok(const char *s);
 
 /*
  * A name member of a task or job file (taskCode, requestId, code...):

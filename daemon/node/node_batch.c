@@ -28,6 +28,7 @@
 #include "core/batch.h"
 #include "core/buf.h"
 #include "core/task.h"
+#include "core/traceparent.h"
 #include "spool/batchdir.h"
 #include "spool/clock.h"
 #include "spool/log.h"
@@ -43,7 +44,7 @@ publish_complete(struct node *n, const struct batch *b, const char *cid,
 {
 	struct task t;
 	struct buf out;
-	char file[SPOOL_NAME_MAX];
+	char file[SPOOL_NAME_MAX], tp[TRACEPARENT_LEN + 1];
 	int rc = 0;
 
 	if (spool_id_known(&n->sp, cid))
@@ -53,6 +54,12 @@ publish_complete(struct node *n, const struct batch *b, const char *cid,
 	memcpy(t.request_id, cid, strlen(cid) + 1);
 	memcpy(t.task_code, b->on_complete, sizeof(t.task_code));
 	t.created_ms = now;
+	/* A completion starts a trace of its own, as a job's fire does. */
+	if (traceparent_fresh(tp) == 0 && (t.traceparent = strdup(tp)) ==
+	    NULL) {
+		rc = -1;
+		goto out;
+	}
 	if ((t.params = malloc(summary->len + 1)) == NULL) {
 		rc = -1;
 		goto out;

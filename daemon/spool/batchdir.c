@@ -137,7 +137,7 @@ batchdir_read(const struct spool *sp, const char *bid, struct batch *b,
 
 enum batchdir_rc
 batchdir_join(const struct spool *sp, const char *bid, const char *id,
-    int64_t now_ms, char *why, size_t whylen)
+    const char *app, int64_t now_ms, char *why, size_t whylen)
 {
 	struct batch b;
 	int dfd, mfd, fd, e;
@@ -174,6 +174,8 @@ batchdir_join(const struct spool *sp, const char *bid, const char *id,
 		batch_init(&b);
 		snprintf(b.id, sizeof(b.id), "%s", bid);
 		b.created_ms = now_ms;
+		if (app != NULL)
+			snprintf(b.app_id, sizeof(b.app_id), "%s", app);
 		if (write_at(sp, dfd, &b, 1) != 0 && errno != EEXIST) {
 			e = errno;
 			snprintf(why, whylen, "state/%s/%s/%s: %s",
@@ -183,6 +185,11 @@ batchdir_join(const struct spool *sp, const char *bid, const char *id,
 		}
 		if (read_at(dfd, bid, &b, why, whylen) != 0)
 			goto undo;
+	}
+	if (app != NULL && strcmp(b.app_id, app) != 0) {
+		snprintf(why, whylen, "batch %s is not AppId %s's", bid, app);
+		rc = BATCHDIR_FOREIGN;
+		goto undo;
 	}
 	if (b.closed_ms >= 0) {
 		snprintf(why, whylen, "batch %s is closed", bid);
@@ -257,6 +264,13 @@ batchdir_put(const struct spool *sp, struct batch *b, int close_it,
 		batch_init(&cur);
 		memcpy(cur.id, b->id, sizeof(cur.id));
 		cur.created_ms = b->created_ms;
+		memcpy(cur.app_id, b->app_id, sizeof(cur.app_id));
+	}
+	if (b->app_id[0] != '\0' && strcmp(b->app_id, cur.app_id) != 0) {
+		snprintf(why, whylen, "batch %s is not AppId %s's", b->id,
+		    b->app_id);
+		rc = BATCHDIR_FOREIGN;
+		goto out;
 	}
 	if (cur.closed_ms >= 0 && ((b->on_complete[0] != '\0' &&
 	    strcmp(b->on_complete, cur.on_complete) != 0) ||

@@ -33,18 +33,23 @@
 enum batchdir_rc {
 	BATCHDIR_OK,		/* done */
 	BATCHDIR_CLOSED,	/* the batch is closed: nothing changed */
+	BATCHDIR_FOREIGN,	/* another AppId's batch: nothing changed */
 	BATCHDIR_ERR		/* errno and why say it */
 };
 
 /*
  * Make request id a member of batch bid (creating the batch, open, with
- * createdAt now_ms, when it is not there): the entry members/<id>, then
- * batch.json read back.  Returns BATCHDIR_OK, BATCHDIR_CLOSED (the entry
- * is taken back; closedAt in *closed_ms when not NULL) or BATCHDIR_ERR
- * (errno; a damaged batch.json is EINVAL with the reason in why).
+ * createdAt now_ms and owner app, when it is not there): the entry
+ * members/<id>, then batch.json read back.  app is the AppId of an API
+ * writer, or NULL for a user of the spool (the CLI), who may join any
+ * batch.  Returns BATCHDIR_OK, BATCHDIR_CLOSED or BATCHDIR_FOREIGN (the
+ * batch is not app's; the entry is taken back either way) or
+ * BATCHDIR_ERR (errno; a damaged batch.json is EINVAL with the reason in
+ * why).
  */
 enum batchdir_rc batchdir_join(const struct spool *sp, const char *bid,
-    const char *id, int64_t now_ms, char *why, size_t whylen);
+    const char *id, const char *app, int64_t now_ms, char *why,
+    size_t whylen);
 
 /* Take back the entry of id in batch bid (its task was not published
  * after all).  Errors are ignored (a stray entry reads MISSING) and
@@ -56,9 +61,12 @@ void batchdir_leave(const struct spool *sp, const char *bid, const char *id);
  * and callbackUrl become b's when b's are not empty; createdAt is kept
  * (b->created_ms is used for a new one).  With close, closedAt becomes
  * b->closed_ms unless it is closed already.  On return *b holds the
- * batch as written.  Returns BATCHDIR_OK, BATCHDIR_CLOSED (it was closed
- * and b would change onComplete or callbackUrl: nothing written) or
- * BATCHDIR_ERR.  With must_exist, a batch that is not there is ENOENT.
+ * batch as written.  b->app_id is the caller's AppId ("" for a user of
+ * the spool, who may change any batch): a new batch is its own, another
+ * app's is BATCHDIR_FOREIGN.  Returns BATCHDIR_OK, BATCHDIR_CLOSED (it
+ * was closed and b would change onComplete or callbackUrl: nothing
+ * written), BATCHDIR_FOREIGN or BATCHDIR_ERR.  With must_exist, a batch
+ * that is not there is ENOENT.
  */
 enum batchdir_rc batchdir_put(const struct spool *sp, struct batch *b,
     int close, int must_exist, char *why, size_t whylen);

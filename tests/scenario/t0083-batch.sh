@@ -46,6 +46,7 @@ wait_for "test -f $TRASH/cb.port" 20 || { echo "Bail out! no receiver"; exit 1; 
 
 KEY=$(ts apps add tester --codes '*') || exit 1
 APP=tester
+KEY2=$(ts apps add other --codes '*') || exit 1
 
 # cgi METHOD PATH [BODY]: one signed request straight to the CGI; prints
 # the status; the body of the answer in $TRASH/body.
@@ -139,6 +140,24 @@ test_expect_success "$M: the API: submit with batchId, close, GET /api/batches; 
 	test "$(jq -r ".code, .batchId" "$TRASH/body" | tr "\n" " ")" = "BATCH_CLOSED $M-api " &&
 	test -z "$(state_of $M-a3)" && test ! -e "$SPOOL/state/requests/$M-a3.json" &&
 	test "$(cgi POST /api/batches/$M-api/close "{\"onComplete\":\"probe\"}")" = 409
+'
+
+test_expect_success "$M: a batch belongs to the AppId that made it: to other apps it is not found (404), joining it is 409" '
+	test "$(APP=other KEY=$KEY2; cgi GET /api/batches/$M-api)" = 404 &&
+	test "$(jq -r ".code, .batchId" "$TRASH/body" | tr "\n" " ")" = "BATCH_NOT_FOUND $M-api " &&
+	test "$(jq -r .detail "$TRASH/body")" = "no batch $M-api" &&
+	test "$(APP=other KEY=$KEY2; cgi POST /api/batches/$M-api/close)" = 404 &&
+	ts batch open $M-cli >/dev/null &&
+	test "$(cgi GET /api/batches/$M-cli)" = 404 &&
+	test "$(cgi POST /api/tasks "{\"taskCode\":\"probe\",\"requestId\":\"$M-a4\",\"batchId\":\"$M-cli\"}")" = 409 &&
+	test "$(jq -r ".code, .batchId" "$TRASH/body" | tr "\n" " ")" = "BATCH_ID_TAKEN $M-cli " &&
+	test -z "$(state_of $M-a4)" && test ! -e "$SPOOL/state/requests/$M-a4.json" &&
+	test ! -e "$SPOOL/state/batches/$M-cli/members/$M-a4" &&
+	test "$(APP=other KEY=$KEY2; cgi POST /api/tasks "{\"taskCode\":\"probe\",\"requestId\":\"$M-a5\",\"batchId\":\"$M-oth\"}")" = 202 &&
+	test "$(jq -r .appId "$SPOOL/state/batches/$M-oth/batch.json")" = other &&
+	test "$(cgi POST /api/tasks "{\"taskCode\":\"probe\",\"requestId\":\"$M-a6\",\"batchId\":\"$M-oth\"}")" = 409 &&
+	test "$(APP=other KEY=$KEY2; cgi GET /api/batches/$M-oth)" = 200 &&
+	test "$(jq -r .total "$TRASH/body")" = 1
 '
 
 test_expect_success "$M: the leader killed -9 around completion: completed once each" '
