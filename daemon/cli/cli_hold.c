@@ -17,9 +17,11 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "core/batch.h"
 #include "coord/hold.h"
 #include "coord/index.h"
 #include "coord/wakeup.h"
+#include "spool/batchdir.h"
 #include "spool/clock.h"
 #include "core/tstime.h"
 
@@ -29,6 +31,7 @@ struct hold_run {
 	int release;		/* release, not hold */
 	int json;
 	int quiet_missing;	/* --code/--all: a task gone meanwhile */
+	int quiet_finished;	/* --batch: its members that ended */
 	json_t *arr;		/* --json with --code or --all */
 	long moved, marked, other;
 	int rc;			/* the worst exit status so far */
@@ -38,13 +41,14 @@ struct hold_run {
 void
 cli_hold_usage(FILE *fp)
 {
-	fputs("usage: taskspool hold ID | --code C\n"
-	    "       taskspool release ID | --code C | --all\n"
+	fputs("usage: taskspool hold ID | --code C | --batch B\n"
+	    "       taskspool release ID | --code C | --batch B | --all\n"
 	    "\n"
 	    "hold moves a pending task (PENDING, WAITING, DISPATCHED) into\n"
 	    "hold/ (HELD): no node claims it until it is released.  A RUNNING\n"
 	    "task runs on; its next retry, if any, is held.  --code C holds\n"
-	    "every pending task of code C present now.  release puts held\n"
+	    "every pending task of code C present now, --batch B every\n"
+	    "member of batch B not finished yet.  release puts held\n"
 	    "tasks back where they wait their turn (incoming/, or delayed/\n"
 	    "when their notBefore is still ahead).\n"
 	    "exit status: 0 done (also: already held, not held); 64 usage;\n"
@@ -143,6 +147,8 @@ hold_one(const char *id, void *arg)
 		break;
 	case HOLD_FINISHED:
 		r->other++;
+		if (r->quiet_finished)
+			break;
 		fprintf(stderr, "taskspool hold: %s already finished (%s): "
 		    "nothing to hold\n", id, spool_state_name(where));
 		fail(r, EX_UNAVAILABLE);
@@ -185,6 +191,8 @@ release_one(const char *id, void *arg)
 		break;
 	case HOLD_NOT_HELD:
 		r->other++;
+		if (r->quiet_finished)
+			break;
 		snprintf(msg, sizeof(msg), "not held (%s)",
 		    spool_state_name(to) != NULL ? spool_state_name(to) :
 		    "?");
@@ -192,6 +200,8 @@ release_one(const char *id, void *arg)
 		break;
 	case HOLD_FINISHED:
 		r->other++;
+		if (r->quiet_finished)
+			break;
 		fprintf(stderr, "taskspool release: %s already finished "
 		    "(%s): nothing to release\n", id, spool_state_name(to));
 		fail(r, EX_UNAVAILABLE);
@@ -215,9 +225,10 @@ cli_hold_main(const struct config *cfg, const struct spool *sp, int json,
 {
 	static const struct option lo[] = {
 		{ "code", required_argument, NULL, 'C' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	const char *cmd = argv[0], *code = NULL;
+	const char *cmd = argv[0], *code = NULL, *batch = NULL;
 	struct hold_run r;
 	int ch, all = 0;
 	long n;
@@ -232,6 +243,7 @@ cli_hold_main(const struct config *cfg, const struct spool *sp, int json,
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'C': code = optarg; break;
+		case 'B': batch = optarg; break;
 		case 'a': all = 1; break;
 		case 'h':
 			cli_hold_usage(stdout);
@@ -241,8 +253,8 @@ cli_hold_main(const struct config *cfg, const struct spool *sp, int json,
 			return EX_USAGE;
 		}
 	}
-	if ((all && !r.release) || (code != NULL) + all + (optind < argc) !=
-	    1 || optind + 1 < argc) {
+	if ((all && !r.release) || (code != NULL) + (batch != NULL) + all +
+	    (optind < argc) != 1 || optind + 1 < argc) {
 		cli_hold_usage(stderr);
 		return EX_USAGE;
 	}
@@ -263,12 +275,28 @@ cli_hold_main(const struct config *cfg, const struct spool *sp, int json,
 			hold_one(argv[optind], &r);
 		return r.rc;
 	}
-	/* --code or --all: the tasks present now. */
+	if (batch != NULL && !batch_id_ok(batch)) {
+		fprintf(stderr, "taskspool %s: --batch: \"%s\" is not a valid "
+		    "batchId\n", cmd, batch);
+		return EX_USAGE;
+	}
+	/* --code, --batch or --all: the tasks present now. */
 	r.quiet_missing = 1;
+	r.quiet_finished = batch != NULL;
 	if (json)
 		r.arr = json_array();
-	n = r.release ? hold_each_held(sp, code, release_one, &r) :
-	    hold_each_pending(sp, code, hold_one, &r);
+	if (batch != NULL)
+		n = batchdir_each_member(sp, batch, r.release ? release_one :
+		    hold_one, &r);
+	else
+		n = r.release ? hold_each_held(sp, code, release_one, &r) :
+		    hold_each_pending(sp, code, hold_one, &r);
+	if (n < 0 && batch != NULL && errno == ENOENT) {
+		fprintf(stderr, "taskspool %s: --batch: no batch %s\n", cmd,
+		    batch);
+		json_decref(r.arr);
+		return EX_NOINPUT;
+	}
 	if (n < 0) {
 		fprintf(stderr, "taskspool %s: %s/: %s\n", cmd, r.release ?
 		    "hold" : "incoming", strerror(errno));
@@ -283,11 +311,13 @@ cli_hold_main(const struct config *cfg, const struct spool *sp, int json,
 		json_decref(r.arr);
 	} else if (r.release)
 		printf("released %ld task(s)%s%s%s\n", r.moved + r.marked,
-		    code != NULL ? " of code " : "", code != NULL ? code : "",
+		    code != NULL ? " of code " : batch != NULL ? " of batch " :
+		    "", code != NULL ? code : batch != NULL ? batch : "",
 		    r.marked > 0 ? " (some were hold requests withdrawn)" :
 		    "");
 	else
-		printf("held %ld task(s) of code %s%s\n", r.moved, code,
+		printf("held %ld task(s) of %s %s%s\n", r.moved, code != NULL ?
+		    "code" : "batch", code != NULL ? code : batch,
 		    r.marked > 0 ? " (more when their nodes claim them)" :
 		    "");
 	return r.rc;

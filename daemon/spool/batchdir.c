@@ -407,6 +407,40 @@ batchdir_summary(const struct spool *sp, const char *bid, int64_t now_ms,
 	return rc;
 }
 
+long
+batchdir_each_member(const struct spool *sp, const char *bid,
+    void (*fn)(const char *id, void *arg), void *arg)
+{
+	struct dirent *de;
+	DIR *dp;
+	int dfd, mfd, e;
+	long n = 0;
+
+	if ((dfd = batch_dir(sp, bid, 0)) < 0)
+		return -1;
+	mfd = sub_dir(dfd, MEMBERS_DIR, 0);
+	e = errno;
+	close(dfd);
+	if (mfd < 0) {
+		errno = e;
+		return e == ENOENT ? 0 : -1;	/* opened, no member yet */
+	}
+	dp = spool_opendir(mfd);
+	e = errno;
+	close(mfd);
+	if (dp == NULL) {
+		errno = e;
+		return -1;
+	}
+	while ((de = readdir(dp)) != NULL)
+		if (spool_id_ok(de->d_name)) {
+			fn(de->d_name, arg);
+			n++;
+		}
+	closedir(dp);
+	return n;
+}
+
 int
 batchdir_each(const struct spool *sp, int (*fn)(const char *, void *),
     void *arg)

@@ -97,6 +97,14 @@ int batchdir_complete(const struct spool *sp, const char *bid, int64_t done_ms,
     const char *cid);
 
 /*
+ * Call fn(id, arg) for each member of batch bid (its entries' names that
+ * are requestIds), in readdir order.  Returns the number of calls, or -1
+ * with errno (ENOENT: no such batch).
+ */
+long batchdir_each_member(const struct spool *sp, const char *bid,
+    void (*fn)(const char *id, void *arg), void *arg);
+
+/*
  * Call fn(bid, arg) for each batch directory (names that are batchIds),
  * in readdir order.  fn returning non-zero stops.  Returns 0 (also with
  * no state/batches/ at all) or -1 with errno.

@@ -160,6 +160,22 @@ test_expect_success "$M: a batch belongs to the AppId that made it: to other app
 	test "$(jq -r .total "$TRASH/body")" = 1
 '
 
+test_expect_success "$M: hold --batch and release --batch act on the unfinished members" '
+	for i in 1 2 3; do
+		ts submit --code probe --batch $M-h --id $M-h$i --delay 600000 >/dev/null || return 1
+	done &&
+	ts submit --code probe --batch $M-h --id $M-h4 >/dev/null &&
+	wait_for "test \"\$(state_of $M-h4)\" = done" &&
+	test "$(ts hold --batch $M-h | tail -n 1)" = "held 3 task(s) of batch $M-h" &&
+	test "$(ls "$SPOOL/hold" | grep -c "^$M-h[123].json")" = 3 &&
+	test "$(ts batch --json status $M-h | jq -r ".counts.HELD")" = 3 &&
+	test "$(ts release --batch $M-h | tail -n 1)" = "released 3 task(s) of batch $M-h" &&
+	test "$(ls "$SPOOL/delayed" | grep -c "^$M-h[123].json")" = 3 &&
+	{ ts hold --batch $M-nosuch 2>"$TRASH/err"; test $? = 66; } &&
+	grep -q "no batch $M-nosuch" "$TRASH/err" &&
+	{ ts hold --batch "../x" 2>/dev/null; test $? = 64; }
+'
+
 test_expect_success "$M: the leader killed -9 around completion: completed once each" '
 	for r in 1 2 3; do
 		ts batch open $M-k$r --on-complete report >/dev/null &&
