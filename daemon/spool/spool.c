@@ -40,6 +40,7 @@ static const struct {
 	[SPOOL_STATE] = { "state", 02770 },
 	[SPOOL_METRICS] = { "metrics", 02755 },
 	[SPOOL_HOOKS] = { "hooks", 02755 },
+	[SPOOL_BLOCKED] = { "blocked", 02770 },
 };
 
 static int open_dir_at(int at, const char *name);
@@ -324,6 +325,10 @@ spool_open(struct spool *s, const char *path, const char *node,
 	}
 	for (int d = 0; d < SPOOL_NDIRS; d++) {
 		s->dir[d] = open_dir_at(s->root, dirs[d].name);
+		/* A spool made before blocked/ existed gets it now. */
+		if (s->dir[d] < 0 && errno == ENOENT && d == SPOOL_BLOCKED &&
+		    mkdirat(s->root, dirs[d].name, dirs[d].mode) == 0)
+			s->dir[d] = open_dir_at(s->root, dirs[d].name);
 		if (s->dir[d] < 0) {
 			int e = errno;
 
@@ -721,8 +726,8 @@ int
 spool_locate(const struct spool *s, const char *id, enum spool_dir *where,
     char *node)
 {
-	static const enum spool_dir flat[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED };
+	static const enum spool_dir flat[] = { SPOOL_BLOCKED, SPOOL_INCOMING,
+		SPOOL_DELAYED, SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED };
 	char file[SPOOL_NAME_MAX];
 	struct stat st;
 
@@ -805,6 +810,8 @@ spool_state_name(enum spool_dir d)
 	case SPOOL_INCOMING:
 	case SPOOL_DELAYED:
 		return "PENDING";
+	case SPOOL_BLOCKED:
+		return "BLOCKED";
 	case SPOOL_QUEUE:
 		return "DISPATCHED";
 	case SPOOL_ACTIVE:

@@ -24,7 +24,7 @@ enum spool_dir {
 	SPOOL_TMP, SPOOL_INCOMING, SPOOL_DELAYED, SPOOL_QUEUE, SPOOL_ACTIVE,
 	SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED, SPOOL_CORRUPT,
 	SPOOL_RESULTS, SPOOL_LOGS, SPOOL_JOBS, SPOOL_OUTBOX, SPOOL_STATE,
-	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_NDIRS
+	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_BLOCKED, SPOOL_NDIRS
 };
 
 struct spool {
@@ -47,7 +47,8 @@ const char *spool_dir_name(enum spool_dir d);
 
 /*
  * The task state a file in directory d means (spool-layout/README.md):
- * "PENDING" (incoming/, delayed/), "DISPATCHED" (queue/), "RUNNING"
+ * "PENDING" (incoming/, delayed/), "BLOCKED" (blocked/: waiting for the
+ * tasks of its dependsOn), "DISPATCHED" (queue/), "RUNNING"
  * (active/), "SUCCESS", "FAILED", "CANCELLED", "CORRUPT"; NULL for any
  * other directory.  Returns a static string.
  */
@@ -153,8 +154,8 @@ int spool_quarantine(const struct spool *s, int srcfd, const char *name,
 
 /*
  * Find where requestId id is: fills *where and, for queue/ and active/,
- * node (65 bytes).  Checks incoming, delayed, active/<each>, queue/<each>,
- * done, failed, cancelled.  Returns 0 when found, -1 with ENOENT when not.
+ * node (65 bytes).  Checks active/<each>, queue/<each>, blocked,
+ * incoming, delayed, done, failed, cancelled.  Returns 0 when found, -1 with ENOENT when not.
  */
 int spool_locate(const struct spool *s, const char *id,
     enum spool_dir *where, char *node);
