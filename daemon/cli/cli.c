@@ -32,6 +32,7 @@
 #include "cli/cli_jobs.h"
 #include "cli/cli_top.h"
 #include "cli/cli_records.h"
+#include "cli/cli_deps.h"
 #include "cli/cli_nodes.h"
 #include "spool/config.h"
 #include "coord/coord.h"
@@ -68,7 +69,8 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
-"         [--wait-timeout S]\n"
+"         [--wait-timeout S] [--after ID[:afterok|afternotok|afterany]]...\n"
+"  deps ID                    a task's parents (condition, state), dependents\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
 "  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
@@ -298,8 +300,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "wait", no_argument, NULL, 'w' },
 		{ "wait-timeout", required_argument, NULL, 'W' },
+		{ "after", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
+	json_t *after = NULL;		/* dependsOn, from --after */
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
 	const char *wait_timeout = NULL;
@@ -323,10 +327,18 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 't': timeout = optarg; break;
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
+		case 'a':
+			if (cli_deps_after(&after, optarg) != 0) {
+				json_decref(after);
+				return EX_USAGE;
+			}
+			break;
 		case 'h':
+			json_decref(after);
 			fputs(top_usage, stdout);
 			return 0;
 		default:
+			json_decref(after);
 			return EX_USAGE;
 		}
 	}
@@ -425,6 +437,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		if (timeout != NULL)
 			json_object_set_new(o, "timeoutSec", json_integer(
 			    strtoll(timeout, NULL, 10)));
+		if (after != NULL)
+			json_object_set(o, "dependsOn", after);
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 		if (s == NULL) {
@@ -493,6 +507,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_CANTCREAT;
 		goto out;
 	}
+	if ((rc = cli_deps_check(&c->sp, &t)) != 0)
+		goto out;
 	t.created_ms = tstime_now_ms();
 	due = task_set_not_before(&t);
 	if (task_encode(&t, &out) != 0) {
@@ -509,8 +525,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		rc = EX_DATAERR;
 		goto out;
 	}
-	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
-	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
+	/* With parents: straight into blocked/ (the leader releases it). */
+	if (spool_publish(&c->sp, c->sp.dir[t.depends.n > 0 ? SPOOL_BLOCKED :
+	    due >= 0 ? SPOOL_DELAYED : SPOOL_INCOMING], file, out.data,
+	    out.len, due, SPOOL_PUBLISH_EXCL)
 	    != 0) {
 		if (errno == EEXIST) {
 			fprintf(stderr, "taskspool submit: requestId %s "
@@ -523,17 +541,19 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		goto out;
 	}
-	wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
-	    SPOOL_INCOMING, file);
+	if (t.depends.n == 0)
+		wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
+		    SPOOL_INCOMING, file);
 	if (c->json)
-		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",
-		    t.request_id);
+		printf("{\"requestId\":\"%s\",\"status\":\"%s\"}\n",
+		    t.request_id, t.depends.n > 0 ? "BLOCKED" : "PENDING");
 	else
 		printf("%s\n", t.request_id);
 	fflush(stdout);
 	rc = waitp ? wait_for(c, t.request_id, wait_timeout != NULL ?
 	    strtol(wait_timeout, NULL, 10) * 1000 : -1) : 0;
 out:
+	json_decref(after);
 	task_fini(&t);
 	buf_fini(&in);
 	buf_fini(&out);
@@ -741,6 +761,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 	else if (reason[0] != '\0')
 		printf(" (%s)", reason);
 	printf("\n");
+	if (st.where == SPOOL_BLOCKED)
+		cli_deps_print_waiting(&c->sp, argv[1]);
 	return damaged ? EX_DATAERR : 0;
 }
 
@@ -1669,6 +1691,11 @@ cli_run(int argc, char **argv)
 
 		return rc != 0 ? rc : cli_nodes_main(&c.cfg, &c.sp, c.json,
 		    argc, argv);
+	}
+	if (strcmp(cmd, "deps") == 0) {
+		int rc = cli_open(&c);
+
+		return rc != 0 ? rc : cli_deps_main(&c.sp, c.json, argc, argv);
 	}
 	if (strcmp(cmd, "help") == 0) {
 		fputs(top_usage, stdout);
