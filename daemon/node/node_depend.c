@@ -30,6 +30,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,4 +468,65 @@ node_deps_divert(struct node *n, int dfd, const char *name,
 	    0, "%s waits in blocked/ for %zu parent(s)", t->request_id,
 	    t->depends.n);
 	return 1;
+}
+
+size_t
+node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
+    const struct task *t, char *list, size_t len)
+{
+	size_t off = 0, copied = 0;
+	struct stat st;
+	int pfd;
+
+	list[0] = '\0';
+	if (t->depends.n == 0)
+		return 0;
+	if (mkdirat(w->fd, "parents", 02750) != 0 && errno != EEXIST)
+		return 0;
+	if ((pfd = openat(w->fd, "parents", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return 0;
+	{
+		/* An earlier task's copies, when nothing emptied it. */
+		DIR *dp = spool_opendir(pfd);
+		struct dirent *de;
+
+		while (dp != NULL && (de = readdir(dp)) != NULL)
+			if (de->d_name[0] != '.')
+				(void)unlinkat(pfd, de->d_name, 0);
+		if (dp != NULL)
+			closedir(dp);
+	}
+	for (size_t i = 0; i < t->depends.n; i++) {
+		char file[SPOOL_NAME_MAX];
+		size_t dlen;
+		char *data;
+		int fd, k;
+
+		snprintf(file, sizeof(file), "%s.json", t->depends.v[i].id);
+		if ((data = spool_read_file(n->sp.dir[SPOOL_RESULTS], file,
+		    TASK_FILE_MAX, &dlen)) == NULL)
+			continue;	/* a parent without result: none */
+		fd = openat(pfd, file, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_NOFOLLOW | O_CLOEXEC, 0640);
+		if (fd >= 0 && write(fd, data, dlen) == (ssize_t)dlen) {
+			copied++;
+			k = snprintf(list + off, len - off, "%s%s/parents/%s",
+			    off > 0 ? ":" : "", wdir, file);
+			if (k < 0 || (size_t)k >= len - off)
+				len = 0;	/* too long: left out */
+			else
+				off += (size_t)k;
+		}
+		if (fd >= 0)
+			(void)close(fd);
+		free(data);
+	}
+	(void)close(pfd);
+	if (len == 0)
+		list[0] = '\0';
+	/* What the daemon wrote is not the hook's doing. */
+	if (fstat(w->fd, &st) == 0)
+		w->mtime = st.st_mtim;
+	return copied;
 }

@@ -42,6 +42,7 @@
 				 * intervals (an hour by default) */
 #define ENV_MAX		24
 #define ENV_BUF		8192
+#define ENV_PARENTS_MAX	2048	/* TASKSPOOL_PARENT_RESULTS bytes */
 /*
  * Claimed-but-unfinished tasks whose results wait for the writer (struct
  * commit): each holds its lease, the claimed file's descriptor.  At this
@@ -530,6 +531,18 @@ void node_deps_stop(struct node *n);
  */
 int node_deps_divert(struct node *n, int dfd, const char *name,
     const struct task *t);
+
+/*
+ * Before a hook of t starts in work directory w (path wdir): each
+ * parent's result envelope copied from results/ into
+ * wdir/parents/<id>.json (README.md, "Dependencies"), and their paths,
+ * colon-separated, into list (len bytes; "" when they do not fit, the
+ * hook then reads the directory).  Returns how many were copied (0 for
+ * a task without dependsOn).  Best effort: a copy that fails is left
+ * out.
+ */
+size_t node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
+    const struct task *t, char *list, size_t len);
 
 /* --- node_cancel.c: cancel markers --- */
 

@@ -3,7 +3,8 @@
 # embedded mode and then in cluster mode (Redis):
 #  - a diamond A -> {B, C} -> D: D waits in blocked/ (status BLOCKED,
 #    "waiting for"), its hook runs once, after both B and C ended, and
-#    its file records releasedBy B and C;
+#    its file records releasedBy B and C; its hook reads B's and C's
+#    results through TASKSPOOL_PARENT_RESULTS and TASKSPOOL_PARENTS_DIR;
 #  - afterok on a failing parent: A -> B -> C, B and C end CANCELLED with
 #    DEPENDENCY_NEVER_SATISFIED naming their parent, neither hook runs;
 #  - afternotok and afterany on a failed parent run; afternotok on a
@@ -20,6 +21,13 @@
 cat >"$HOOKS/rec" <<H
 #!/bin/sh
 echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/runs"
+# The parents' results, as the hook finds them.
+if [ -n "\$TASKSPOOL_PARENTS_DIR" ]; then
+	echo "\$TASKSPOOL_PARENT_RESULTS" | tr : '\\n' | while read -r f; do
+		[ -n "\$f" ] && jq -r '.requestId + "=" + .status' "\$f"
+	done >"$TRASH/parents.\$TASKSPOOL_REQUEST_ID"
+	ls "\$TASKSPOOL_PARENTS_DIR" >"$TRASH/pdir.\$TASKSPOOL_REQUEST_ID"
+fi
 H
 cat >"$HOOKS/fail" <<H
 #!/bin/sh
@@ -62,6 +70,8 @@ test_expect_success "$M: diamond A -> {B, C} -> D: D once, after B and C, releas
 	test -e "$SPOOL/blocked/$M-D.json" &&
 	touch "$TRASH/go.$M-B" && wait_terminal $M-D &&
 	test "$(status_of $M-D)" = SUCCESS && test "$(runs $M-D)" = 1 &&
+	test "$(cat "$TRASH/parents.$M-D" | tr "\n" " ")" = "$M-B=SUCCESS $M-C=SUCCESS " &&
+	test "$(cat "$TRASH/pdir.$M-D" | tr "\n" " ")" = "$M-B.json $M-C.json " &&
 	test "$(jq -r "[.releasedBy[] | .requestId + \"=\" + .state] | join(\",\")" "$SPOOL/done/$M-D.json")" = "$M-B=SUCCESS,$M-C=SUCCESS" &&
 	test "$(grep -nx "$M-D" "$TRASH/runs" | cut -d: -f1)" -gt "$(grep -nx "$M-B" "$TRASH/runs" | cut -d: -f1)"
 '
