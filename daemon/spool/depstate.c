@@ -4,7 +4,12 @@
  */
 #include "spool/depstate.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdlib.h>
+
+#include "core/nameset.h"
+#include "core/task.h"
 
 enum depend_parent
 depstate_of(const struct spool *s, const char *id, enum spool_dir *where)
@@ -46,4 +51,38 @@ depstate_all(const struct spool *s, const struct depend_list *l,
 			first = (long)i;
 	}
 	return first;
+}
+
+int
+depstate_waited(const struct spool *s, struct nameset *ws)
+{
+	struct dirent *de;
+	DIR *dp;
+	int rc = 0;
+
+	if ((dp = spool_opendir(s->dir[SPOOL_BLOCKED])) == NULL)
+		return -1;
+	while (rc == 0 && (de = readdir(dp)) != NULL) {
+		struct task t;
+		struct task_error te;
+		size_t len;
+		char *data;
+
+		if (de->d_name[0] == '.' || (data = spool_read_file(
+		    s->dir[SPOOL_BLOCKED], de->d_name, TASK_FILE_MAX,
+		    &len)) == NULL)
+			continue;
+		task_init(&t);
+		if (task_decode(data, len, &t, &te) == 0)
+			for (size_t i = 0; i < t.depends.n; i++)
+				if (nameset_add(ws, t.depends.v[i].id,
+				    NULL) == NULL) {
+					rc = -1;
+					break;
+				}
+		task_fini(&t);
+		free(data);
+	}
+	closedir(dp);
+	return rc;
 }

@@ -12,6 +12,7 @@
 #  - an unknown parent is refused by submit (65) and a dropped file
 #    naming one goes to corrupt/ with the reason; a dropped file with a
 #    known parent is moved into blocked/ and released;
+#  - purge keeps the result of a parent a blocked task waits on;
 #  - the leader killed -9 while dependents are blocked: the next leader
 #    releases each once.
 . "$(dirname "$0")/test-lib.sh"
@@ -107,6 +108,16 @@ test_expect_success "$M: unknown parent refused (submit 65, dropped file to corr
 	drop $M-Y.json "{\"requestId\":\"$M-Y\",\"taskCode\":\"rec\",\"dependsOn\":[{\"requestId\":\"$M-A\"}]}" &&
 	wait_terminal $M-Y && test "$(status_of $M-Y)" = SUCCESS &&
 	jq -e ".releasedBy[0].state == \"SUCCESS\"" "$SPOOL/done/$M-Y.json" >/dev/null
+'
+
+test_expect_success "$M: purge keeps a parent a blocked task waits on" '
+	ts submit --code gate --id $M-PG >/dev/null &&
+	ts submit --code rec --id $M-P >/dev/null && wait_terminal $M-P &&
+	ts submit --code rec --id $M-PW --after $M-P --after $M-PG >/dev/null &&
+	sleep 1 && ts purge --older-than 1s >/dev/null &&
+	test -e "$SPOOL/done/$M-P.json" && test -e "$SPOOL/results/$M-P.json" &&
+	touch "$TRASH/go.$M-PG" && wait_terminal $M-PW &&
+	test "$(status_of $M-PW)" = SUCCESS
 '
 
 test_expect_success "$M: leader kill -9 while dependents are blocked: released once" '
