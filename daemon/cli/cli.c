@@ -1038,9 +1038,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "code", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	static const enum spool_dir order[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_DONE, SPOOL_FAILED,
-		SPOOL_CANCELLED };
+	static const enum spool_dir order[] = { SPOOL_BLOCKED, SPOOL_INCOMING,
+		SPOOL_DELAYED, SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_DONE,
+		SPOOL_FAILED, SPOOL_CANCELLED };
 	const char *state = NULL, *code = NULL;
 	json_t *arr = NULL;
 	int ch, rc;
@@ -1051,7 +1051,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 		case 'C': code = optarg; break;
 		case 'h':
 			fputs("usage: taskspool list [--state PENDING|WAITING|"
-			    "RUNNING|DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT] "
+			    "RUNNING|DISPATCHED|SUCCESS|FAILED|CANCELLED|CORRUPT|BLOCKED] "
 			    "[--code C]\n", stdout);
 			return 0;
 		default:
@@ -1066,10 +1066,11 @@ cmd_list(struct cli *c, int argc, char **argv)
 	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
 	    "WAITING") && strcmp(state, "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
 	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
-	    "CANCELLED") && strcmp(state, "CORRUPT")) {
+	    "CANCELLED") && strcmp(state, "CORRUPT") &&
+	    strcmp(state, "BLOCKED")) {
 		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
 		    "of PENDING WAITING RUNNING DISPATCHED SUCCESS FAILED CANCELLED "
-		    "CORRUPT\n", state);
+		    "CORRUPT BLOCKED\n", state);
 		return EX_USAGE;
 	}
 	if ((rc = cli_open(c)) != 0)

@@ -64,6 +64,7 @@ test_expect_success "$M: diamond A -> {B, C} -> D: D once, after B and C, releas
 	grep -q "^$M-D BLOCKED" "$TRASH/$M.st" &&
 	grep -q "^waiting for $M-B (afterok, PENDING)" "$TRASH/$M.st" &&
 	grep -q "^waiting for $M-C (afterany, PENDING)" "$TRASH/$M.st" &&
+	ts list --state BLOCKED | grep -q "$M-D" &&
 	ts deps $M-A >"$TRASH/$M.deps" && cat "$TRASH/$M.deps" &&
 	grep -q "before $M-B (afterok)" "$TRASH/$M.deps" &&
 	touch "$TRASH/go.$M-A" && wait_terminal $M-A &&
