@@ -116,6 +116,11 @@ cli_deps_main(const struct spool *sp, int json, int argc, char **argv)
 	struct dirent *de;
 	DIR *dp;
 
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0)) {
+		fputs("usage: taskspool deps ID [--json]\n", stdout);
+		return 0;
+	}
 	if (argc != 2 || !spool_id_ok(argv[1])) {
 		fputs("usage: taskspool deps ID [--json]\n", stderr);
 		return EX_USAGE;

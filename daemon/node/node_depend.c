@@ -453,9 +453,12 @@ node_deps_divert(struct node *n, int dfd, const char *name,
 		/* A body without a requestId: written whole under its
 		 * generated one, then the dropped file removed. */
 		buf_init(&b, TASK_FILE_MAX);
-		if (task_encode(t, &b) != 0 || spool_publish(&n->sp,
+		/* EEXIST: a crash after the publish and before the
+		 * unlink (the generated id is the same again). */
+		if (task_encode(t, &b) != 0 || (spool_publish(&n->sp,
 		    n->sp.dir[SPOOL_BLOCKED], final, b.data, b.len,
-		    t->not_before_ms, SPOOL_PUBLISH_EXCL) != 0) {
+		    t->not_before_ms, SPOOL_PUBLISH_EXCL) != 0 &&
+		    errno != EEXIST)) {
 			log_warn("%s: into blocked/%s", name, final);
 			buf_fini(&b);
 			return -1;
