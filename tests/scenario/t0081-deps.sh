@@ -13,10 +13,15 @@
 #    naming one goes to corrupt/ with the reason; a dropped file with a
 #    known parent is moved into blocked/ and released;
 #  - purge keeps the result of a parent a blocked task waits on;
+#  - the API: dependsOn accepted (BLOCKED, waitingFor), an unknown parent
+#    422 UNKNOWN_DEPENDENCY naming dependsOn[0].requestId;
 #  - the leader killed -9 while dependents are blocked: the next leader
 #    releases each once.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
+. "$(dirname "$0")/api-lib.sh"
+trap 'api_stop; redis_teardown' EXIT
+TSAPI="$API_HERE/contrib/clients/tsapi.sh"
 
 # rec: records each run (id, and the state of each parent it names).
 cat >"$HOOKS/rec" <<H
@@ -134,6 +139,25 @@ test_expect_success "$M: leader kill -9 while dependents are blocked: released o
 }
 
 phase e
+
+test_expect_success "api: dependsOn: 202 BLOCKED with waitingFor, released after the parent; unknown parent 422" '
+	api_server && api_tester && start_daemon a1 -j 2 &&
+	printf "{\"requestId\":\"api-P\",\"taskCode\":\"echo\",\"triggerType\":\"delay\",\"delayMs\":1500}" >"$TRASH/p.json" &&
+	sh "$TSAPI" submit "$TRASH/p.json" >/dev/null &&
+	printf "{\"requestId\":\"api-W\",\"taskCode\":\"echo\",\"dependsOn\":[{\"requestId\":\"api-P\",\"condition\":\"afterany\"}]}" >"$TRASH/w.json" &&
+	sh "$TSAPI" submit "$TRASH/w.json" >"$TRASH/api.out" && cat "$TRASH/api.out" &&
+	sh "$TSAPI" get api-W >"$TRASH/api.get" && cat "$TRASH/api.get" &&
+	test "$(jq -r .status "$TRASH/api.get")" = BLOCKED &&
+	test "$(jq -c .waitingFor "$TRASH/api.get")" = "[{\"requestId\":\"api-P\",\"condition\":\"afterany\",\"state\":\"PENDING\"}]" &&
+	sh "$TSAPI" wait api-W 30 >"$TRASH/api.w" &&
+	test "$(jq -r .status "$TRASH/api.w")" = SUCCESS &&
+	printf "{\"requestId\":\"api-U\",\"taskCode\":\"echo\",\"dependsOn\":[{\"requestId\":\"api-nosuch\"}]}" >"$TRASH/u.json" &&
+	rc=0 && sh "$TSAPI" submit "$TRASH/u.json" >"$TRASH/api.u" 2>&1 || rc=$? &&
+	cat "$TRASH/api.u" && test $rc != 0 &&
+	grep -q UNKNOWN_DEPENDENCY "$TRASH/api.u" && grep -q "dependsOn\[0\].requestId" "$TRASH/api.u" &&
+	stop_daemon a1 && api_stop
+'
+
 redis_setup
 phase c
 
