@@ -127,6 +127,7 @@ problem_title(const char *code)
 		    "application/json" },
 		{ "VALIDATION_FAILED", "Request body failed validation" },
 		{ "UNKNOWN_TASK_CODE", "Unknown task code" },
+		{ "UNKNOWN_DEPENDENCY", "dependsOn names an unknown task" },
 		{ "IDEMPOTENCY_KEY_REUSED", "requestId reused with a "
 		    "different body" },
 		{ "INVALID_CALLBACK_URL", "Invalid callback URL" },

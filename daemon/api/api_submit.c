@@ -25,6 +25,7 @@
 #include "core/tstime.h"
 #include "spool/batchdir.h"
 #include "spool/clock.h"
+#include "spool/depstate.h"
 #include "coord/wakeup.h"
 
 #define API_TWIN_WAIT_MS	1000	/* how long a replay waits for the
@@ -37,7 +38,7 @@
 static const char *const submit_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs", "runAt",
 	"executeParams", "callbackUrl", "maxRetries", "timeoutSec", "route",
-	"shardKey", "traceparent", "batchId", NULL
+	"shardKey", "traceparent", "batchId", "dependsOn", NULL
 };
 
 
@@ -71,10 +72,12 @@ publish_task(struct api_ctx *c, struct task *t)
 		return -1;
 	}
 	snprintf(file, sizeof(file), "%s.json", t->request_id);
-	rc = spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
-	    SPOOL_INCOMING], file, b.data, b.len, due, SPOOL_PUBLISH_EXCL);
+	/* With parents: into blocked/, which the leader releases. */
+	rc = spool_publish(&c->sp, c->sp.dir[t->depends.n > 0 ?
+	    SPOOL_BLOCKED : due >= 0 ? SPOOL_DELAYED : SPOOL_INCOMING], file,
+	    b.data, b.len, due, SPOOL_PUBLISH_EXCL);
 	buf_fini(&b);
-	if (rc == 0)
+	if (rc == 0 && t->depends.n == 0)
 		wakeup_notify(c->rq->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
 		    SPOOL_INCOMING, file);
 	return rc;
@@ -365,6 +368,19 @@ api_submit(struct api_ctx *c, struct buf *out)
 		    c->app_id);
 		goto out;
 	}
+	/* Every parent exists (so no cycle can form: README.md,
+	 * "Dependencies"). */
+	for (size_t i = 0; i < t.depends.n; i++)
+		if (depstate_of(&c->sp, t.depends.v[i].id, NULL) ==
+		    DEPEND_PARENT_UNKNOWN) {
+			char f[64];
+
+			snprintf(f, sizeof(f), "dependsOn[%zu].requestId", i);
+			rc = api_problem(c, out, 422, "UNKNOWN_DEPENDENCY",
+			    api_one_member("field", json_string(f)), "%s: no "
+			    "task %s in the spool", f, t.depends.v[i].id);
+			goto out;
+		}
 	rc = submit_write(c, out, &t, rdfd);
 out:
 	task_fini(&t);

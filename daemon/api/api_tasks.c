@@ -380,7 +380,8 @@ api_list(struct api_ctx *c, struct buf *out)
 			if (strcmp(name, "status") == 0) {
 				static const char *const ok[] = { "PENDING",
 				    "WAITING", "DISPATCHED", "RUNNING",
-				    "HELD", "SUCCESS", "FAILED", "CANCELLED" };
+				    "HELD", "SUCCESS", "FAILED", "CANCELLED",
+				    "BLOCKED" };
 				int good = 0;
 
 				for (size_t i = 0; i < sizeof(ok) /
@@ -390,7 +391,7 @@ api_list(struct api_ctx *c, struct buf *out)
 					return api_query_invalid(c, out,
 					    "status", "must be one of PENDING "
 					    "WAITING DISPATCHED RUNNING HELD "
-					    "SUCCESS FAILED CANCELLED");
+					    "SUCCESS FAILED CANCELLED BLOCKED");
 				api_copy(statuses[nstatus++], 16, val);
 			} else if (strcmp(name, "taskCode") == 0) {
 				if (!spool_code_ok(val))

@@ -22,6 +22,7 @@
 #include "core/jsontext.h"
 #include "core/result.h"
 #include "core/tstime.h"
+#include "spool/depstate.h"
 
 #define API_RESULT_MAX	(64 << 20)
 
@@ -174,6 +175,17 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 		json_object_set_new(o, "estimatedDelay", json_integer(
 		    t.not_before_ms > now_ms ? (t.not_before_ms - now_ms +
 		    999) / 1000 : 0));
+	if (where == SPOOL_BLOCKED) {	/* README.md, "Dependencies" */
+		json_t *w = json_array();
+
+		for (size_t i = 0; i < t.depends.n; i++)
+			json_array_append_new(w, json_pack("{ssssss}",
+			    "requestId", t.depends.v[i].id, "condition",
+			    depend_cond_name(t.depends.v[i].cond), "state",
+			    depend_parent_name(depstate_of(&c->sp,
+			    t.depends.v[i].id, NULL))));
+		json_object_set_new(o, "waitingFor", w);
+	}
 	if (with_result)
 		json_object_set_new(o, "result", json_null());
 	json_object_set_new(o, "failureReason", json_null());

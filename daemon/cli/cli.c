@@ -34,6 +34,7 @@
 #include "cli/cli_jobs.h"
 #include "cli/cli_top.h"
 #include "cli/cli_records.h"
+#include "cli/cli_deps.h"
 #include "cli/cli_nodes.h"
 #include "cli/cli_trace.h"
 #include "spool/config.h"
@@ -75,6 +76,8 @@ static const char *const top_usage =
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
 "         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
+"         [--after ID[:afterok|afternotok|afterany]]...\n"
+"  deps ID                    a task's parents (condition, state), dependents\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
 "  top [--once] [-i MS]       the summary, refreshed until q is pressed\n"
@@ -312,8 +315,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "wait-timeout", required_argument, NULL, 'W' },
 		{ "traceparent", required_argument, NULL, 'T' },
 		{ "batch", required_argument, NULL, 'B' },
+		{ "after", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
+	json_t *after = NULL;		/* dependsOn, from --after */
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
 	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
@@ -339,10 +344,18 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
 		case 'B': batch = optarg; break;
+		case 'a':
+			if (cli_deps_after(&after, optarg) != 0) {
+				json_decref(after);
+				return EX_USAGE;
+			}
+			break;
 		case 'h':
+			json_decref(after);
 			fputs(top_usage, stdout);
 			return 0;
 		default:
+			json_decref(after);
 			return EX_USAGE;
 		}
 	}
@@ -443,6 +456,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		if (timeout != NULL)
 			json_object_set_new(o, "timeoutSec", json_integer(
 			    strtoll(timeout, NULL, 10)));
+		if (after != NULL)
+			json_object_set(o, "dependsOn", after);
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 		if (s == NULL) {
@@ -526,6 +541,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		memcpy(t.batch_id, batch, strlen(batch) + 1);
 	}
+	if ((rc = cli_deps_check(&c->sp, &t)) != 0)
+		goto out;
 	t.created_ms = tstime_now_ms();
 	due = task_set_not_before(&t);
 	if (task_encode(&t, &out) != 0) {
@@ -546,8 +563,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	if (t.batch_id[0] != '\0' &&
 	    (rc = cli_batch_join(&c->sp, t.batch_id, t.request_id)) != 0)
 		goto out;
-	if (spool_publish(&c->sp, c->sp.dir[due >= 0 ? SPOOL_DELAYED :
-	    SPOOL_INCOMING], file, out.data, out.len, due, SPOOL_PUBLISH_EXCL)
+	/* With parents: straight into blocked/ (the leader releases it). */
+	if (spool_publish(&c->sp, c->sp.dir[t.depends.n > 0 ? SPOOL_BLOCKED :
+	    due >= 0 ? SPOOL_DELAYED : SPOOL_INCOMING], file, out.data,
+	    out.len, due, SPOOL_PUBLISH_EXCL)
 	    != 0) {
 		if (t.batch_id[0] != '\0')
 			batchdir_leave(&c->sp, t.batch_id, t.request_id);
@@ -562,17 +581,19 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		goto out;
 	}
-	wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
-	    SPOOL_INCOMING, file);
+	if (t.depends.n == 0)
+		wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
+		    SPOOL_INCOMING, file);
 	if (c->json)
-		printf("{\"requestId\":\"%s\",\"status\":\"PENDING\"}\n",
-		    t.request_id);
+		printf("{\"requestId\":\"%s\",\"status\":\"%s\"}\n",
+		    t.request_id, t.depends.n > 0 ? "BLOCKED" : "PENDING");
 	else
 		printf("%s\n", t.request_id);
 	fflush(stdout);
 	rc = waitp ? wait_for(c, t.request_id, wait_timeout != NULL ?
 	    strtol(wait_timeout, NULL, 10) * 1000 : -1) : 0;
 out:
+	json_decref(after);
 	task_fini(&t);
 	buf_fini(&in);
 	buf_fini(&out);
@@ -802,6 +823,8 @@ cmd_status(struct cli *c, int argc, char **argv)
 	else if (reason[0] != '\0')
 		printf(" (%s)", reason);
 	printf("\n");
+	if (st.where == SPOOL_BLOCKED)
+		cli_deps_print_waiting(&c->sp, argv[1]);
 	return damaged ? EX_DATAERR : 0;
 }
 
@@ -1077,9 +1100,9 @@ cmd_list(struct cli *c, int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "code", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 } };
-	static const enum spool_dir order[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_HOLD, SPOOL_DONE, SPOOL_FAILED,
-		SPOOL_CANCELLED };
+	static const enum spool_dir order[] = { SPOOL_BLOCKED, SPOOL_INCOMING,
+		SPOOL_DELAYED, SPOOL_QUEUE, SPOOL_ACTIVE, SPOOL_HOLD, SPOOL_DONE,
+		SPOOL_FAILED, SPOOL_CANCELLED };
 	const char *state = NULL, *code = NULL;
 	json_t *arr = NULL;
 	int ch, rc;
@@ -1091,7 +1114,7 @@ cmd_list(struct cli *c, int argc, char **argv)
 		case 'h':
 			fputs("usage: taskspool list [--state PENDING|WAITING|"
 			    "RUNNING|DISPATCHED|HELD|SUCCESS|FAILED|CANCELLED|"
-			    "CORRUPT] [--code C]\n", stdout);
+			    "CORRUPT|BLOCKED] [--code C]\n", stdout);
 			return 0;
 		default:
 			return EX_USAGE;
@@ -1105,10 +1128,11 @@ cmd_list(struct cli *c, int argc, char **argv)
 	if (state != NULL && strcmp(state, "PENDING") && strcmp(state,
 	    "WAITING") && strcmp(state, "RUNNING") && strcmp(state, "DISPATCHED") && strcmp(state,
 	    "SUCCESS") && strcmp(state, "FAILED") && strcmp(state,
-	    "CANCELLED") && strcmp(state, "CORRUPT") && strcmp(state, "HELD")) {
+	    "CANCELLED") && strcmp(state, "CORRUPT") && strcmp(state, "HELD") &&
+	    strcmp(state, "BLOCKED")) {
 		fprintf(stderr, "taskspool list: --state: \"%s\" is not one "
 		    "of PENDING WAITING RUNNING DISPATCHED HELD SUCCESS FAILED "
-		    "CANCELLED CORRUPT\n", state);
+		    "CANCELLED CORRUPT BLOCKED\n", state);
 		return EX_USAGE;
 	}
 	if ((rc = cli_open(c)) != 0)
@@ -1750,6 +1774,11 @@ cli_run(int argc, char **argv)
 
 		return rc != 0 ? rc : cli_batch_main(&c.cfg, &c.sp, c.json,
 		    argc, argv);
+	}
+	if (strcmp(cmd, "deps") == 0) {
+		int rc = cli_open(&c);
+
+		return rc != 0 ? rc : cli_deps_main(&c.sp, c.json, argc, argv);
 	}
 	if (strcmp(cmd, "help") == 0) {
 		fputs(top_usage, stdout);

@@ -27,6 +27,8 @@
 #include <jansson.h>
 
 #include "records/records.h"
+#include "core/nameset.h"
+#include "spool/depstate.h"
 #include "spool/purgestat.h"
 #include "records/records_mariadb.h"
 #include "spool/spool.h"
@@ -432,6 +434,8 @@ remove_logs(const struct spool *sp, const char *id)
  */
 struct purge_extra {
 	int requests, cb_delivered, cb_failed;
+	struct nameset waited;	/* ids a task of blocked/ waits on: kept
+				 * (README.md, "Dependencies") */
 };
 
 static int
@@ -524,7 +528,8 @@ purge_dir(const struct spool *sp, const struct purge_extra *x,
 			continue;
 		memcpy(id, name, l - 5);
 		id[l - 5] = '\0';
-		if (!spool_id_ok(id))
+		if (!spool_id_ok(id) || (!leftover &&
+		    nameset_find(&x->waited, id) != NULL))
 			continue;
 		snprintf(claimed, sizeof(claimed), PURGE_PREFIX "%s", name);
 		if (leftover) {
@@ -672,6 +677,15 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 	}
 	if (json && dry)
 		items = json_array();
+	if (nameset_init(&x.waited) != 0 ||
+	    depstate_waited(&sp, &x.waited) != 0) {
+		fprintf(stderr, "taskspool purge: blocked/ (the parents its "
+		    "tasks wait on are kept): %s\n", strerror(errno));
+		nameset_fini(&x.waited);
+		spool_close(&sp);
+		json_decref(items);
+		return EX_IOERR;
+	}
 	x.requests = open_sub(sp.dir[SPOOL_STATE], "requests");
 	x.cb_delivered = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/delivered");
 	x.cb_failed = open_sub(sp.dir[SPOOL_OUTBOX], "callbacks/failed");
@@ -695,6 +709,7 @@ cmd_purge(int argc, char **argv, const struct config *cfg, int json)
 		close(x.cb_delivered);
 	if (x.cb_failed >= 0)
 		close(x.cb_failed);
+	nameset_fini(&x.waited);
 	spool_close(&sp);
 	if (db_too && !dry) {
 		struct records_db *db = connect_db(cfg);

@@ -11,7 +11,7 @@
 #include "core/task.h"
 
 static const char *const froms[] = {
-	"incoming", "delayed", "queue", "active", "hold"
+	"incoming", "delayed", "queue", "active", "hold", "blocked"
 };
 
 int
@@ -54,7 +54,7 @@ decode_member(void *ctx, const char *k, json_t *v, struct task_error *err)
 			return -1;
 		if (!holdmark_from_ok(s))
 			return jsonfield_fail(err, k, "must be incoming, "
-			    "delayed, queue, active or hold");
+			    "delayed, queue, active, hold or blocked");
 		memcpy(m->from, s, strlen(s) + 1);
 		return 0;
 	}

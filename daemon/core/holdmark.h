@@ -14,7 +14,9 @@
  * requestId: the task's (task_name_ok, at most 128 bytes), and must be
  * the name the file is under; since: RFC 3339, when the hold was asked
  * for; from: where the task was then, one of incoming, delayed, queue,
- * active (running: its next retry is held), hold; by: who asked, at most
+ * active (running: its next retry is held), hold, blocked (waiting for
+ * its parents: released into incoming/, it goes back to blocked/ and
+ * waits there again); by: who asked, at most
  * HOLDMARK_BY_MAX bytes of printable text (no control byte: it is shown
  * in logs and the CLI), may be empty.  Nothing else.
  */

@@ -110,6 +110,8 @@ task_fini(struct task *t)
 	free(t->job_code);
 	free(t->app_id);
 	free(t->attempts);
+	depend_list_fini(&t->depends);
+	depend_list_fini(&t->released);
 	task_init(t);
 }
 
@@ -138,7 +140,7 @@ static const char *const task_members[] = {
 	"runAt", "executeParams", "callbackUrl", "maxRetries", "timeoutSec",
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
 	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
-	"traceparent"
+	"traceparent", "dependsOn", "releasedBy"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -582,6 +584,9 @@ decode_member(struct task *t, const char *k, json_t *v,
 		}
 		return 0;
 	}
+	if (strcmp(k, "dependsOn") == 0 || strcmp(k, "releasedBy") == 0)
+		return depend_decode(v, k, k[0] == 'r', k[0] == 'r' ?
+		    &t->released : &t->depends, err);
 	return unknown(err, k, k, task_members, NELEM_T(task_members),
 	    "the task file format");
 }
@@ -725,6 +730,16 @@ task_decode(const char *data, size_t len, struct task *t,
 		fail(err, "runAt", "only allowed with triggerType \"at\"");
 		goto bad;
 	}
+	if (t->request_id[0] != '\0' &&
+	    depend_find(&t->depends, t->request_id) >= 0) {
+		fail(err, "dependsOn", "a task cannot depend on itself (%s)",
+		    t->request_id);
+		goto bad;
+	}
+	if (t->released.n > 0 && t->depends.n == 0) {
+		fail(err, "releasedBy", "only allowed with dependsOn");
+		goto bad;
+	}
 	if (task_copy_params(data, len, json_object_get(root,
 	    "executeParams") != NULL, &t->params, &t->params_len, err) != 0)
 		goto bad;
@@ -853,6 +868,11 @@ task_encode(const struct task *t, struct buf *out)
 			    attempt_json(&t->attempts[i]));
 		json_object_set_new(o, "attempts", arr);
 	}
+	if (t->depends.n > 0)
+		json_object_set_new(o, "dependsOn", depend_json(&t->depends, 0));
+	if (t->released.n > 0)
+		json_object_set_new(o, "releasedBy",
+		    depend_json(&t->released, 1));
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (s == NULL)
@@ -940,6 +960,10 @@ task_diff(const struct task *a, const struct task *b)
 		return "notBefore";
 	if (a->trigger_ms != b->trigger_ms)
 		return "triggerTime";
+	if (depend_differs(&a->depends, &b->depends))
+		return "dependsOn";
+	if (depend_differs(&a->released, &b->released))
+		return "releasedBy";
 	if (a->nattempts != b->nattempts)
 		return "attempts";
 	for (size_t i = 0; i < a->nattempts; i++) {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/depend.h"	/* dependsOn, releasedBy */
 #include "core/jsonfield.h"	/* struct task_error */
 #include "core/traceparent.h"	/* TRACEPARENT_LEN */
 
@@ -87,6 +88,8 @@ struct task {
 	int64_t trigger_ms;		/* triggerTime; -1 = absent */
 	struct task_attempt *attempts;	/* new; finished attempts */
 	size_t nattempts;
+	struct depend_list depends;	/* dependsOn; n == 0: absent */
+	struct depend_list released;	/* releasedBy; n == 0: absent */
 };
 
 /* Initialise t to an empty task (all optional members absent). */

@@ -265,6 +265,18 @@ setup_events(struct node *n)
 		snprintf(p, sizeof(p), "%s/state/cancel", n->cfg->spool);
 		n->wd_cancel = inotify_add_watch(n->ino, p, IN_MOVED_TO |
 		    IN_CREATE | IN_ONLYDIR);
+		/* Dependencies (node_depend.c): blocked/ and where a
+		 * parent ends. */
+		snprintf(p, sizeof(p), "%s/blocked", n->cfg->spool);
+		n->wd_blocked = inotify_add_watch(n->ino, p, IN_MOVED_TO |
+		    IN_CLOSE_WRITE | IN_ONLYDIR);
+		for (int i = 0; i < 3; i++) {
+			snprintf(p, sizeof(p), "%s/%s", n->cfg->spool,
+			    spool_dir_name(i == 0 ? SPOOL_DONE : i == 1 ?
+			    SPOOL_FAILED : SPOOL_CANCELLED));
+			n->wd_ended[i] = inotify_add_watch(n->ino, p,
+			    IN_MOVED_TO | IN_ONLYDIR);
+		}
 		if (n->wd_incoming < 0 || n->wd_delayed < 0)
 			log_warn("inotify watch (falling back to rescans "
 			    "every %ld ms)", n->cfg->scan_interval_ms);
@@ -439,6 +451,7 @@ stop(struct node *n)
 	free(n->gitems);
 	node_flush_dirty(n);
 	n->leader = 0;		/* released at exit */
+	node_deps_stop(n);
 	node_write_metrics(n, 1);
 	metrics_fini();
 	log_flush();		/* the "(repeated ...)" lines still due */

@@ -68,7 +68,7 @@ static int
 cancel_pending(struct node *n, const char *id)
 {
 	static const enum spool_dir from[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_HOLD };
+		SPOOL_HOLD, SPOOL_BLOCKED };
 	char file[SPOOL_NAME_MAX], why[512];
 
 	(void)limits_mark_waiting(&n->sp, id, 0);

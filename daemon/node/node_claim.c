@@ -610,6 +610,10 @@ node_claim(struct node *n, int dfd, const char *name, int announced)
 	now = tstime_now_ms();
 	if (claim_decode(n, dfd, name, announced, &st, &b, &t, now) != 0)
 		goto out;
+	if (t.created_ms < 0)
+		t.created_ms = node_mtime_ms(&st);
+	if (node_deps_divert(n, dfd, name, &t) != 0)
+		goto out;	/* into blocked/, or refused */
 	snprintf(id, sizeof(id), "%s", t.request_id);
 	snprintf(final, sizeof(final), "%s.json", id);
 	if ((mfd = claim_mark(n, id, now)) < 0)

@@ -42,6 +42,7 @@
 				 * intervals (an hour by default) */
 #define ENV_MAX		24
 #define ENV_BUF		8192
+#define ENV_PARENTS_MAX	2048	/* TASKSPOOL_PARENT_RESULTS bytes */
 /*
  * Claimed-but-unfinished tasks whose results wait for the writer (struct
  * commit): each holds its lease, the claimed file's descriptor.  At this
@@ -122,6 +123,8 @@ struct node {
 	int hooksfd;
 	int ep, sigfd, ino;
 	int wd_incoming, wd_delayed, wd_cancel, wd_jobs, wd_queue;
+	int wd_blocked, wd_ended[3];	/* blocked/; done/ failed/ cancelled/ */
+	struct depidx *deps;		/* leader: blocked/'s reverse index */
 	int qself;			/* queue/<self>/ */
 	struct nameset qcand;		/* names waiting in queue/<self>/ */
 	struct router *router;		/* leader: the dispatcher */
@@ -512,6 +515,49 @@ void node_commits_flush(struct node *n);
 void node_conclude(struct node *n, struct task *t, int srcfd,
     const char *name, int lockfd, struct task_attempt *a, int permanent,
     const char *hook_result, size_t hrlen, const struct slot *sl);
+
+/* --- node_depend.c: dependencies (blocked/) --- */
+
+/* Leader: blocked/name was written or renamed in (inotify): released,
+ * cancelled (DEPENDENCY_NEVER_SATISFIED) or indexed to wait. */
+void node_deps_note(struct node *n, const char *name);
+
+/* Leader: "<id>.json" reached a terminal directory: its dependents are
+ * decided again. */
+void node_deps_ended(struct node *n, const char *name);
+
+/* Leader: the index rebuilt from a scan of blocked/ (at promotion, after
+ * an inotify overflow, every 12 scans), each task decided. */
+void node_deps_scan(struct node *n);
+
+/* Leader, each scan interval: the indexed parents that ended unseen by
+ * inotify (on another host) are handled as node_deps_ended. */
+void node_deps_poll(struct node *n);
+
+/* The index freed (leadership lost, exit). */
+void node_deps_stop(struct node *n);
+
+/*
+ * The claim path's check of t (decoded from dfd/name): a task with
+ * dependsOn and no releasedBy is moved into blocked/ (renamed, or for a
+ * body without requestId written there whole and the drop removed), or
+ * quarantined when a parent is nowhere in the spool.  Returns 0 (not
+ * such a task: claim it), 1 (moved), -1 (quarantined, or again later).
+ */
+int node_deps_divert(struct node *n, int dfd, const char *name,
+    const struct task *t);
+
+/*
+ * Before a hook of t starts in work directory w (path wdir): each
+ * parent's result envelope copied from results/ into
+ * wdir/parents/<id>.json (README.md, "Dependencies"), and their paths,
+ * colon-separated, into list (len bytes; "" when they do not fit, the
+ * hook then reads the directory).  Returns how many were copied (0 for
+ * a task without dependsOn).  Best effort: a copy that fails is left
+ * out.
+ */
+size_t node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
+    const struct task *t, char *list, size_t len);
 
 /* --- node_cancel.c: cancel markers --- */
 

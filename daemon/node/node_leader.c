@@ -181,6 +181,7 @@ node_leader_tick(struct node *n)
 			n->sched = NULL;
 			due_index_free(n->delayed);
 			n->delayed = NULL;
+			node_deps_stop(n);
 		}
 		return;
 	}
@@ -194,6 +195,7 @@ node_leader_tick(struct node *n)
 		if (n->delayed == NULL)
 			log_warn("delayed/ index");
 		node_scan_delayed(n);
+		node_deps_scan(n);
 		scheduler_free(n->sched);
 		n->sched = scheduler_new(&n->sp, n->cfg, tstime_now_ms());
 		if (n->sched == NULL)

@@ -59,6 +59,7 @@ handle_inotify(struct node *n)
 				node_scan_incoming(n);
 				if (n->leader)
 					node_scan_delayed(n);
+				node_deps_scan(n);
 				node_scan_cancels(n);
 				continue;
 			}
@@ -74,6 +75,13 @@ handle_inotify(struct node *n)
 				    != 0);
 			else if (ev->wd == n->wd_delayed && n->leader)
 				node_delayed_note(n, ev->name);
+			else if (ev->wd == n->wd_blocked &&
+			    (ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)))
+				node_deps_note(n, ev->name);
+			else if (ev->wd == n->wd_ended[0] ||
+			    ev->wd == n->wd_ended[1] ||
+			    ev->wd == n->wd_ended[2])
+				node_deps_ended(n, ev->name);
 			else if (ev->wd == n->wd_jobs)
 				n->jobs_dirty = 1;
 			else if (ev->wd == n->wd_cancel &&
@@ -282,8 +290,10 @@ loop_timers(struct node *n, int64_t now)
 		node_scan_cancels(n);
 		node_kill_strays(n, NULL, 0);
 		n->jobs_dirty = 1;	/* safety net under inotify */
+		node_deps_poll(n);
 		if (n->leader && ++n->scans % 12 == 0) {
 			node_scan_delayed(n);
+			node_deps_scan(n);
 			node_clean_tmp(n);
 		}
 	}

@@ -348,6 +348,17 @@ hook_env(struct node *n, const struct slot *sl, const char *id,
 		    sl->traceparent);
 		env_put(envp, &ne, envbuf, &off, "TASKSPOOL_TRACE_ID", tid);
 	}
+	if (sl->t.depends.n > 0) {	/* node_depend.c */
+		char plist[ENV_PARENTS_MAX];
+		char pdir[CONFIG_PATH_MAX + SPOOL_NAME_MAX + 56];
+
+		(void)node_deps_parents(n, &n->work[sl - n->slots], wdir,
+		    &sl->t, plist, sizeof(plist));
+		snprintf(pdir, sizeof(pdir), "%s/parents", wdir);
+		env_put(envp, &ne, envbuf, &off, "TASKSPOOL_PARENTS_DIR", pdir);
+		env_put(envp, &ne, envbuf, &off, "TASKSPOOL_PARENT_RESULTS",
+		    plist);
+	}
 	if (env_put(envp, &ne, envbuf, &off, "TASKSPOOL_WORK_DIR", wdir)) {
 		errno = E2BIG;
 		return -1;

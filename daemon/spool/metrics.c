@@ -318,6 +318,8 @@ metrics_scan_spool(const struct spool *sp, int64_t now_ms,
 		out->oldest_pending_s = (double)(now_ms - oldest) / 1000.0;
 	c = count_dir(sp->dir[SPOOL_DELAYED], &out->truncated, NULL);
 	out->delayed = c > 0 ? c : 0;
+	c = count_dir(sp->dir[SPOOL_BLOCKED], &out->truncated, NULL);
+	out->blocked = c > 0 ? c : 0;
 	out->dispatched = count_node_dirs(sp->dir[SPOOL_QUEUE],
 	    &out->truncated);
 	out->running = count_node_dirs(sp->dir[SPOOL_ACTIVE],
@@ -554,9 +556,9 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 		    "\"%s\"} %ld\n", nd, outbox_kinds[i], M.outbox[i]);
 	if (q != NULL) {
 		static const char *const st[] = { "pending", "waiting",
-			"delayed", "dispatched", "running", "held" };
+			"delayed", "dispatched", "running", "held", "blocked" };
 		long v[] = { q->pending, q->waiting, q->delayed, q->dispatched,
-			q->running, q->held };
+			q->running, q->held, q->blocked };
 
 		rc |= family(b, "taskspool_queue_depth", "gauge", "Tasks in the "
 		    "spool by state (spool-wide: every node reports the same "

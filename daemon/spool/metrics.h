@@ -37,6 +37,7 @@
 /* Spool-wide counts, read from the directories (metrics_scan_spool). */
 struct metrics_spool {
 	long pending;		/* incoming/, less the waiting ones */
+	long blocked;		/* blocked/: waiting for their parents */
 	long waiting;		/* over a max_concurrent limit (state/waiting/) */
 	long delayed;		/* delayed/ */
 	long dispatched;	/* queue/<node>/, all nodes */

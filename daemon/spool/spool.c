@@ -41,13 +41,14 @@ static const struct {
 	[SPOOL_METRICS] = { "metrics", 02755 },
 	[SPOOL_HOOKS] = { "hooks", 02755 },
 	[SPOOL_HOLD] = { "hold", 02770 },	/* spool/hold.h */
+	[SPOOL_BLOCKED] = { "blocked", 02770 },
 };
 
 static int open_dir_at(int at, const char *name);
 
 /*
- * Make the group-writable directory root/name (hold/ or state/hold,
- * 02770) when it is missing, and give it group (when >= 0) and its mode;
+ * Make the group-writable directory root/name (hold/, blocked/ or
+ * state/hold, 02770) when it is missing, and give it group (when >= 0) and its mode;
  * an existing one is left alone when group is -1.  Returns 0 or -1 with
  * errno.
  */
@@ -350,10 +351,12 @@ spool_open(struct spool *s, const char *path, const char *node,
 	}
 	for (int d = 0; d < SPOOL_NDIRS; d++) {
 		s->dir[d] = open_dir_at(s->root, dirs[d].name);
-		/* hold/ came later: a daemon (node != NULL) makes it in a
-		 * spool created before it existed; a client goes on
-		 * without it (-1: no task is held there yet). */
-		if (s->dir[d] < 0 && errno == ENOENT && d == SPOOL_HOLD) {
+		/* hold/ and blocked/ came later: a daemon (node != NULL)
+		 * makes them in a spool created before they existed; a
+		 * client goes on without them (-1: no task is held or
+		 * blocked there yet). */
+		if (s->dir[d] < 0 && errno == ENOENT && (d == SPOOL_HOLD ||
+		    d == SPOOL_BLOCKED)) {
 			if (node != NULL && hold_dir_create(s->root,
 			    dirs[d].name, -1) == 0)
 				s->dir[d] = open_dir_at(s->root, dirs[d].name);
@@ -774,8 +777,9 @@ int
 spool_locate(const struct spool *s, const char *id, enum spool_dir *where,
     char *node)
 {
-	static const enum spool_dir flat[] = { SPOOL_INCOMING, SPOOL_DELAYED,
-		SPOOL_HOLD, SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED };
+	static const enum spool_dir flat[] = { SPOOL_BLOCKED, SPOOL_INCOMING,
+		SPOOL_DELAYED, SPOOL_HOLD, SPOOL_DONE, SPOOL_FAILED,
+		SPOOL_CANCELLED };
 	char file[SPOOL_NAME_MAX];
 	struct stat st;
 
@@ -858,6 +862,8 @@ spool_state_name(enum spool_dir d)
 	case SPOOL_INCOMING:
 	case SPOOL_DELAYED:
 		return "PENDING";
+	case SPOOL_BLOCKED:
+		return "BLOCKED";
 	case SPOOL_QUEUE:
 		return "DISPATCHED";
 	case SPOOL_ACTIVE:

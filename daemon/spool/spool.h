@@ -24,7 +24,7 @@ enum spool_dir {
 	SPOOL_TMP, SPOOL_INCOMING, SPOOL_DELAYED, SPOOL_QUEUE, SPOOL_ACTIVE,
 	SPOOL_DONE, SPOOL_FAILED, SPOOL_CANCELLED, SPOOL_CORRUPT,
 	SPOOL_RESULTS, SPOOL_LOGS, SPOOL_JOBS, SPOOL_OUTBOX, SPOOL_STATE,
-	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_HOLD, SPOOL_NDIRS
+	SPOOL_METRICS, SPOOL_HOOKS, SPOOL_HOLD, SPOOL_BLOCKED, SPOOL_NDIRS
 };
 
 struct spool {
@@ -49,9 +49,10 @@ const char *spool_dir_name(enum spool_dir d);
 
 /*
  * The task state a file in directory d means (spool-layout/README.md):
- * "PENDING" (incoming/, delayed/), "DISPATCHED" (queue/), "RUNNING"
+ * "PENDING" (incoming/, delayed/), "BLOCKED" (blocked/: waiting for the
+ * tasks of its dependsOn), "DISPATCHED" (queue/), "RUNNING"
  * (active/), "SUCCESS", "FAILED", "CANCELLED", "CORRUPT", "HELD"
- * (hold/, spool/hold.h); NULL for any
+ * (hold/, coord/hold.h); NULL for any
  * other directory.  Returns a static string.
  */
 const char *spool_state_name(enum spool_dir d);
@@ -159,8 +160,9 @@ int spool_quarantine(const struct spool *s, int srcfd, const char *name,
 
 /*
  * Find where requestId id is: fills *where and, for queue/ and active/,
- * node (65 bytes).  Checks incoming, delayed, active/<each>, queue/<each>,
- * hold, done, failed, cancelled.  Returns 0 when found, -1 with ENOENT when not.
+ * node (65 bytes).  Checks active/<each>, queue/<each>, blocked,
+ * incoming, delayed, hold, done, failed, cancelled.  Returns 0 when
+ * found, -1 with ENOENT when not.
  */
 int spool_locate(const struct spool *s, const char *id,
     enum spool_dir *where, char *node);

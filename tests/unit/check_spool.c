@@ -149,6 +149,7 @@ static const struct {
 	{ SPOOL_METRICS, "metrics", -1 },
 	{ SPOOL_HOOKS, "hooks", -1 },
 	{ SPOOL_HOLD, "hold", 02770 },	/* held tasks (coord/hold.h) */
+	{ SPOOL_BLOCKED, "blocked", 02770 },	/* writers submit into it */
 };
 
 START_TEST(test_create_modes)
@@ -246,6 +247,25 @@ START_TEST(test_open_not_a_spool)
 	ck_assert_int_eq(symlink("results", p), 0);
 	ck_assert_int_eq(spool_open(&s, sp_path, NULL, 0, why, sizeof(why)),
 	    -1);
+}
+END_TEST
+
+/* A spool made before blocked/ existed (issue 14) gets it at open. */
+START_TEST(test_open_adds_blocked)
+{
+	struct spool s;
+	char why[WHY_LEN] = "", p[700];
+	struct stat st;
+
+	ck_assert_int_eq(spool_create(sp_path, -1, why, sizeof(why)), 0);
+	snprintf(p, sizeof(p), "%s/blocked", sp_path);
+	ck_assert_int_eq(rmdir(p), 0);
+	ck_assert_msg(spool_open(&s, sp_path, NULL, 0, why, sizeof(why)) == 0,
+	    "%s", why);
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_str_eq(spool_state_name(SPOOL_BLOCKED), "BLOCKED");
+	spool_close(&s);
 }
 END_TEST
 
@@ -751,6 +771,7 @@ spool_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create_modes);
+	tcase_add_test(tc, test_open_adds_blocked);
 	tcase_add_test(tc, test_create_leaves_existing);
 	tcase_add_test(tc, test_open_not_a_spool);
 	tcase_add_test(tc, test_open_node);

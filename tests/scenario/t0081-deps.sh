@@ -1,0 +1,164 @@
+#!/bin/sh
+# Task dependencies (issue 14 item 1; Slurm's sbatch --dependency), in
+# embedded mode and then in cluster mode (Redis):
+#  - a diamond A -> {B, C} -> D: D waits in blocked/ (status BLOCKED,
+#    "waiting for"), its hook runs once, after both B and C ended, and
+#    its file records releasedBy B and C; its hook reads B's and C's
+#    results through TASKSPOOL_PARENT_RESULTS and TASKSPOOL_PARENTS_DIR;
+#  - afterok on a failing parent: A -> B -> C, B and C end CANCELLED with
+#    DEPENDENCY_NEVER_SATISFIED naming their parent, neither hook runs;
+#  - afternotok and afterany on a failed parent run; afternotok on a
+#    succeeded one is cancelled;
+#  - an unknown parent is refused by submit (65) and a dropped file
+#    naming one goes to corrupt/ with the reason; a dropped file with a
+#    known parent is moved into blocked/ and released;
+#  - purge keeps the result of a parent a blocked task waits on;
+#  - the API: dependsOn accepted (BLOCKED, waitingFor), an unknown parent
+#    422 UNKNOWN_DEPENDENCY naming dependsOn[0].requestId;
+#  - the leader killed -9 while dependents are blocked: the next leader
+#    releases each once.
+. "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+. "$(dirname "$0")/api-lib.sh"
+trap 'api_stop; redis_teardown' EXIT
+TSAPI="$API_HERE/contrib/clients/tsapi.sh"
+
+# rec: records each run (id, and the state of each parent it names).
+cat >"$HOOKS/rec" <<H
+#!/bin/sh
+echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/runs"
+# The parents' results, as the hook finds them.
+if [ -n "\$TASKSPOOL_PARENTS_DIR" ]; then
+	echo "\$TASKSPOOL_PARENT_RESULTS" | tr : '\\n' | while read -r f; do
+		[ -n "\$f" ] && jq -r '.requestId + "=" + .status' "\$f"
+	done >"$TRASH/parents.\$TASKSPOOL_REQUEST_ID"
+	ls "\$TASKSPOOL_PARENTS_DIR" >"$TRASH/pdir.\$TASKSPOOL_REQUEST_ID"
+fi
+H
+cat >"$HOOKS/fail" <<H
+#!/bin/sh
+echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/runs"
+exit 65
+H
+# gate: runs until \$TRASH/go.<id> exists (at most 30 s).
+cat >"$HOOKS/gate" <<H
+#!/bin/sh
+i=0
+while [ ! -e "$TRASH/go.\$TASKSPOOL_REQUEST_ID" ] && [ \$i -lt 300 ]; do
+	sleep 0.1; i=\$((i + 1))
+done
+echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/runs"
+H
+chmod +x "$HOOKS/rec" "$HOOKS/fail" "$HOOKS/gate"
+: >"$TRASH/runs"
+
+runs() { grep -cx "$1" "$TRASH/runs"; }
+status_of() { jq -r .status "$SPOOL/results/$1.json"; }
+
+phase() {
+M=$1
+
+test_expect_success "$M: diamond A -> {B, C} -> D: D once, after B and C, releasedBy recorded" '
+	start_daemon ${M}1 -j 4 && start_daemon ${M}2 -j 4 &&
+	ts submit --code gate --id $M-A >/dev/null &&
+	ts submit --code gate --id $M-B --after $M-A >/dev/null &&
+	ts submit --code rec --id $M-C --after $M-A:afterok >/dev/null &&
+	ts submit --code rec --id $M-D --after $M-B --after $M-C:afterany >/dev/null &&
+	test -e "$SPOOL/blocked/$M-D.json" &&
+	ts status $M-D >"$TRASH/$M.st" && cat "$TRASH/$M.st" &&
+	grep -q "^$M-D BLOCKED" "$TRASH/$M.st" &&
+	grep -q "^waiting for $M-B (afterok, PENDING)" "$TRASH/$M.st" &&
+	grep -q "^waiting for $M-C (afterany, PENDING)" "$TRASH/$M.st" &&
+	ts list --state BLOCKED | grep -q "$M-D" &&
+	ts deps $M-A >"$TRASH/$M.deps" && cat "$TRASH/$M.deps" &&
+	grep -q "before $M-B (afterok)" "$TRASH/$M.deps" &&
+	touch "$TRASH/go.$M-A" && wait_terminal $M-A &&
+	wait_terminal $M-C && test "$(state_of $M-D)" = "" &&
+	test -e "$SPOOL/blocked/$M-D.json" &&
+	touch "$TRASH/go.$M-B" && wait_terminal $M-D &&
+	test "$(status_of $M-D)" = SUCCESS && test "$(runs $M-D)" = 1 &&
+	test "$(cat "$TRASH/parents.$M-D" | tr "\n" " ")" = "$M-B=SUCCESS $M-C=SUCCESS " &&
+	test "$(cat "$TRASH/pdir.$M-D" | tr "\n" " ")" = "$M-B.json $M-C.json " &&
+	test "$(jq -r "[.releasedBy[] | .requestId + \"=\" + .state] | join(\",\")" "$SPOOL/done/$M-D.json")" = "$M-B=SUCCESS,$M-C=SUCCESS" &&
+	test "$(grep -nx "$M-D" "$TRASH/runs" | cut -d: -f1)" -gt "$(grep -nx "$M-B" "$TRASH/runs" | cut -d: -f1)"
+'
+
+test_expect_success "$M: afterok on a failing parent cancels the chain with DEPENDENCY_NEVER_SATISFIED" '
+	ts submit --code fail --id $M-F >/dev/null &&
+	ts submit --code rec --id $M-F1 --after $M-F >/dev/null &&
+	ts submit --code rec --id $M-F2 --after $M-F1 >/dev/null &&
+	wait_terminal $M-F2 && test "$(status_of $M-F)" = FAILED &&
+	test "$(state_of $M-F1)" = cancelled && test "$(state_of $M-F2)" = cancelled &&
+	jq -r ".attempts[-1].reason" "$SPOOL/results/$M-F1.json" | grep -q "DEPENDENCY_NEVER_SATISFIED: $M-F ended FAILED (condition afterok)" &&
+	jq -r ".attempts[-1].reason" "$SPOOL/results/$M-F2.json" | grep -q "DEPENDENCY_NEVER_SATISFIED: $M-F1 ended CANCELLED" &&
+	test "$(runs $M-F1)" = 0 && test "$(runs $M-F2)" = 0
+'
+
+test_expect_success "$M: afternotok and afterany on a failed parent run; afternotok on a success is cancelled" '
+	ts submit --code fail --id $M-G >/dev/null &&
+	ts submit --code rec --id $M-G1 --after $M-G:afternotok >/dev/null &&
+	ts submit --code rec --id $M-G2 --after $M-G:afterany >/dev/null &&
+	ts submit --code rec --id $M-G3 --after $M-A:afternotok >/dev/null &&
+	wait_terminal $M-G1 && wait_terminal $M-G2 && wait_terminal $M-G3 &&
+	test "$(status_of $M-G1)" = SUCCESS && test "$(status_of $M-G2)" = SUCCESS &&
+	test "$(state_of $M-G3)" = cancelled && test "$(runs $M-G3)" = 0
+'
+
+test_expect_success "$M: unknown parent refused (submit 65, dropped file to corrupt/); a dropped dependent is released" '
+	rc=0 && ts submit --code rec --id $M-U --after nosuch-$M 2>"$TRASH/$M.err" || rc=$? &&
+	test $rc = 65 && grep -q "dependsOn\[0\].requestId: no task nosuch-$M in the spool" "$TRASH/$M.err" &&
+	rc=0 && ts submit --code rec --id $M-S --after $M-S2 --after $M-A:sometimes 2>/dev/null || rc=$? && test $rc = 64 &&
+	drop $M-X.json "{\"requestId\":\"$M-X\",\"taskCode\":\"rec\",\"dependsOn\":[{\"requestId\":\"nosuch-$M\"}]}" &&
+	wait_for "test -e \"$SPOOL/corrupt/$M-X.json.reason\"" &&
+	grep -q "dependsOn\[0\].requestId: no task nosuch-$M in the spool" "$SPOOL/corrupt/$M-X.json.reason" &&
+	drop $M-Y.json "{\"requestId\":\"$M-Y\",\"taskCode\":\"rec\",\"dependsOn\":[{\"requestId\":\"$M-A\"}]}" &&
+	wait_terminal $M-Y && test "$(status_of $M-Y)" = SUCCESS &&
+	jq -e ".releasedBy[0].state == \"SUCCESS\"" "$SPOOL/done/$M-Y.json" >/dev/null
+'
+
+test_expect_success "$M: purge keeps a parent a blocked task waits on" '
+	ts submit --code gate --id $M-PG >/dev/null &&
+	ts submit --code rec --id $M-P >/dev/null && wait_terminal $M-P &&
+	ts submit --code rec --id $M-PW --after $M-P --after $M-PG >/dev/null &&
+	sleep 1 && ts purge --older-than 1s >/dev/null &&
+	test -e "$SPOOL/done/$M-P.json" && test -e "$SPOOL/results/$M-P.json" &&
+	touch "$TRASH/go.$M-PG" && wait_terminal $M-PW &&
+	test "$(status_of $M-PW)" = SUCCESS
+'
+
+test_expect_success "$M: leader kill -9 while dependents are blocked: released once" '
+	ts submit --code gate --id $M-K >/dev/null &&
+	for i in 1 2 3 4 5 6 7 8; do ts submit --code rec --id $M-K$i --after $M-K >/dev/null || return 1; done &&
+	L=$(grep -l "is now the leader" "$TRASH"/log.${M}* | head -1 | sed "s/.*log\.//") &&
+	kill9_daemon "$L" && start_daemon ${M}3 -j 4 &&
+	touch "$TRASH/go.$M-K" &&
+	for i in 1 2 3 4 5 6 7 8; do wait_terminal $M-K$i 40 || return 1; done &&
+	for i in 1 2 3 4 5 6 7 8; do test "$(runs $M-K$i)" = 1 || return 1; done &&
+	for n in ${M}1 ${M}2 ${M}3; do stop_daemon $n 2>/dev/null; done; true
+'
+}
+
+phase e
+
+test_expect_success "api: dependsOn: 202 BLOCKED with waitingFor, released after the parent; unknown parent 422" '
+	api_server && api_tester && start_daemon a1 -j 2 &&
+	printf "{\"requestId\":\"api-P\",\"taskCode\":\"echo\",\"triggerType\":\"delay\",\"delayMs\":1500}" >"$TRASH/p.json" &&
+	sh "$TSAPI" submit "$TRASH/p.json" >/dev/null &&
+	printf "{\"requestId\":\"api-W\",\"taskCode\":\"echo\",\"dependsOn\":[{\"requestId\":\"api-P\",\"condition\":\"afterany\"}]}" >"$TRASH/w.json" &&
+	sh "$TSAPI" submit "$TRASH/w.json" >"$TRASH/api.out" && cat "$TRASH/api.out" &&
+	sh "$TSAPI" get api-W >"$TRASH/api.get" && cat "$TRASH/api.get" &&
+	test "$(jq -r .status "$TRASH/api.get")" = BLOCKED &&
+	test "$(jq -c .waitingFor "$TRASH/api.get")" = "[{\"requestId\":\"api-P\",\"condition\":\"afterany\",\"state\":\"PENDING\"}]" &&
+	sh "$TSAPI" wait api-W 30 >"$TRASH/api.w" &&
+	test "$(jq -r .status "$TRASH/api.w")" = SUCCESS &&
+	printf "{\"requestId\":\"api-U\",\"taskCode\":\"echo\",\"dependsOn\":[{\"requestId\":\"api-nosuch\"}]}" >"$TRASH/u.json" &&
+	rc=0 && sh "$TSAPI" submit "$TRASH/u.json" >"$TRASH/api.u" 2>&1 || rc=$? &&
+	cat "$TRASH/api.u" && test $rc != 0 &&
+	grep -q UNKNOWN_DEPENDENCY "$TRASH/api.u" && grep -q "dependsOn\[0\].requestId" "$TRASH/api.u" &&
+	stop_daemon a1 && api_stop
+'
+
+redis_setup
+phase c
+
+test_done
