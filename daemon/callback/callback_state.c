@@ -28,6 +28,7 @@
 #include "spool/hooklimit.h"
 #include "spool/log.h"
 #include "spool/metrics.h"
+#include "spool/syshook.h"
 
 void
 sender_job_free(struct cbjob *j)
@@ -48,50 +49,24 @@ static void
 run_failed_hook(struct callback_sender *cs, const struct cbjob *j,
     const struct buf *file)
 {
-	char path[CONFIG_PATH_MAX + 32], e1[TASK_ID_MAX + 40],
-	    e2[WHSIGN_ID_LEN + 40], e3[CONFIG_PATH_MAX + 8];
-	char *argv[] = { (char *)CB_FAILED_HOOK, NULL };
+	char e1[TASK_ID_MAX + 40], e2[WHSIGN_ID_LEN + 40],
+	    e3[CONFIG_PATH_MAX + 8];
 	char *envp[] = { e1, e2, e3, NULL };
-	struct hook_spec hs;
-	struct hook_rlimit rl[HOOKLIMIT_MAX];
-	pid_t pid, failed;
-	int mfd;
+	pid_t pid;
 	const char *p = getenv("PATH");
 
-	snprintf(path, sizeof(path), "%s/%s", cs->cfg.hooks_dir,
-	    CB_FAILED_HOOK);
-	if (access(path, X_OK) != 0)
-		return;
 	snprintf(e1, sizeof(e1), "TASKSPOOL_CALLBACK_REQUEST_ID=%s",
 	    j->c.request_id);
 	snprintf(e2, sizeof(e2), "TASKSPOOL_WEBHOOK_ID=%s", j->c.webhook_id);
 	snprintf(e3, sizeof(e3), "PATH=%s", p != NULL ? p :
 	    "/usr/local/bin:/usr/bin:/bin");
-	if ((mfd = memfd_create("callback", MFD_CLOEXEC)) < 0 ||
-	    write(mfd, file->data, file->len) != (ssize_t)file->len ||
-	    lseek(mfd, 0, SEEK_SET) != 0) {
-		log_warn("%s: cannot run %s", j->c.request_id, CB_FAILED_HOOK);
-		if (mfd >= 0)
-			close(mfd);
-		return;
-	}
-	memset(&hs, 0, sizeof(hs));
-	hs.path = path;
-	hs.argv = argv;
-	hs.envp = envp;
-	hs.stdin_fd = mfd;
-	hs.stdout_fd = 2;
-	hs.stderr_fd = 2;
-	hs.rlimits = rl;
-	hs.nrlimits = hooklimit_from_config(&cs->cfg, rl);
-	hs.cred = &cs->cfg.hookcred;	/* as every hook: hook_user */
-	pid = hook_spawn(&hs, &failed);
+	pid = syshook_start(&cs->cfg, CB_FAILED_HOOK, envp, file->data,
+	    file->len);
 	if (pid < 0)
-		log_warn("%s: %s", j->c.request_id, CB_FAILED_HOOK);
-	else
+		log_warn("%s: cannot run %s", j->c.request_id, CB_FAILED_HOOK);
+	else if (pid > 0)
 		log_info("%s: started %s (pid %d)", j->c.request_id,
 		    CB_FAILED_HOOK, (int)pid);
-	close(mfd);
 }
 
 /*

@@ -233,6 +233,11 @@ void node_write_metrics(struct node *n, int stopped);
  */
 int node_spool_full(struct node *n, int e, const char *what);
 
+/* node_alert.c: run hooks/_on_task_failed for a task concluded FAILED
+ * (result: its envelope, borrowed); best-effort, errors logged. */
+void node_alert_hook(struct node *n, const char *id, const char *code,
+    const void *result, size_t len);
+
 /*
  * While in back-pressure, once a second: publish PROBE_BYTES into state/
  * by the writer protocol (tmp + fsync + rename) and remove it.  When that
