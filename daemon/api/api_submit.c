@@ -290,6 +290,14 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 
 		json_t *sum = api_summary(c, &m, &due);
 
+		/* With parents it waits in blocked/ (README.md,
+		 * "Dependencies"), not for its time. */
+		if (sum != NULL && t->depends.n > 0) {
+			json_object_set_new(sum, "status",
+			    json_string("BLOCKED"));
+			json_object_set_new(sum, "estimatedDelay",
+			    json_integer(0));
+		}
 		if (sum != NULL)
 			json_object_set_new(sum, "traceparent",
 			    json_string(t->traceparent));

@@ -113,6 +113,10 @@ view_finished(struct api_ctx *c, const char *file, int with_result,
 	if (json_is_string(json_object_get(r, "traceparent")))
 		json_object_set(o, "traceparent",
 		    json_object_get(r, "traceparent"));
+	/* Why it was cancelled (README.md, "Dependencies"). */
+	if (json_is_object(json_object_get(r, "cancelReason")))
+		json_object_set(o, "cancelReason",
+		    json_object_get(r, "cancelReason"));
 	json_decref(r);
 	return o;
 }
@@ -182,8 +186,7 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 			json_array_append_new(w, json_pack("{ssssss}",
 			    "requestId", t.depends.v[i].id, "condition",
 			    depend_cond_name(t.depends.v[i].cond), "state",
-			    depend_parent_name(depstate_of(&c->sp,
-			    t.depends.v[i].id, NULL))));
+			    depstate_name(&c->sp, t.depends.v[i].id)));
 		json_object_set_new(o, "waitingFor", w);
 	}
 	if (with_result)

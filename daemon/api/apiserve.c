@@ -42,7 +42,9 @@ server_var(const struct api_request *rq, const char *name)
 {
 	const char *v = rq->getenv(rq->ctx, name);
 
-	return v != NULL ? v : getenv(name);
+	if (v == NULL)
+		v = getenv(name);
+	return v != NULL && v[0] != '\0' ? v : NULL;	/* empty: unset */
 }
 
 int

@@ -1626,12 +1626,22 @@ cli_run(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	config_defaults(&c.cfg);
-	if ((c.spool_arg = getenv("TASKSPOOL_SPOOL")) != NULL)
+	/* An empty $TASKSPOOL_SPOOL is no spool path (the shell's
+	 * TASKSPOOL_SPOOL= leaves it set): as if unset. */
+	if ((c.spool_arg = getenv("TASKSPOOL_SPOOL")) != NULL &&
+	    c.spool_arg[0] == '\0')
+		c.spool_arg = NULL;
+	if (c.spool_arg != NULL)
 		c.spool_from = "from $TASKSPOOL_SPOOL";
 	while ((ch = getopt_long(argc, argv, "+c:s:hV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'c': c.cfile = optarg; break;
 		case 's':
+			if (optarg[0] == '\0') {
+				fprintf(stderr, "taskspool: -s: the spool "
+				    "directory must not be empty\n");
+				return EX_USAGE;
+			}
 			c.spool_arg = optarg;
 			c.spool_from = "from -s";
 			break;

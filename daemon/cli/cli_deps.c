@@ -102,8 +102,7 @@ cli_deps_print_waiting(const struct spool *sp, const char *id)
 		for (size_t i = 0; i < t.depends.n; i++)
 			printf("waiting for %s (%s, %s)\n", t.depends.v[i].id,
 			    depend_cond_name(t.depends.v[i].cond),
-			    depend_parent_name(depstate_of(sp,
-			    t.depends.v[i].id, NULL)));
+			    depstate_name(sp, t.depends.v[i].id));
 	task_fini(&t);
 }
 
@@ -141,7 +140,7 @@ cli_deps_main(const struct spool *sp, int json, int argc, char **argv)
 		json_array_append_new(parents, json_pack("{ssssssss}",
 		    "requestId", t.depends.v[i].id, "condition",
 		    depend_cond_name(t.depends.v[i].cond), "state",
-		    depend_parent_name(p), "verdict", verdict_name(
+		    depstate_name(sp, t.depends.v[i].id), "verdict", verdict_name(
 		    depend_cond_eval(t.depends.v[i].cond, p))));
 	}
 	/* Dependents: the tasks of blocked/ naming it. */

@@ -122,6 +122,21 @@ result_encode(const struct task *t, const struct result_info *ri,
 		json_object_set_new(o, "failureReason", fr);
 	} else
 		json_object_set_new(o, "failureReason", json_null());
+	/* Why a CANCELLED task was: its last attempt's reason, with the
+	 * code a dependency's cancel (README.md, "Dependencies") names. */
+	if (strcmp(ri->status, "CANCELLED") == 0 && last != NULL &&
+	    last->reason[0] != '\0') {
+		json_t *cr = json_object();
+		size_t n = strlen(RESULT_NEVER_SATISFIED);
+
+		json_object_set_new(cr, "code", json_string(strncmp(
+		    last->reason, RESULT_NEVER_SATISFIED, n) == 0 &&
+		    last->reason[n] == ':' ? RESULT_NEVER_SATISFIED :
+		    "CANCELLED"));
+		json_object_set_new(cr, "message", string_lossy(last->reason,
+		    strlen(last->reason)));
+		json_object_set_new(o, "cancelReason", cr);
+	}
 	arr = json_array();
 	for (size_t i = 0; i < t->nattempts; i++) {
 		json_t *a = task_attempt_json(&t->attempts[i]);

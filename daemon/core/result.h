@@ -34,11 +34,17 @@ struct result_info {
 					 * lease (cluster mode), 0 = none */
 };
 
+/* The reason a dependency's cancel starts with (Slurm's
+ * DependencyNeverSatisfied), and its cancelReason code. */
+#define RESULT_NEVER_SATISFIED	"DEPENDENCY_NEVER_SATISFIED"
+
 /*
  * Append the envelope for t (whose attempts include the final one) to
  * out.  hook_result must be valid JSON (the caller checked it); tails are
- * stored as JSON strings (invalid UTF-8 replaced by U+FFFD).  Returns 0
- * or -1 (ENOMEM/EFBIG).
+ * stored as JSON strings (invalid UTF-8 replaced by U+FFFD).  A CANCELLED
+ * task whose last attempt has a reason gets cancelReason {code, message}:
+ * code RESULT_NEVER_SATISFIED when the reason starts with it and a colon,
+ * else CANCELLED.  Returns 0 or -1 (ENOMEM/EFBIG).
  */
 int result_encode(const struct task *t, const struct result_info *ri,
     struct buf *out);

@@ -129,14 +129,7 @@ cancel_pending(struct node *n, const char *id)
 		}
 		claimmark_release(&n->sp, id, mfd);
 		buf_fini(&b);
-		memset(&a, 0, sizeof(a));
-		a.attempt = (int)t.nattempts + 1;
-		snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
-		a.start_ms = -1;
-		a.end_ms = tstime_now_ms();
-		a.exit_code = -1;
-		a.retry_at_ms = -1;
-		a.outcome = TASK_OUTCOME_CANCELLED;
+		node_attempt_unstarted(n, &t, &a);
 		snprintf(a.reason, sizeof(a.reason), "cancelled before it "
 		    "started (was in %s/)", spool_dir_name(from[i]));
 		node_conclude(n, &t, n->sp.self, file, fd, &a, 1, NULL, 0,
@@ -145,6 +138,20 @@ cancel_pending(struct node *n, const char *id)
 		return 1;
 	}
 	return 0;
+}
+
+void
+node_attempt_unstarted(const struct node *n, const struct task *t,
+    struct task_attempt *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->attempt = (int)t->nattempts + 1;
+	snprintf(a->node, sizeof(a->node), "%s", n->sp.node);
+	a->start_ms = -1;
+	a->end_ms = tstime_now_ms();
+	a->exit_code = -1;
+	a->retry_at_ms = -1;
+	a->outcome = TASK_OUTCOME_CANCELLED;
 }
 
 void

@@ -574,6 +574,14 @@ size_t node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
  */
 void node_handle_cancel(struct node *n, const char *id);
 
+/*
+ * Fill *a as the attempt of task t (claimed by n) that ends CANCELLED
+ * without starting: the next attempt number, this node, no start, ended
+ * now, no exit status, no retry; a->reason is "" for the caller to set.
+ */
+void node_attempt_unstarted(const struct node *n, const struct task *t,
+    struct task_attempt *a);
+
 /* The cancels deferred while claims were held, as far as they may go. */
 void node_cancel_more(struct node *n);
 

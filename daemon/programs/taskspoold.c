@@ -125,6 +125,8 @@ main(int argc, char **argv)
 	config_defaults(&cfg);
 	if (spool == NULL)
 		spool = getenv("TASKSPOOL_SPOOL");
+	if (spool != NULL && spool[0] == '\0')
+		spool = NULL;	/* -s "" or TASKSPOOL_SPOOL=: none given */
 	if (config_locate(&cfg, cfile, spool, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s", why);
 	for (int i = 0; i < nsets; i++) {

@@ -354,15 +354,16 @@ member_state(const struct spool *sp, const char *id)
 	return "";
 }
 
-int
-batchdir_summary(const struct spool *sp, const char *bid, int64_t now_ms,
-    struct batch_summary *s)
+/*
+ * Open members/ of batch bid for reading: *dp its directory stream, and
+ * returns its descriptor (> 0; the caller closes both), 0 when the batch
+ * has no member yet, or -1 with errno (ENOENT: no such batch).
+ */
+static int
+open_members(const struct spool *sp, const char *bid, DIR **dp)
 {
-	struct dirent *de;
-	DIR *dp;
-	int dfd, mfd, e, rc = 0;
+	int dfd, mfd, e;
 
-	batch_summary_init(s);
 	if ((dfd = batch_dir(sp, bid, 0)) < 0)
 		return -1;
 	mfd = sub_dir(dfd, MEMBERS_DIR, 0);
@@ -372,12 +373,26 @@ batchdir_summary(const struct spool *sp, const char *bid, int64_t now_ms,
 		errno = e;
 		return e == ENOENT ? 0 : -1;	/* opened, no member yet */
 	}
-	if ((dp = spool_opendir(mfd)) == NULL) {
+	if ((*dp = spool_opendir(mfd)) == NULL) {
 		e = errno;
 		close(mfd);
 		errno = e;
 		return -1;
 	}
+	return mfd;
+}
+
+int
+batchdir_summary(const struct spool *sp, const char *bid, int64_t now_ms,
+    struct batch_summary *s)
+{
+	struct dirent *de;
+	DIR *dp;
+	int mfd, e, rc = 0;
+
+	batch_summary_init(s);
+	if ((mfd = open_members(sp, bid, &dp)) <= 0)
+		return mfd;
 	while (rc == 0 && (de = readdir(dp)) != NULL) {
 		const char *state;
 		struct stat st;
@@ -413,25 +428,12 @@ batchdir_each_member(const struct spool *sp, const char *bid,
 {
 	struct dirent *de;
 	DIR *dp;
-	int dfd, mfd, e;
+	int mfd;
 	long n = 0;
 
-	if ((dfd = batch_dir(sp, bid, 0)) < 0)
-		return -1;
-	mfd = sub_dir(dfd, MEMBERS_DIR, 0);
-	e = errno;
-	close(dfd);
-	if (mfd < 0) {
-		errno = e;
-		return e == ENOENT ? 0 : -1;	/* opened, no member yet */
-	}
-	dp = spool_opendir(mfd);
-	e = errno;
+	if ((mfd = open_members(sp, bid, &dp)) <= 0)
+		return mfd;
 	close(mfd);
-	if (dp == NULL) {
-		errno = e;
-		return -1;
-	}
 	while ((de = readdir(dp)) != NULL)
 		if (spool_id_ok(de->d_name)) {
 			fn(de->d_name, arg);

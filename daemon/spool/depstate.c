@@ -39,6 +39,18 @@ depstate_of(const struct spool *s, const char *id, enum spool_dir *where)
 	return DEPEND_PARENT_UNKNOWN;
 }
 
+const char *
+depstate_name(const struct spool *s, const char *id)
+{
+	enum spool_dir where = SPOOL_NDIRS;
+	const char *name;
+
+	if (depstate_of(s, id, &where) == DEPEND_PARENT_UNKNOWN ||
+	    (name = spool_state_name(where)) == NULL)
+		return "UNKNOWN";
+	return name;
+}
+
 long
 depstate_all(const struct spool *s, const struct depend_list *l,
     enum depend_parent *states)

@@ -25,6 +25,14 @@ enum depend_parent depstate_of(const struct spool *s, const char *id,
     enum spool_dir *where);
 
 /*
+ * The state requestId id is in, as `taskspool status` names it (the
+ * spool_state_name of its directory: PENDING, BLOCKED, HELD, RUNNING,
+ * SUCCESS...), or "UNKNOWN" when it is nowhere.  Returns a static
+ * string.
+ */
+const char *depstate_name(const struct spool *s, const char *id);
+
+/*
  * depstate_of for every edge of l: states (l->n entries, the caller's)
  * filled.  Returns the index of the first UNKNOWN parent, or -1 when
  * every parent is in the spool.

@@ -67,8 +67,8 @@ test_expect_success "$M: diamond A -> {B, C} -> D: D once, after B and C, releas
 	test -e "$SPOOL/blocked/$M-D.json" &&
 	ts status $M-D >"$TRASH/$M.st" && cat "$TRASH/$M.st" &&
 	grep -q "^$M-D BLOCKED" "$TRASH/$M.st" &&
-	grep -q "^waiting for $M-B (afterok, PENDING)" "$TRASH/$M.st" &&
-	grep -q "^waiting for $M-C (afterany, PENDING)" "$TRASH/$M.st" &&
+	grep -q "^waiting for $M-B (afterok, BLOCKED)" "$TRASH/$M.st" &&
+	grep -q "^waiting for $M-C (afterany, BLOCKED)" "$TRASH/$M.st" &&
 	ts list --state BLOCKED | grep -q "$M-D" &&
 	ts deps $M-A >"$TRASH/$M.deps" && cat "$TRASH/$M.deps" &&
 	grep -q "before $M-B (afterok)" "$TRASH/$M.deps" &&
@@ -91,6 +91,8 @@ test_expect_success "$M: afterok on a failing parent cancels the chain with DEPE
 	test "$(state_of $M-F1)" = cancelled && test "$(state_of $M-F2)" = cancelled &&
 	jq -r ".attempts[-1].reason" "$SPOOL/results/$M-F1.json" | grep -q "DEPENDENCY_NEVER_SATISFIED: $M-F ended FAILED (condition afterok)" &&
 	jq -r ".attempts[-1].reason" "$SPOOL/results/$M-F2.json" | grep -q "DEPENDENCY_NEVER_SATISFIED: $M-F1 ended CANCELLED" &&
+	test "$(jq -r .cancelReason.code "$SPOOL/results/$M-F2.json")" = DEPENDENCY_NEVER_SATISFIED &&
+	jq -r .cancelReason.message "$SPOOL/results/$M-F1.json" | grep -q "^DEPENDENCY_NEVER_SATISFIED: $M-F ended FAILED (condition afterok)" &&
 	test "$(runs $M-F1)" = 0 && test "$(runs $M-F2)" = 0
 '
 
@@ -126,6 +128,20 @@ test_expect_success "$M: purge keeps a parent a blocked task waits on" '
 	test "$(status_of $M-PW)" = SUCCESS
 '
 
+test_expect_success "$M: a blocked task can be cancelled (no run) and held (released, it waits in blocked/ again)" '
+	ts submit --code gate --id $M-QX --delay 600000 >/dev/null &&
+	ts submit --code rec --id $M-QY --after $M-QX >/dev/null &&
+	ts submit --code rec --id $M-QZ --after $M-QX >/dev/null &&
+	ts cancel $M-QY >/dev/null &&
+	wait_terminal $M-QY && test "$(status_of $M-QY)" = CANCELLED &&
+	test "$(runs $M-QY)" = 0 &&
+	ts hold $M-QZ | grep -q "^$M-QZ HELD" && test -e "$SPOOL/hold/$M-QZ.json" &&
+	ts release $M-QZ >/dev/null &&
+	wait_for "test -e \"$SPOOL/blocked/$M-QZ.json\"" &&
+	ts cancel $M-QZ >/dev/null && ts cancel $M-QX >/dev/null &&
+	wait_terminal $M-QZ && test "$(runs $M-QZ)" = 0
+'
+
 test_expect_success "$M: leader kill -9 while dependents are blocked: released once" '
 	ts submit --code gate --id $M-K >/dev/null &&
 	for i in 1 2 3 4 5 6 7 8; do ts submit --code rec --id $M-K$i --after $M-K >/dev/null || return 1; done &&
@@ -146,6 +162,7 @@ test_expect_success "api: dependsOn: 202 BLOCKED with waitingFor, released after
 	sh "$TSAPI" submit "$TRASH/p.json" >/dev/null &&
 	printf "{\"requestId\":\"api-W\",\"taskCode\":\"echo\",\"dependsOn\":[{\"requestId\":\"api-P\",\"condition\":\"afterany\"}]}" >"$TRASH/w.json" &&
 	sh "$TSAPI" submit "$TRASH/w.json" >"$TRASH/api.out" && cat "$TRASH/api.out" &&
+	test "$(jq -r .status "$TRASH/api.out")" = BLOCKED &&
 	sh "$TSAPI" get api-W >"$TRASH/api.get" && cat "$TRASH/api.get" &&
 	test "$(jq -r .status "$TRASH/api.get")" = BLOCKED &&
 	test "$(jq -c .waitingFor "$TRASH/api.get")" = "[{\"requestId\":\"api-P\",\"condition\":\"afterany\",\"state\":\"PENDING\"}]" &&

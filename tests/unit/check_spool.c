@@ -250,7 +250,8 @@ START_TEST(test_open_not_a_spool)
 }
 END_TEST
 
-/* A spool made before blocked/ existed (issue 14) gets it at open. */
+/* A spool made before blocked/ existed (issue 14): a client opens it
+ * without it (the directory stays -1), a daemon's open makes it 02770. */
 START_TEST(test_open_adds_blocked)
 {
 	struct spool s;
@@ -262,8 +263,14 @@ START_TEST(test_open_adds_blocked)
 	ck_assert_int_eq(rmdir(p), 0);
 	ck_assert_msg(spool_open(&s, sp_path, NULL, 0, why, sizeof(why)) == 0,
 	    "%s", why);
+	ck_assert_int_eq(s.dir[SPOOL_BLOCKED], -1);
+	ck_assert_int_eq(stat(p, &st), -1);
+	spool_close(&s);
+	ck_assert_msg(spool_open(&s, sp_path, "n1", 0, why, sizeof(why)) == 0,
+	    "%s", why);
 	ck_assert_int_eq(stat(p, &st), 0);
 	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 02770);
 	ck_assert_str_eq(spool_state_name(SPOOL_BLOCKED), "BLOCKED");
 	spool_close(&s);
 }
