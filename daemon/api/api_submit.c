@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "api/api_impl.h"
@@ -55,6 +56,22 @@ stored_size(struct task *t)
 	n = task_encode(t, &b) == 0 ? b.len : 0;
 	buf_fini(&b);
 	return n;
+}
+
+/* Whether requestId id was submitted by this request's app (its
+ * idempotency record names the app).  Returns 1 or 0. */
+static int
+own_parent(struct api_ctx *c, const char *id)
+{
+	struct api_marker m;
+	int dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int ok = dfd >= 0 && api_marker_read(dfd, id, &m) == 0 &&
+	    strcmp(m.app_id, c->app_id) == 0;
+
+	if (dfd >= 0)
+		close(dfd);
+	return ok;
 }
 
 /* Publish the task file for t (appId, createdAt set by the caller). */
@@ -377,16 +394,19 @@ api_submit(struct api_ctx *c, struct buf *out)
 		goto out;
 	}
 	/* Every parent exists (so no cycle can form: README.md,
-	 * "Dependencies"). */
+	 * "Dependencies") and is this app's: another app's task is
+	 * answered as none (its existence, its result stay its own). */
 	for (size_t i = 0; i < t.depends.n; i++)
-		if (depstate_of(&c->sp, t.depends.v[i].id, NULL) ==
+		if (!own_parent(c, t.depends.v[i].id) ||
+		    depstate_of(&c->sp, t.depends.v[i].id, NULL) ==
 		    DEPEND_PARENT_UNKNOWN) {
 			char f[64];
 
 			snprintf(f, sizeof(f), "dependsOn[%zu].requestId", i);
 			rc = api_problem(c, out, 422, "UNKNOWN_DEPENDENCY",
 			    api_one_member("field", json_string(f)), "%s: no "
-			    "task %s in the spool", f, t.depends.v[i].id);
+			    "task %s of AppId %s", f, t.depends.v[i].id,
+			    c->app_id);
 			goto out;
 		}
 	rc = submit_write(c, out, &t, rdfd);

@@ -541,6 +541,15 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 		memcpy(t.batch_id, batch, strlen(batch) + 1);
 	}
+	if (t.released.n > 0) {
+		/* Only the leader writes it, when it releases a task
+		 * (README.md, "Dependencies"): a forged one is refused. */
+		fprintf(stderr, "taskspool submit: invalid task: releasedBy: "
+		    "written by the leader when it releases a blocked task; "
+		    "a submitted task may not carry it\n");
+		rc = EX_DATAERR;
+		goto out;
+	}
 	if ((rc = cli_deps_check(&c->sp, &t)) != 0)
 		goto out;
 	t.created_ms = tstime_now_ms();

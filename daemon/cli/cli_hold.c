@@ -31,7 +31,7 @@ struct hold_run {
 	int release;		/* release, not hold */
 	int json;
 	int quiet_missing;	/* --code/--all: a task gone meanwhile */
-	int quiet_finished;	/* --batch: its members that ended */
+	int quiet_finished;	/* --code, --batch, --all: tasks that ended */
 	json_t *arr;		/* --json with --code or --all */
 	long moved, marked, other;
 	int rc;			/* the worst exit status so far */
@@ -282,7 +282,7 @@ cli_hold_main(const struct config *cfg, const struct spool *sp, int json,
 	}
 	/* --code, --batch or --all: the tasks present now. */
 	r.quiet_missing = 1;
-	r.quiet_finished = batch != NULL;
+	r.quiet_finished = 1;	/* ended meanwhile: nothing to do */
 	if (json)
 		r.arr = json_array();
 	if (batch != NULL)

@@ -30,7 +30,10 @@ node_alert_hook(struct node *n, const char *id, const char *code,
 {
 	char e1[TASK_ID_MAX + 32], e2[TASK_CODE_MAX + 32],
 	    e3[CONFIG_NODE_MAX + 32], e4[CONFIG_PATH_MAX + 8];
-	char *envp[] = { e1, e2, e3, e4, NULL };
+	/* Tagged, so that the sweep of processes hooks left behind
+	 * (node_slots.c) knows it is no attempt's. */
+	char e5[] = "TASKSPOOL_SYSTEM_HOOK=" NODE_FAILED_HOOK;
+	char *envp[] = { e1, e2, e3, e4, e5, NULL };
 	const char *p = getenv("PATH");
 	pid_t pid;
 

@@ -571,7 +571,7 @@ node_kill_strays(struct node *n, const char *id, int attempt)
 		pid_t pid = (pid_t)atoi(tok);
 		char env[16384], *rid = NULL, *att = NULL;
 		struct hookcred_saved hs;
-		int is_slot = 0, ours;
+		int is_slot = 0, ours, system_hook = 0;
 
 		for (long i = 0; i < n->nslots; i++)
 			if (n->slots[i].used && n->slots[i].pid == pid)
@@ -597,7 +597,11 @@ node_kill_strays(struct node *n, const char *id, int attempt)
 				rid = e + 21;
 			else if (strncmp(e, "TASKSPOOL_ATTEMPT=", 18) == 0)
 				att = e + 18;
+			else if (strncmp(e, "TASKSPOOL_SYSTEM_HOOK=", 22) == 0)
+				system_hook = 1;
 		}
+		if (system_hook)
+			continue;	/* _on_task_failed (node_alert.c) */
 		if (id != NULL)
 			ours = rid != NULL && att != NULL && strcmp(rid, id) ==
 			    0 && atoi(att) == attempt;

@@ -65,14 +65,16 @@ depstate_all(const struct spool *s, const struct depend_list *l,
 	return first;
 }
 
-int
-depstate_waited(const struct spool *s, struct nameset *ws)
+/* The parents named by the task files of directory dfd, into ws.
+ * Returns 0 or -1 (ENOMEM, or dfd unreadable). */
+static int
+waited_in(int dfd, struct nameset *ws)
 {
 	struct dirent *de;
 	DIR *dp;
 	int rc = 0;
 
-	if ((dp = spool_opendir(s->dir[SPOOL_BLOCKED])) == NULL)
+	if ((dp = spool_opendir(dfd)) == NULL)
 		return -1;
 	while (rc == 0 && (de = readdir(dp)) != NULL) {
 		struct task t;
@@ -80,9 +82,8 @@ depstate_waited(const struct spool *s, struct nameset *ws)
 		size_t len;
 		char *data;
 
-		if (de->d_name[0] == '.' || (data = spool_read_file(
-		    s->dir[SPOOL_BLOCKED], de->d_name, TASK_FILE_MAX,
-		    &len)) == NULL)
+		if (de->d_name[0] == '.' || (data = spool_read_file(dfd,
+		    de->d_name, TASK_FILE_MAX, &len)) == NULL)
 			continue;
 		task_init(&t);
 		if (task_decode(data, len, &t, &te) == 0)
@@ -97,4 +98,14 @@ depstate_waited(const struct spool *s, struct nameset *ws)
 	}
 	closedir(dp);
 	return rc;
+}
+
+int
+depstate_waited(const struct spool *s, struct nameset *ws)
+{
+	/* A held task may be a blocked one, and goes back to blocked/. */
+	if (waited_in(s->dir[SPOOL_BLOCKED], ws) != 0)
+		return -1;
+	return s->dir[SPOOL_HOLD] >= 0 ? waited_in(s->dir[SPOOL_HOLD], ws) :
+	    0;
 }

@@ -41,7 +41,7 @@ long depstate_all(const struct spool *s, const struct depend_list *l,
     enum depend_parent *states);
 
 /*
- * Every requestId a task of blocked/ waits on, added to ws (initialised
+ * Every requestId a task of blocked/ or hold/ waits on, added to ws (initialised
  * by the caller: nameset_init), so that `taskspool purge` keeps those
  * tasks and results.  A file of blocked/ that cannot be read or decoded
  * adds nothing (the leader quarantines it).  Returns 0, or -1 with errno

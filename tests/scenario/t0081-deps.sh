@@ -172,6 +172,12 @@ test_expect_success "api: dependsOn: 202 BLOCKED with waitingFor, released after
 	rc=0 && sh "$TSAPI" submit "$TRASH/u.json" >"$TRASH/api.u" 2>&1 || rc=$? &&
 	cat "$TRASH/api.u" && test $rc != 0 &&
 	grep -q UNKNOWN_DEPENDENCY "$TRASH/api.u" && grep -q "dependsOn\[0\].requestId" "$TRASH/api.u" &&
+	other=$(ts apps add other --codes echo) &&
+	printf "{\"requestId\":\"api-O\",\"taskCode\":\"echo\",\"dependsOn\":[{\"requestId\":\"api-P\"}]}" >"$TRASH/o.json" &&
+	rc=0 && TS_APP_ID=other TS_SECRET=$other sh "$TSAPI" submit "$TRASH/o.json" >"$TRASH/api.o" 2>&1 || rc=$? &&
+	cat "$TRASH/api.o" && test $rc != 0 &&
+	grep -q UNKNOWN_DEPENDENCY "$TRASH/api.o" && grep -q "no task api-P of AppId other" "$TRASH/api.o" &&
+	test ! -e "$SPOOL/blocked/api-O.json" &&
 	stop_daemon a1 && api_stop
 '
 
