@@ -290,7 +290,7 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 
 		json_t *sum = api_summary(c, &m, &due);
 
-		if (sum != NULL)
+		if (sum != NULL && t->traceparent != NULL)
 			json_object_set_new(sum, "traceparent",
 			    json_string(t->traceparent));
 		return api_respond_json(c, out, 202, sum);
