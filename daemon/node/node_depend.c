@@ -580,7 +580,7 @@ node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
 {
 	size_t off = 0, copied = 0;
 	struct stat st;
-	int pfd;
+	int pfd, full = 0;
 
 	list[0] = '\0';
 	if (t->depends.n == 0)
@@ -615,10 +615,12 @@ node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
 		    O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd >= 0 && write(fd, data, dlen) == (ssize_t)dlen) {
 			copied++;
-			k = snprintf(list + off, len - off, "%s%s/parents/%s",
-			    off > 0 ? ":" : "", wdir, file);
+			/* Too long: the list is left out (the hook reads
+			 * TASKSPOOL_PARENTS_DIR); off stays < len. */
+			k = full ? -1 : snprintf(list + off, len - off,
+			    "%s%s/parents/%s", off > 0 ? ":" : "", wdir, file);
 			if (k < 0 || (size_t)k >= len - off)
-				len = 0;	/* too long: left out */
+				full = 1;
 			else
 				off += (size_t)k;
 		}
@@ -627,7 +629,7 @@ node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
 		free(data);
 	}
 	(void)close(pfd);
-	if (len == 0)
+	if (full)
 		list[0] = '\0';
 	/* What the daemon wrote is not the hook's doing. */
 	if (fstat(w->fd, &st) == 0)
