@@ -22,6 +22,12 @@
  *
  * XXX a parent that ends on another host is seen by the poll (every
  * scan_interval_ms), not at once: no wake-up names terminal directories.
+ * XXX a parent's end releases all its dependents in one turn of the
+ * loop (each: releasedBy published with fsync, then the move) before
+ * any of their hooks can start: with 100 dependents per parent the
+ * first starts ~80 ms after the result (tests/bench/bench-deps.sh);
+ * releasing a few per turn would bound it.  A fan-in of N copies N
+ * results into the hook's parents/ at its start (~1.2 s for 10,000).
  * The index keeps, per blocked task (the key of its node in blocked),
  * the count of its edges whose parent had not ended when it was last
  * decided; a parent's end lowers the count of each dependent and decides

@@ -30,9 +30,9 @@ SLOTS=${SLOTS:-4}
 bench_workdir taskspool-bench-deps
 pid= wpid=
 trap 'for p in $wpid $pid; do kill -TERM $p 2>/dev/null; wait $p || true; done
-rm -rf "$work"' EXIT
+[ -n "${KEEP_LOG:-}" ] && cp "$work/daemon.log" "$KEEP_LOG"; rm -rf "$work"' EXIT
 spool="$work/spool"
-bench_spool "$spool" "$work/hooks" "$SLOTS" "${FSYNC:-1}"
+bench_spool "$spool" "$work/hooks" "$SLOTS" "${FSYNC:-1}" "${LOG_LEVEL:-warning}"
 echo "node_id = benchdeps" >>"$spool/taskspool.conf"
 echo "taskspool bench-deps: $KIDS kids on $PARENTS parents; fan-in $FANIN; $SLOTS slots, fsync ${FSYNC:-1}; $(nproc) CPU(s)"
 
