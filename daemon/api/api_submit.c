@@ -315,7 +315,7 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 			json_object_set_new(sum, "estimatedDelay",
 			    json_integer(0));
 		}
-		if (sum != NULL)
+		if (sum != NULL && t->traceparent != NULL)
 			json_object_set_new(sum, "traceparent",
 			    json_string(t->traceparent));
 		return api_respond_json(c, out, 202, sum);

@@ -38,6 +38,8 @@ cli_trace_choose(const char *flag, struct task *t)
 	else if ((env = getenv("TRACEPARENT")) != NULL &&
 	    traceparent_parse(env, strlen(env), &tp, NULL) == 0)
 		traceparent_format(&tp, val);
+	else if (t->depends.n > 0)
+		return 0;	/* its release continues a parent's trace */
 	else if (traceparent_fresh(val) != 0) {
 		fprintf(stderr, "taskspool: no random bytes for a new "
 		    "trace\n");

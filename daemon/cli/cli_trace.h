@@ -14,7 +14,9 @@
  * member, else the environment's TRACEPARENT when it is valid (the
  * OpenTelemetry environment carrier: a hook that submits a task continues
  * its own trace; an invalid one is ignored as W3C Trace Context §3.2 asks
- * of a receiver), else a new trace.  Returns 0, or an exit status (64
+ * of a receiver), else a new trace; a task with dependsOn then has none
+ * (the leader's release continues its first traced parent's trace,
+ * node/node_depend.c).  Returns 0, or an exit status (64
  * EX_USAGE: the flag is invalid or disagrees with the file; 70
  * EX_SOFTWARE: no memory or random bytes) after a message on stderr.
  */

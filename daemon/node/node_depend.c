@@ -22,9 +22,23 @@
  *
  * XXX a parent that ends on another host is seen by the poll (every
  * scan_interval_ms), not at once: no wake-up names terminal directories.
- * XXX each decision reads the state of every parent of the task (one
- * spool_locate each): a fan-in of N parents costs N^2 lookups over its
- * life; a per-task count of parents still waiting would make it N.
+ * XXX a parent's end releases all its dependents in one turn of the
+ * loop (each: releasedBy published with fsync, then the move) before
+ * any of their hooks can start: with 100 dependents per parent the
+ * first starts ~80 ms after the result (tests/bench/bench-deps.sh);
+ * releasing a few per turn would bound it.  A fan-in of N copies N
+ * results into the hook's parents/ at its start (~1.2 s for 10,000).
+ * The index keeps, per blocked task (the key of its node in blocked),
+ * the count of its edges whose parent had not ended when it was last
+ * decided; a parent's end lowers the count of each dependent and decides
+ * it from its file (the truth: every parent's state read again) only
+ * when the count reaches 0 or that parent's outcome makes its edge never
+ * hold.  A fan-in of N parents so costs N lookups to index, one per
+ * parent's end, and N at the release.  A rescan rebuilds the counts.
+ *
+ * A released task without a traceparent of its own continues the trace
+ * of its first parent (in dependsOn order) that has one: a child of that
+ * parent's traceparent (issue 14 item 6).
  */
 #include "node/node_impl.h"
 
@@ -42,6 +56,7 @@
 #include "core/buf.h"
 #include "core/depend.h"
 #include "core/nameset.h"
+#include "core/traceparent.h"
 #include "core/tstime.h"
 #include "spool/clock.h"
 #include "spool/depstate.h"
@@ -49,15 +64,18 @@
 #include "spool/readfd.h"
 #include "spool/spool.h"
 
-/* The dependents of one parent: file names of blocked/. */
+/* The dependents of one parent: file names of blocked/, and the
+ * condition each puts on that parent. */
 struct kids {
 	char **name;
+	enum depend_cond *cond;
 	size_t n, cap;
 };
 
 struct depidx {
 	struct nameset parents;	/* parent id, key = index into kids */
-	struct nameset blocked;	/* names of blocked/ indexed */
+	struct nameset blocked;	/* names of blocked/ indexed, key = the
+				 * count of its edges still waiting */
 	struct kids *kids;
 	size_t nkids, capkids;
 };
@@ -71,6 +89,7 @@ depidx_free(struct depidx *x)
 		for (size_t j = 0; j < x->kids[i].n; j++)
 			free(x->kids[i].name[j]);
 		free(x->kids[i].name);
+		free(x->kids[i].cond);
 	}
 	free(x->kids);
 	nameset_fini(&x->parents);
@@ -91,22 +110,39 @@ depidx_new(void)
 	return x;
 }
 
-/* Index name (of blocked/) as a dependent of every parent of l.
- * Returns 0 or -1 (ENOMEM: the poll and the next scan make up). */
+/* Index name (of blocked/) as a dependent of every parent of l whose
+ * state in st is not ended (PENDING or UNKNOWN), its count the number of
+ * those.  Indexed already (decided again before its count reached 0: a
+ * race with a move), only the count is set again.  Returns 0 or -1
+ * (ENOMEM: the poll and the next scan make up). */
 static int
-depidx_add(struct depidx *x, const char *name, const struct depend_list *l)
+depidx_add(struct depidx *x, const char *name, const struct depend_list *l,
+    const enum depend_parent *st)
 {
+	struct nameset_node *b;
+	int64_t waiting = 0;
 	int added;
 
-	if (nameset_add(&x->blocked, name, &added) == NULL)
+	for (size_t i = 0; i < l->n; i++)
+		if (st[i] == DEPEND_PARENT_PENDING ||
+		    st[i] == DEPEND_PARENT_UNKNOWN)
+			waiting++;
+	if ((b = nameset_add(&x->blocked, name, &added)) == NULL)
 		return -1;
+	b->key = waiting;
 	if (!added)
 		return 0;
 	for (size_t i = 0; i < l->n; i++) {
-		struct nameset_node *p = nameset_add(&x->parents, l->v[i].id,
-		    &added);
+		struct nameset_node *p;
 		struct kids *k;
 		char *dup;
+
+		if (st[i] != DEPEND_PARENT_PENDING &&
+		    st[i] != DEPEND_PARENT_UNKNOWN)
+			continue;
+		if ((p = nameset_add(&x->parents, l->v[i].id, &added)) ==
+		    NULL)
+			return -1;
 
 		if (p == NULL)
 			return -1;
@@ -131,14 +167,20 @@ depidx_add(struct depidx *x, const char *name, const struct depend_list *l)
 		if (k->n == k->cap) {
 			size_t c = k->cap ? 2 * k->cap : 4;
 			char **nn = reallocarray(k->name, c, sizeof(*nn));
+			enum depend_cond *nc;
 
 			if (nn == NULL)
 				return -1;
 			k->name = nn;
+			if ((nc = reallocarray(k->cond, c, sizeof(*nc))) ==
+			    NULL)
+				return -1;
+			k->cond = nc;
 			k->cap = c;
 		}
 		if ((dup = strdup(name)) == NULL)
 			return -1;
+		k->cond[k->n] = l->v[i].cond;
 		k->name[k->n++] = dup;
 	}
 	return 0;
@@ -218,7 +260,62 @@ release_move(struct node *n, const char *name, const struct task *t)
 	    t->request_id, spool_dir_name(to), t->released.n);
 }
 
-/* Every condition of blocked/name (t) holds: record releasedBy, move. */
+/* The traceparent of ended parent id (its task file in done/, failed/
+ * or cancelled/), into out (TRACEPARENT_LEN + 1 bytes).  Returns 0, or
+ * -1: none, or not readable (the file is hostile: task_decode checks
+ * the value). */
+static int
+parent_traceparent(struct node *n, const char *id,
+    char out[TRACEPARENT_LEN + 1])
+{
+	char file[SPOOL_NAME_MAX];
+	struct task_error te;
+	enum spool_dir where;
+	struct task p;
+	size_t len;
+	char *data;
+	int rc = -1;
+
+	if (depstate_of(&n->sp, id, &where) == DEPEND_PARENT_UNKNOWN ||
+	    (where != SPOOL_DONE && where != SPOOL_FAILED &&
+	    where != SPOOL_CANCELLED))
+		return -1;
+	snprintf(file, sizeof(file), "%s.json", id);
+	if ((data = spool_read_file(n->sp.dir[where], file, TASK_FILE_MAX,
+	    &len)) == NULL)
+		return -1;
+	task_init(&p);
+	if (task_decode(data, len, &p, &te) == 0 && p.traceparent != NULL &&
+	    strlen(p.traceparent) == TRACEPARENT_LEN) {
+		memcpy(out, p.traceparent, TRACEPARENT_LEN + 1);
+		rc = 0;
+	}
+	task_fini(&p);
+	free(data);
+	return rc;
+}
+
+/* t has no traceparent: continue that of its first parent (dependsOn
+ * order) with one, a child of it (traceparent_child_fresh).  None, or
+ * out of memory: t stays without one (its hook then starts a trace). */
+static void
+release_trace(struct node *n, struct task *t)
+{
+	char ptp[TRACEPARENT_LEN + 1], tp[TRACEPARENT_LEN + 1];
+
+	if (t->traceparent != NULL)
+		return;
+	for (size_t i = 0; i < t->depends.n; i++) {
+		if (parent_traceparent(n, t->depends.v[i].id, ptp) != 0)
+			continue;
+		if (traceparent_child_fresh(ptp, tp) == 0)
+			t->traceparent = strdup(tp);
+		return;
+	}
+}
+
+/* Every condition of blocked/name (t) holds: record releasedBy (and the
+ * traceparent it continues), move. */
 static void
 release(struct node *n, const char *name, struct task *t,
     const enum depend_parent *st)
@@ -234,6 +331,7 @@ release(struct node *n, const char *name, struct task *t,
 		t->released.v[i] = t->depends.v[i];
 		t->released.v[i].state = st[i];
 	}
+	release_trace(n, t);
 	buf_init(&b, TASK_FILE_MAX);
 	if (task_encode(t, &b) != 0 || spool_publish(&n->sp,
 	    n->sp.dir[SPOOL_BLOCKED], name, b.data, b.len,
@@ -328,7 +426,7 @@ decide(struct node *n, const char *name)
 		release(n, name, &t, st);
 	else if (v == DEPEND_NEVER)
 		never(n, name, &t, w, st[w]);
-	else if (depidx_add(n->deps, name, &t.depends) != 0)
+	else if (depidx_add(n->deps, name, &t.depends, st) != 0)
 		log_warnx("blocked/%s: not indexed (out of memory; the next "
 		    "scan retries)", name);
 	free(st);
@@ -346,25 +444,34 @@ void
 node_deps_ended(struct node *n, const char *name)
 {
 	char id[TASK_ID_MAX + 1];
-	struct nameset_node *p;
+	struct nameset_node *p, *b;
+	enum depend_parent ps;
 	struct kids k;
 
 	if (!n->leader || n->draining || n->deps == NULL ||
 	    node_name_to_id(name, id) != 0 ||
 	    (p = nameset_find(&n->deps->parents, id)) == NULL)
 		return;
+	/* Not (yet, or no longer) seen ended: the poll looks again. */
+	ps = depstate_of(&n->sp, id, NULL);
+	if (ps == DEPEND_PARENT_PENDING || ps == DEPEND_PARENT_UNKNOWN)
+		return;
 	/* Detach the list: deciding a dependent may index others. */
 	k = n->deps->kids[p->key];
 	memset(&n->deps->kids[p->key], 0, sizeof(k));
 	(void)nameset_remove(&n->deps->parents, id);
 	for (size_t i = 0; i < k.n; i++) {
-		/* Decided again from its file; still waiting, it stays
-		 * indexed under its other parents. */
-		if (nameset_find(&n->deps->blocked, k.name[i]) != NULL)
+		/* Decided again from its file when nothing else is left
+		 * to wait for or this edge can never hold; else one less
+		 * to wait for, indexed under its other parents. */
+		if ((b = nameset_find(&n->deps->blocked, k.name[i])) !=
+		    NULL && (--b->key <= 0 ||
+		    depend_cond_eval(k.cond[i], ps) == DEPEND_NEVER))
 			decide(n, k.name[i]);
 		free(k.name[i]);
 	}
 	free(k.name);
+	free(k.cond);
 }
 
 void
@@ -479,7 +586,7 @@ node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
 {
 	size_t off = 0, copied = 0;
 	struct stat st;
-	int pfd;
+	int pfd, full = 0;
 
 	list[0] = '\0';
 	if (t->depends.n == 0)
@@ -514,10 +621,12 @@ node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
 		    O_NOFOLLOW | O_CLOEXEC, 0640);
 		if (fd >= 0 && write(fd, data, dlen) == (ssize_t)dlen) {
 			copied++;
-			k = snprintf(list + off, len - off, "%s%s/parents/%s",
-			    off > 0 ? ":" : "", wdir, file);
+			/* Too long: the list is left out (the hook reads
+			 * TASKSPOOL_PARENTS_DIR); off stays < len. */
+			k = full ? -1 : snprintf(list + off, len - off,
+			    "%s%s/parents/%s", off > 0 ? ":" : "", wdir, file);
 			if (k < 0 || (size_t)k >= len - off)
-				len = 0;	/* too long: left out */
+				full = 1;
 			else
 				off += (size_t)k;
 		}
@@ -526,7 +635,7 @@ node_deps_parents(struct node *n, struct workdir *w, const char *wdir,
 		free(data);
 	}
 	(void)close(pfd);
-	if (len == 0)
+	if (full)
 		list[0] = '\0';
 	/* What the daemon wrote is not the hook's doing. */
 	if (fstat(w->fd, &st) == 0)

@@ -16,7 +16,11 @@
 #  - the API: dependsOn accepted (BLOCKED, waitingFor), an unknown parent
 #    422 UNKNOWN_DEPENDENCY naming dependsOn[0].requestId;
 #  - the leader killed -9 while dependents are blocked: the next leader
-#    releases each once.
+#    releases each once;
+#  - trace continuation (issue 14 item 6): a dependent submitted without
+#    a traceparent runs in the trace of its first parent (dependsOn order)
+#    that has one (submit gives a task with dependsOn no new trace);
+#    with no such parent (one dropped without) it has none.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
@@ -49,7 +53,12 @@ while [ ! -e "$TRASH/go.\$TASKSPOOL_REQUEST_ID" ] && [ \$i -lt 300 ]; do
 done
 echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/runs"
 H
-chmod +x "$HOOKS/rec" "$HOOKS/fail" "$HOOKS/gate"
+# trc: records the TRACEPARENT the hook gets ("-" when none).
+cat >"$HOOKS/trc" <<H
+#!/bin/sh
+echo "\${TRACEPARENT:--}" >"$TRASH/tp.\$TASKSPOOL_REQUEST_ID"
+H
+chmod +x "$HOOKS/rec" "$HOOKS/fail" "$HOOKS/gate" "$HOOKS/trc"
 : >"$TRASH/runs"
 
 runs() { grep -cx "$1" "$TRASH/runs"; }
@@ -81,6 +90,25 @@ test_expect_success "$M: diamond A -> {B, C} -> D: D once, after B and C, releas
 	test "$(cat "$TRASH/pdir.$M-D" | tr "\n" " ")" = "$M-B.json $M-C.json " &&
 	test "$(jq -r "[.releasedBy[] | .requestId + \"=\" + .state] | join(\",\")" "$SPOOL/done/$M-D.json")" = "$M-B=SUCCESS,$M-C=SUCCESS" &&
 	test "$(grep -nx "$M-D" "$TRASH/runs" | cut -d: -f1)" -gt "$(grep -nx "$M-B" "$TRASH/runs" | cut -d: -f1)"
+'
+
+# The W3C Trace Context example value (§3.2.2.5, "traceparent" examples).
+TPA=00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+test_expect_success "$M: a released task continues its first traced parent's trace" '
+	drop $M-TN.json "{\"requestId\":\"$M-TN\",\"taskCode\":\"rec\"}" &&
+	wait_for "test -e \"$SPOOL/results/$M-TN.json\" || test -e \"$SPOOL/incoming/$M-TN.json\"" &&
+	ts submit --code rec --id $M-TA --traceparent $TPA >/dev/null &&
+	ts submit --code trc --id $M-TD --after $M-TN --after $M-TA >/dev/null &&
+	ts submit --code trc --id $M-TE --after $M-TN >/dev/null &&
+	wait_terminal $M-TD && wait_terminal $M-TE &&
+	test "$(status_of $M-TD)" = SUCCESS &&
+	cat "$TRASH/tp.$M-TD" "$TRASH/tp.$M-TE" &&
+	test "$(cut -d- -f1,2 "$TRASH/tp.$M-TD")" = 00-4bf92f3577b34da6a3ce929d0e0e4736 &&
+	test "$(cut -d- -f3 "$TRASH/tp.$M-TD")" != 00f067aa0ba902b7 &&
+	jq -r .traceparent "$SPOOL/done/$M-TD.json" | grep -q "^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]\{16\}-01$" &&
+	test "$(jq -r .traceparent "$SPOOL/done/$M-TD.json" | cut -d- -f3)" != 00f067aa0ba902b7 &&
+	test "$(jq -r ".traceparent // \"-\"" "$SPOOL/done/$M-TN.json")" = - &&
+	test "$(cat "$TRASH/tp.$M-TE")" = -
 '
 
 test_expect_success "$M: afterok on a failing parent cancels the chain with DEPENDENCY_NEVER_SATISFIED" '
