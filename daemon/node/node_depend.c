@@ -55,6 +55,7 @@
 #include "coord/coord.h"
 #include "core/buf.h"
 #include "core/depend.h"
+#include "core/result.h"
 #include "core/nameset.h"
 #include "core/traceparent.h"
 #include "core/tstime.h"
@@ -345,11 +346,11 @@ release(struct node *n, const char *name, struct task *t,
 	release_move(n, name, t);
 }
 
-/* A condition of blocked/name (t) can never hold (edge w): claim it
- * like a pending cancel (node_cancel.c) and conclude it CANCELLED. */
+/* A condition of blocked/name (t) can never hold (why: the reason after
+ * "DEPENDENCY_NEVER_SATISFIED: "): claim it like a pending cancel
+ * (node_cancel.c) and conclude it CANCELLED. */
 static void
-never(struct node *n, const char *name, struct task *t, size_t w,
-    enum depend_parent ps)
+never(struct node *n, const char *name, struct task *t, const char *why_not)
 {
 	int dfd = n->sp.dir[SPOOL_BLOCKED], fd, mfd;
 	struct task_attempt a;
@@ -377,21 +378,70 @@ never(struct node *n, const char *name, struct task *t, size_t w,
 	claimmark_release(&n->sp, t->request_id, mfd);
 	node_mark_dirty(n, SPOOL_BLOCKED);
 	(void)nameset_remove(&n->deps->blocked, name);
-	memset(&a, 0, sizeof(a));
-	a.attempt = (int)t->nattempts + 1;
-	snprintf(a.node, sizeof(a.node), "%s", n->sp.node);
-	a.start_ms = -1;
-	a.end_ms = tstime_now_ms();
-	a.exit_code = -1;
-	a.retry_at_ms = -1;
-	a.outcome = TASK_OUTCOME_CANCELLED;
-	snprintf(a.reason, sizeof(a.reason), "DEPENDENCY_NEVER_SATISFIED: "
-	    "%s ended %s (condition %s)", t->depends.v[w].id,
-	    depend_parent_name(ps), depend_cond_name(t->depends.v[w].cond));
+	node_attempt_unstarted(n, t, &a);
+	snprintf(a.reason, sizeof(a.reason), "%s: %s", RESULT_NEVER_SATISFIED,
+	    why_not);
 	log_task(LOG_LEVEL_INFO, "task.dependency_never_satisfied",
 	    t->request_id, t->task_code, 0, "%s: %s", t->request_id,
 	    a.reason);
 	node_conclude(n, t, n->sp.self, name, fd, &a, 1, NULL, 0, NULL);
+}
+
+/*
+ * Whether the parents of blocked task t lead back to t through tasks
+ * that wait in blocked/ (a cycle, which only files dropped by hand can
+ * make: writers refuse an unknown parent).  A depth-first walk over the
+ * files of blocked/, each read once, at most DEPEND_MAX of them.  On a
+ * cycle, its first step (the parent of t it goes through) into via.
+ * Returns 1 or 0.
+ */
+static int
+in_cycle(struct node *n, const struct task *t, char *via, size_t vialen)
+{
+	struct nameset seen, todo;
+	struct nameset_node *q;
+	char file[SPOOL_NAME_MAX];
+	int found = 0;
+
+	nameset_init(&seen);
+	nameset_init(&todo);
+	for (size_t i = 0; i < t->depends.n; i++)
+		(void)nameset_add(&todo, t->depends.v[i].id, NULL);
+	while (!found && seen.count < DEPEND_MAX &&
+	    (q = nameset_pop(&todo)) != NULL) {
+		enum spool_dir where = SPOOL_NDIRS;
+		struct task p;
+		struct task_error te;
+		size_t len;
+		char *data = NULL;
+
+		if (nameset_find(&seen, q->name) == NULL &&
+		    nameset_add(&seen, q->name, NULL) != NULL &&
+		    depstate_of(&n->sp, q->name, &where) ==
+		    DEPEND_PARENT_PENDING && where == SPOOL_BLOCKED) {
+			snprintf(file, sizeof(file), "%s.json", q->name);
+			data = spool_read_file(n->sp.dir[SPOOL_BLOCKED], file,
+			    TASK_FILE_MAX, &len);
+		}
+		task_init(&p);
+		if (data != NULL && task_decode(data, len, &p, &te) == 0)
+			for (size_t i = 0; !found && i < p.depends.n; i++) {
+				if (strcmp(p.depends.v[i].id,
+				    t->request_id) == 0) {
+					snprintf(via, vialen, "%s", q->name);
+					found = 1;
+				} else if (nameset_find(&seen,
+				    p.depends.v[i].id) == NULL)
+					(void)nameset_add(&todo,
+					    p.depends.v[i].id, NULL);
+			}
+		task_fini(&p);
+		free(data);
+		free(q);
+	}
+	nameset_fini(&seen);
+	nameset_fini(&todo);
+	return found;
 }
 
 /* Decide blocked/name now: release, cancel, or index it to wait. */
@@ -402,6 +452,7 @@ decide(struct node *n, const char *name)
 	enum depend_parent *st;
 	enum depend_verdict v;
 	size_t w = 0;
+	char why[TASK_REASON_MAX], via[TASK_ID_MAX + 1];
 
 	if (name[0] == '.' || n->deps == NULL)
 		return;
@@ -422,11 +473,18 @@ decide(struct node *n, const char *name)
 	}
 	(void)depstate_all(&n->sp, &t.depends, st);
 	v = depend_eval(&t.depends, st, &w);
-	if (v == DEPEND_READY)
+	if (v == DEPEND_NEVER) {
+		snprintf(why, sizeof(why), "%s ended %s (condition %s)",
+		    t.depends.v[w].id, depend_parent_name(st[w]),
+		    depend_cond_name(t.depends.v[w].cond));
+		never(n, name, &t, why);
+	} else if (v == DEPEND_READY)
 		release(n, name, &t, st);
-	else if (v == DEPEND_NEVER)
-		never(n, name, &t, w, st[w]);
-	else if (depidx_add(n->deps, name, &t.depends, st) != 0)
+	else if (in_cycle(n, &t, via, sizeof(via))) {
+		snprintf(why, sizeof(why), "a cycle through %s (which "
+		    "waits for this task in blocked/)", via);
+		never(n, name, &t, why);
+	} else if (depidx_add(n->deps, name, &t.depends, st) != 0)
 		log_warnx("blocked/%s: not indexed (out of memory; the next "
 		    "scan retries)", name);
 	free(st);
@@ -529,14 +587,29 @@ node_deps_divert(struct node *n, int dfd, const char *name,
 {
 	char why[512], final[SPOOL_NAME_MAX];
 	enum depend_parent *st;
+	struct task bare;
 	struct buf b;
+	size_t w = 0;
+	int forged = 0;
 	long u;
 
-	if (t->depends.n == 0 || t->released.n > 0)
+	if (t->depends.n == 0)
 		return 0;
 	if ((st = calloc(t->depends.n, sizeof(*st))) == NULL)
 		return -1;
 	u = depstate_all(&n->sp, &t->depends, st);
+	/* releasedBy is the leader's (release()): a task that carries it
+	 * runs only while its parents' states still satisfy dependsOn; a
+	 * forged one (or a parent retried since) waits in blocked/ again,
+	 * without it. */
+	if (t->released.n > 0) {
+		if (u < 0 && depend_eval(&t->depends, st, &w) ==
+		    DEPEND_READY) {
+			free(st);
+			return 0;
+		}
+		forged = 1;
+	}
 	free(st);
 	if (u >= 0) {
 		snprintf(why, sizeof(why), "dependsOn[%ld].requestId: no task "
@@ -546,7 +619,7 @@ node_deps_divert(struct node *n, int dfd, const char *name,
 		return -1;
 	}
 	snprintf(final, sizeof(final), "%s.json", t->request_id);
-	if (strcmp(final, name) == 0) {
+	if (strcmp(final, name) == 0 && !forged) {
 		if (spool_move_excl(dfd, name, n->sp.dir[SPOOL_BLOCKED],
 		    name) != 0) {
 			if (errno == EEXIST)
@@ -557,12 +630,21 @@ node_deps_divert(struct node *n, int dfd, const char *name,
 			return -1;
 		}
 	} else {
-		/* A body without a requestId: written whole under its
-		 * generated one, then the dropped file removed. */
+		/* A body without a requestId (or with a releasedBy to
+		 * drop): written whole under its own id, then the dropped
+		 * file removed. */
+		bare = *t;		/* borrowed members: not freed */
+		if (forged) {
+			bare.released.n = 0;
+			bare.released.v = NULL;
+			log_warnx("%s: releasedBy dropped: its parents' states "
+			    "do not satisfy dependsOn (only the leader writes "
+			    "it)", t->request_id);
+		}
 		buf_init(&b, TASK_FILE_MAX);
 		/* EEXIST: a crash after the publish and before the
 		 * unlink (the generated id is the same again). */
-		if (task_encode(t, &b) != 0 || (spool_publish(&n->sp,
+		if (task_encode(&bare, &b) != 0 || (spool_publish(&n->sp,
 		    n->sp.dir[SPOOL_BLOCKED], final, b.data, b.len,
 		    t->not_before_ms, SPOOL_PUBLISH_EXCL) != 0 &&
 		    errno != EEXIST)) {

@@ -170,6 +170,26 @@ test_expect_success "$M: a blocked task can be cancelled (no run) and held (rele
 	wait_terminal $M-QZ && test "$(runs $M-QZ)" = 0
 '
 
+test_expect_success "$M: a cycle dropped by hand ends CANCELLED, a forged releasedBy does not open the gate" '
+	printf "{\"requestId\":\"$M-cyB\",\"taskCode\":\"rec\",\"dependsOn\":[{\"requestId\":\"$M-cyA\"}]}" >"$SPOOL/tmp/$M-cyB.json" &&
+	mv "$SPOOL/tmp/$M-cyB.json" "$SPOOL/hold/" &&
+	drop $M-cyA.json "{\"requestId\":\"$M-cyA\",\"taskCode\":\"rec\",\"dependsOn\":[{\"requestId\":\"$M-cyB\"}]}" &&
+	wait_for "test -e \"$SPOOL/blocked/$M-cyA.json\"" &&
+	ts release $M-cyB >/dev/null &&
+	wait_terminal $M-cyA && wait_terminal $M-cyB &&
+	test "$(status_of $M-cyA)" = CANCELLED && test "$(status_of $M-cyB)" = CANCELLED &&
+	jq -r ".attempts[-1].reason" "$SPOOL/results/$M-cyA.json" "$SPOOL/results/$M-cyB.json" >"$TRASH/$M.cy" &&
+	cat "$TRASH/$M.cy" && grep -q "^DEPENDENCY_NEVER_SATISFIED: a cycle through $M-cy" "$TRASH/$M.cy" &&
+	test "$(runs $M-cyA)" = 0 && test "$(runs $M-cyB)" = 0 &&
+	ts submit --code fail --id $M-fp --retries 0 >/dev/null && wait_terminal $M-fp &&
+	printf "{\"requestId\":\"$M-fg\",\"taskCode\":\"rec\",\"dependsOn\":[{\"requestId\":\"$M-fp\"}],\"releasedBy\":[{\"requestId\":\"$M-fp\",\"state\":\"SUCCESS\"}]}" >"$TRASH/fg.json" &&
+	{ ts submit "$TRASH/fg.json" 2>"$TRASH/fg.err"; test $? = 65; } &&
+	grep -q "releasedBy" "$TRASH/fg.err" &&
+	drop $M-fg.json "$(cat "$TRASH/fg.json")" &&
+	wait_terminal $M-fg && test "$(status_of $M-fg)" = CANCELLED &&
+	test "$(runs $M-fg)" = 0
+'
+
 test_expect_success "$M: leader kill -9 while dependents are blocked: released once" '
 	ts submit --code gate --id $M-K >/dev/null &&
 	for i in 1 2 3 4 5 6 7 8; do ts submit --code rec --id $M-K$i --after $M-K >/dev/null || return 1; done &&
