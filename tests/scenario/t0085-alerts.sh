@@ -5,7 +5,13 @@
 # after retries runs it once, not per attempt.  The Alertmanager example
 # hook (hooks/examples/alert-alertmanager) posts a one-element JSON
 # array with the documented labels to a tiny receiver.
-# (onFailure alert tasks and the transition mode are not built yet.)
+# The onFailure alert task: one per FAILED task (never for a success,
+# once after retries), its stdin the envelope plus "alert":"failed",
+# alertFor and a child traceparent; the config's on_failure; the
+# transition mode over tasks of one jobCode (fail, fail, ok, fail ->
+# failed, recovered, failed); an alert task that fails raises nothing;
+# a kill -9 + restart does not duplicate an alert; a code without a hook
+# waits in incoming/.
 . "$(dirname "$0")/test-lib.sh"
 AM_HOOK=$(cd "$(dirname "$0")/../.." && pwd)/hooks/examples/alert-alertmanager
 
@@ -23,7 +29,25 @@ cat >"$HOOKS/_on_task_failed" <<H
 cat >>"$TRASH/tf.\$TASKSPOOL_REQUEST_ID"
 echo "\$TASKSPOOL_TASK_CODE" >>"$TRASH/tf.env.\$TASKSPOOL_REQUEST_ID"
 H
-chmod +x "$HOOKS/fail" "$HOOKS/ok" "$HOOKS/_on_task_failed"
+cat >"$HOOKS/notify" <<H
+#!/bin/sh
+cat >>"$TRASH/al.\$TASKSPOOL_REQUEST_ID"
+H
+cat >"$HOOKS/notifyfail" <<H
+#!/bin/sh
+cat >>"$TRASH/al.\$TASKSPOOL_REQUEST_ID"
+exit 1
+H
+chmod +x "$HOOKS/fail" "$HOOKS/ok" "$HOOKS/_on_task_failed" \
+    "$HOOKS/notify" "$HOOKS/notifyfail"
+TP=00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01
+
+# task ID CODE [MEMBERS]: drop a task file with maxRetries 0
+task() {
+	drop "$1.json" "{\"requestId\":\"$1\",\"taskCode\":\"$2\",\"maxRetries\":0${3:+,$3}}"
+}
+# alerts: the number of alert hook runs recorded so far
+alerts() { find "$TRASH" -maxdepth 1 -name "al.*" | wc -l; }
 
 test_expect_success "_on_task_failed: once per FAILED task, envelope on stdin, none for successes" '
 	start_daemon e1 -j 2 &&
@@ -82,6 +106,119 @@ PY
 	test "$(jq -r ".[0].labels.node" "$TRASH/am.json")" = e1 &&
 	test "$(jq -r ".[0].startsAt" "$TRASH/am.json")" = "$(jq -r .finishedAt "$SPOOL/results/f1.json")" &&
 	test "$(jq -r ".[0].endsAt" "$TRASH/am.json")" = null
+'
+
+test_expect_success "onFailure: 3 failing + 3 succeeding tasks -> exactly 3 alert runs" '
+	for i in 1 2 3; do
+		task af$i fail "\"onFailure\":\"notify\",\"traceparent\":\"$TP\"" &&
+		task as$i ok "\"onFailure\":\"notify\"" || return 1
+	done &&
+	for i in 1 2 3; do
+		wait_terminal af$i && wait_terminal as$i &&
+		wait_for "test \"\$(state_of af$i.onfailure)\" = done" || return 1
+	done &&
+	sleep 1 &&
+	test "$(alerts)" = 3 &&
+	for i in 1 2 3; do
+		f="$TRASH/al.af$i.onfailure" &&
+		test "$(jq -r .alert "$f")" = failed &&
+		test "$(jq -r .requestId "$f")" = af$i &&
+		test "$(jq -r .status "$f")" = FAILED &&
+		test "$(jq -r .failureReason.code "$f")" = WORKER_EXIT &&
+		t="$SPOOL/done/af$i.onfailure.json" &&
+		test "$(jq -r .alertFor "$t")" = af$i &&
+		test "$(jq -r .taskCode "$t")" = notify &&
+		tp=$(jq -r .traceparent "$t") &&
+		test "$(echo "$tp" | cut -d- -f2)" = 0af7651916cd43dd8448eb211c80319c &&
+		test "$(echo "$tp" | cut -d- -f3)" != b7ad6b7169203331 &&
+		! test -e "$TRASH/al.as$i.onfailure" &&
+		! test -e "$SPOOL/done/as$i.onfailure.json" || return 1
+	done
+'
+
+test_expect_success "onFailure: a task failing after 2 retries raises one alert" '
+	drop ar1.json "{\"requestId\":\"ar1\",\"taskCode\":\"fail\",\"maxRetries\":2,\"onFailure\":\"notify\"}" &&
+	wait_terminal ar1 &&
+	wait_for "test \"\$(state_of ar1.onfailure)\" = done" && sleep 1 &&
+	test "$(jq -s length "$TRASH/al.ar1.onfailure")" = 1 &&
+	test "$(jq -r .attempt "$TRASH/al.ar1.onfailure")" = 3
+'
+
+test_expect_success "onFailure: an alert task that fails raises nothing" '
+	task an1 fail "\"onFailure\":\"notifyfail\"" &&
+	wait_terminal an1 &&
+	wait_for "test \"\$(state_of an1.onfailure)\" = failed" && sleep 2 &&
+	test "$(jq -r .alertFor "$SPOOL/failed/an1.onfailure.json")" = an1 &&
+	! test -e "$SPOOL/incoming/an1.onfailure.onfailure.json" &&
+	test "$(state_of an1.onfailure.onfailure)" = ""
+'
+
+test_expect_success "onFailure: a code without a hook waits in incoming/" '
+	task aw1 fail "\"onFailure\":\"nohook\"" &&
+	wait_terminal aw1 && sleep 2 &&
+	test "$(state_of aw1.onfailure)" = incoming &&
+	test "$(ts status aw1.onfailure | grep -c WAITING)" -ge 1
+'
+
+test_expect_success "onFailure: an invalid code name is refused at submit" '
+	echo "{\"taskCode\":\"ok\",\"onFailure\":\"-bad\"}" >"$TRASH/bad.json" &&
+	! ts submit "$TRASH/bad.json" 2>"$TRASH/bad.err" &&
+	grep -q onFailure "$TRASH/bad.err" &&
+	echo "{\"taskCode\":\"ok\",\"onFailureMode\":\"sometimes\"}" >"$TRASH/bad2.json" &&
+	! ts submit "$TRASH/bad2.json" 2>"$TRASH/bad2.err" &&
+	grep -q onFailureMode "$TRASH/bad2.err"
+'
+
+test_expect_success "transition over one jobCode: fail, fail, ok, fail -> failed, recovered, failed" '
+	m="\"onFailure\":\"notify\",\"onFailureMode\":\"transition\",\"jobCode\":\"nightly\"" &&
+	task j1 fail "$m" && wait_terminal j1 &&
+	wait_for "test \"\$(state_of j1.onfailure)\" = done" &&
+	task j2 fail "$m" && wait_terminal j2 && sleep 1 &&
+	task j3 ok "$m" && wait_terminal j3 &&
+	wait_for "test \"\$(state_of j3.onrecovery)\" = done" &&
+	task j4 fail "$m" && wait_terminal j4 &&
+	wait_for "test \"\$(state_of j4.onfailure)\" = done" && sleep 1 &&
+	test "$(jq -r .alert "$TRASH/al.j1.onfailure")" = failed &&
+	! test -e "$TRASH/al.j2.onfailure" &&
+	test "$(jq -r .alert "$TRASH/al.j3.onrecovery")" = recovered &&
+	test "$(jq -r .status "$TRASH/al.j3.onrecovery")" = SUCCESS &&
+	test "$(jq -r .alert "$TRASH/al.j4.onfailure")" = failed &&
+	test "$(cat "$SPOOL/state/alerts/nightly")" = FAILED
+'
+
+test_expect_success "transition without jobCode behaves as every" '
+	task tn1 fail "\"onFailure\":\"notify\",\"onFailureMode\":\"transition\"" &&
+	task tn2 fail "\"onFailure\":\"notify\",\"onFailureMode\":\"transition\"" &&
+	wait_terminal tn1 && wait_terminal tn2 &&
+	wait_for "test -e \"$TRASH/al.tn1.onfailure\" && test -e \"$TRASH/al.tn2.onfailure\""
+'
+
+test_expect_success "config on_failure: the default code for tasks without one" '
+	stop_daemon e1 &&
+	echo "on_failure = notify" >>"$CONF" &&
+	start_daemon e1 -j 2 &&
+	task cf1 fail && task cs1 ok &&
+	wait_terminal cf1 && wait_terminal cs1 &&
+	wait_for "test \"\$(state_of cf1.onfailure)\" = done" && sleep 1 &&
+	test "$(jq -r .alert "$TRASH/al.cf1.onfailure")" = failed &&
+	! test -e "$TRASH/al.cs1.onfailure"
+'
+
+# A hook run lost to the kill -9 is retried (at least once, as any task):
+# the same alert task with the same stdin, never a second alert task.
+test_expect_success "kill -9 + restart does not duplicate an alert" '
+	for i in 1 2 3 4; do task k$i fail || return 1; done &&
+	for i in 1 2 3 4; do wait_terminal k$i || return 1; done &&
+	kill9_daemon e1 &&
+	start_daemon e1 -j 2 &&
+	for i in 1 2 3 4; do
+		wait_for "test \"\$(state_of k$i.onfailure)\" = done" || return 1
+	done && sleep 2 &&
+	for i in 1 2 3 4; do
+		test "$(find "$SPOOL" -name "k$i.onfailure*.json" -path "*/done/*" | wc -l)" = 1 &&
+		test "$(find "$SPOOL" -name "k$i.onfailure*" ! -path "*/results/*" ! -path "*/logs/*" | wc -l)" = 1 &&
+		test "$(jq -s "unique | length" "$TRASH/al.k$i.onfailure")" = 1 || return 1
+	done
 '
 
 test_done
