@@ -193,6 +193,29 @@ test_expect_success "transition without jobCode behaves as every" '
 	wait_for "test -e \"$TRASH/al.tn1.onfailure\" && test -e \"$TRASH/al.tn2.onfailure\""
 '
 
+test_expect_success "transition over a recurring job: fail, fail, ok, fail -> failed, recovered, failed" '
+	cat >"$HOOKS/flip" <<H &&
+#!/bin/sh
+n=\$(( \$(cat "$TRASH/flip.n" 2>/dev/null || echo 0) + 1 ))
+echo \$n >"$TRASH/flip.n"
+echo "\$TASKSPOOL_REQUEST_ID" >>"$TRASH/flip.ids"
+case \$n in 3) exit 0;; *) exit 1;; esac
+H
+	chmod +x "$HOOKS/flip" &&
+	echo "{\"jobCode\":\"flipjob\",\"taskCode\":\"flip\",\"fixedDelayMs\":300,\"maxRetries\":0,\"onFailure\":\"notify\",\"onFailureMode\":\"transition\"}" >"$TRASH/flipjob.json" &&
+	ts jobs add "$TRASH/flipjob.json" >/dev/null &&
+	wait_for "test \"\$(cat \"$TRASH/flip.n\" 2>/dev/null)\" -ge 5" 60 &&
+	ts jobs remove flipjob >/dev/null && sleep 2 &&
+	id1=$(sed -n 1p "$TRASH/flip.ids") && id2=$(sed -n 2p "$TRASH/flip.ids") &&
+	id3=$(sed -n 3p "$TRASH/flip.ids") && id4=$(sed -n 4p "$TRASH/flip.ids") &&
+	test "$(jq -r .onFailure "$SPOOL/failed/$id1.json")" = notify &&
+	test "$(jq -r .alert "$TRASH/al.$id1.onfailure")" = failed &&
+	! test -e "$TRASH/al.$id2.onfailure" &&
+	test "$(jq -r .alert "$TRASH/al.$id3.onrecovery")" = recovered &&
+	test "$(jq -r .alert "$TRASH/al.$id4.onfailure")" = failed &&
+	test "$(find "$TRASH" -maxdepth 1 -name "al.flipjob.*" | wc -l)" = 3
+'
+
 test_expect_success "config on_failure: the default code for tasks without one" '
 	stop_daemon e1 &&
 	echo "on_failure = notify" >>"$CONF" &&
