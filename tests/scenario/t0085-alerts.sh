@@ -9,7 +9,7 @@
 # once after retries), its stdin the envelope plus "alert":"failed",
 # alertFor and a child traceparent; the config's on_failure; the
 # transition mode over tasks of one jobCode (fail, fail, ok, fail ->
-# failed, recovered, failed); an alert task that fails raises nothing;
+# failed, recovered, failed; also for a recurring job's fires); an alert task that fails raises nothing;
 # a kill -9 + restart does not duplicate an alert; a code without a hook
 # waits in incoming/.
 . "$(dirname "$0")/test-lib.sh"
