@@ -124,6 +124,21 @@ prev_read(int dfd, const char *job)
 	return p;
 }
 
+/* Whether the encoded task file out is one the claim will accept (size,
+ * executeParams depth: the envelope nests the hook's result). */
+static int
+alert_file_ok(const struct buf *out)
+{
+	struct task t;
+	struct task_error err;
+	int ok;
+
+	task_init(&t);
+	ok = task_decode(out->data, out->len, &t, &err) == 0;
+	task_fini(&t);
+	return ok;
+}
+
 /* Publish the alert task of kind for c into incoming/ (O_EXCL). */
 static int
 alert_publish(struct node *n, const struct commit *c, enum alert_kind kind)
@@ -156,6 +171,23 @@ alert_publish(struct node *n, const struct commit *c, enum alert_kind kind)
 	t.params_len = params.len;
 	snprintf(file, sizeof(file), "%s.json", t.request_id);
 	rc = task_encode(&t, &out);
+	if (rc == 0 && !alert_file_ok(&out)) {
+		/* Too large or too deep a result for a task file: the
+		 * alert carries the envelope's identity only. */
+		buf_reset(&params);
+		buf_reset(&out);
+		rc = buf_printf(&params, "{\"requestId\":\"%s\",\"taskCode\":"
+		    "\"%s\",\"status\":\"%s\",\"envelopeOmitted\":true,"
+		    "\"alert\":\"%s\"}", c->id, c->code, c->dest ==
+		    SPOOL_FAILED ? "FAILED" : "SUCCESS", kind ==
+		    ALERT_KIND_FAILED ? "failed" : "recovered");
+		t.params = params.data;
+		t.params_len = params.len;
+		if (rc == 0)
+			rc = task_encode(&t, &out);
+		log_warn("%s: its result does not fit in an alert task; "
+		    "the alert carries no envelope", c->id);
+	}
 	t.params = NULL;
 	if (rc == 0 && spool_publish(&n->sp, n->sp.dir[SPOOL_INCOMING], file,
 	    out.data, out.len, -1, SPOOL_PUBLISH_EXCL) != 0) {
@@ -190,8 +222,8 @@ node_alert_conclude(struct node *n, struct commit *c)
 	enum alert_kind kind;
 	int failed = c->dest == SPOOL_FAILED, dfd = -1, rc = 0;
 
-	if (r->done || r->is_alert || (c->dest != SPOOL_FAILED &&
-	    c->dest != SPOOL_DONE))
+	if (r->done || r->is_alert || r->code[0] == '\0' || (c->dest !=
+	    SPOOL_FAILED && c->dest != SPOOL_DONE))
 		return 0;
 	if (r->mode == ALERT_MODE_TRANSITION) {
 		if ((dfd = alerts_dir(n)) < 0) {
@@ -202,8 +234,7 @@ node_alert_conclude(struct node *n, struct commit *c)
 		prev = prev_read(dfd, r->job);
 	}
 	kind = alert_decide((enum alert_mode)r->mode, prev, failed, 0);
-	if (kind != ALERT_KIND_NONE && r->code[0] != '\0' &&
-	    alert_publish(n, c, kind) != 0) {
+	if (kind != ALERT_KIND_NONE && alert_publish(n, c, kind) != 0) {
 		log_warn("%s: cannot publish its alert task (retried every "
 		    "second)", c->id);
 		rc = -1;

@@ -144,6 +144,22 @@ test_expect_success "onFailure: a task failing after 2 retries raises one alert"
 	test "$(jq -r .attempt "$TRASH/al.ar1.onfailure")" = 3
 '
 
+test_expect_success "onFailure: a result too deep for a task file: the alert carries no envelope" '
+	cat >"$HOOKS/deepfail" <<H &&
+#!/bin/sh
+python3 -c "print(\"[\" * 32 + \"]\" * 32)" >"\$TASKSPOOL_RESULT_FILE"
+exit 1
+H
+	chmod +x "$HOOKS/deepfail" &&
+	task ad1 deepfail "\"onFailure\":\"notify\"" &&
+	wait_terminal ad1 &&
+	wait_for "test \"\$(state_of ad1.onfailure)\" = done" && sleep 1 &&
+	test "$(jq -r .alert "$TRASH/al.ad1.onfailure")" = failed &&
+	test "$(jq -r .status "$TRASH/al.ad1.onfailure")" = FAILED &&
+	test "$(jq -r .requestId "$TRASH/al.ad1.onfailure")" = ad1 &&
+	test "$(jq -r .envelopeOmitted "$TRASH/al.ad1.onfailure")" = true
+'
+
 test_expect_success "onFailure: an alert task that fails raises nothing" '
 	task an1 fail "\"onFailure\":\"notifyfail\"" &&
 	wait_terminal an1 &&
