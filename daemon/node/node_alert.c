@@ -255,3 +255,33 @@ node_alert_conclude(struct node *n, struct commit *c)
 		r->done = 1;
 	return rc;
 }
+
+/*
+ * The alert of a conclusion whose move a crash interrupted
+ * (node_recover.c: results/<id>.json durable, the task file still in
+ * active/): as node_alert_conclude for the task t ending in dest with
+ * the envelope res (len bytes, borrowed).  The O_EXCL publish makes it
+ * a no-op when the alert task was published before the crash.  Returns
+ * 0, or -1 (logged; the caller leaves the move for its next pass).
+ */
+int
+node_alert_interrupted(struct node *n, const struct task *t,
+    enum spool_dir dest, const char *res, size_t len)
+{
+	struct commit c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	snprintf(c.id, sizeof(c.id), "%s", t->request_id);
+	snprintf(c.code, sizeof(c.code), "%s", t->task_code);
+	c.dest = dest;
+	node_alert_prepare(n, t, &c.alert);
+	buf_init(&c.result, 0);
+	if (c.alert.code[0] == '\0' || c.alert.is_alert)
+		return 0;
+	if (buf_append(&c.result, res, len) != 0)
+		return -1;
+	rc = node_alert_conclude(n, &c);
+	buf_fini(&c.result);
+	return rc;
+}

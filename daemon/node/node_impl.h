@@ -258,6 +258,11 @@ void node_alert_prepare(const struct node *n, const struct task *t,
  * any, before its terminal move.  Returns 0, or -1 (retry later). */
 int node_alert_conclude(struct node *n, struct commit *c);
 
+/* node_alert.c: the same for a move a crash interrupted (node_recover.c);
+ * res: the durable envelope (borrowed).  Returns 0 or -1. */
+int node_alert_interrupted(struct node *n, const struct task *t,
+    enum spool_dir dest, const char *res, size_t len);
+
 /*
  * While in back-pressure, once a second: publish PROBE_BYTES into state/
  * by the writer protocol (tmp + fsync + rename) and remove it.  When that

@@ -243,6 +243,21 @@ test_expect_success "config on_failure: the default code for tasks without one" 
 	! test -e "$TRASH/al.cs1.onfailure"
 '
 
+# The crash window between results/<id>.json and the move into failed/:
+# the recovering daemon completes the move and publishes the alert.
+test_expect_success "kill -9 between the result and the move: the restart raises the alert once" '
+	stop_daemon e1 &&
+	jq -c ".requestId = \"cr1\"" "$SPOOL/results/f1.json" >"$SPOOL/results/cr1.json" &&
+	mkdir -p "$SPOOL/active/e1" &&
+	printf "%s" "{\"requestId\":\"cr1\",\"taskCode\":\"fail\",\"maxRetries\":0,\"onFailure\":\"notify\"}" >"$SPOOL/active/e1/cr1.json" &&
+	start_daemon e1 -j 2 &&
+	wait_for "test \"\$(state_of cr1)\" = failed" &&
+	wait_for "test \"\$(state_of cr1.onfailure)\" = done" && sleep 1 &&
+	test "$(jq -s length "$TRASH/al.cr1.onfailure")" = 1 &&
+	test "$(jq -r .alert "$TRASH/al.cr1.onfailure")" = failed &&
+	test "$(jq -r .requestId "$TRASH/al.cr1.onfailure")" = cr1
+'
+
 # A hook run lost to the kill -9 is retried (at least once, as any task):
 # the same alert task with the same stdin, never a second alert task.
 test_expect_success "kill -9 + restart does not duplicate an alert" '
