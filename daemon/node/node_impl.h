@@ -95,7 +95,7 @@ struct node_alert_req {
 	char code[TASK_CODE_MAX + 1];	/* onFailure, or the config's; "" */
 	int mode;			/* enum alert_mode */
 	int is_alert;			/* the task has alertFor: no alert */
-	int done;			/* raised (or none due) for this commit */
+	int done;			/* raised, or none due, once */
 	char job[TASK_CODE_MAX + 1];	/* jobCode; "" = none */
 	char traceparent[TRACEPARENT_LEN + 1];	/* the task's; "" = none */
 };
