@@ -11,8 +11,9 @@
 # transition mode over tasks of one jobCode (fail, fail, ok, fail ->
 # failed, recovered, failed; also for a recurring job's fires); an alert task that fails raises nothing;
 # a kill -9 + restart does not duplicate an alert; a code without a hook
-# waits in incoming/.
+# waits in incoming/; the same in cluster mode (Redis).
 . "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
 AM_HOOK=$(cd "$(dirname "$0")/../.." && pwd)/hooks/examples/alert-alertmanager
 
 cat >"$HOOKS/fail" <<'H'
@@ -273,6 +274,25 @@ test_expect_success "kill -9 + restart does not duplicate an alert" '
 		test "$(find "$SPOOL" -name "k$i.onfailure*" ! -path "*/results/*" ! -path "*/logs/*" | wc -l)" = 1 &&
 		test "$(jq -s "unique | length" "$TRASH/al.k$i.onfailure")" = 1 || return 1
 	done
+'
+
+test_expect_success "cluster mode (Redis): one alert task per FAILED task, none for a success" '
+	stop_daemon e1 &&
+	redis_setup &&
+	start_daemon c1 -j 2 &&
+	for i in 1 2 3; do task cl$i fail "\"onFailure\":\"notify\"" || return 1; done &&
+	task cls ok "\"onFailure\":\"notify\"" &&
+	for i in 1 2 3; do
+		wait_terminal cl$i &&
+		wait_for "test \"\$(state_of cl$i.onfailure)\" = done" || return 1
+	done &&
+	wait_terminal cls && sleep 1 &&
+	for i in 1 2 3; do
+		test "$(jq -s length "$TRASH/al.cl$i.onfailure")" = 1 &&
+		test "$(jq -r .alertFor "$SPOOL/done/cl$i.onfailure.json")" = cl$i || return 1
+	done &&
+	! test -e "$TRASH/al.cls.onfailure" &&
+	stop_daemon c1
 '
 
 test_done
