@@ -9,9 +9,11 @@
 # once after retries), its stdin the envelope plus "alert":"failed",
 # alertFor and a child traceparent; the config's on_failure; the
 # transition mode over tasks of one jobCode (fail, fail, ok, fail ->
-# failed, recovered, failed; also for a recurring job's fires); an alert task that fails raises nothing;
-# a kill -9 + restart does not duplicate an alert; a code without a hook
-# waits in incoming/; the same in cluster mode (Redis).
+# failed, recovered, failed; also for a recurring job's fires); an
+# alert task that fails raises nothing; a kill -9 + restart does not
+# duplicate an alert, and one between the result and the move still
+# raises it; a code without a hook waits in incoming/; a result too
+# deep for a task file; the basic case in cluster mode (Redis).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 AM_HOOK=$(cd "$(dirname "$0")/../.." && pwd)/hooks/examples/alert-alertmanager
