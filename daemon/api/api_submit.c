@@ -39,7 +39,8 @@
 static const char *const submit_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs", "runAt",
 	"executeParams", "callbackUrl", "maxRetries", "timeoutSec", "route",
-	"shardKey", "traceparent", "batchId", "dependsOn", NULL
+	"shardKey", "traceparent", "batchId", "dependsOn", "onFailure",
+	"onFailureMode", NULL
 };
 
 

@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+#include "core/buf.h"
+
 enum alert_mode {
 	ALERT_MODE_EVERY,	/* each task that ends FAILED (default) */
 	ALERT_MODE_TRANSITION	/* first FAILED after a SUCCESS; recovery */
@@ -70,5 +72,28 @@ enum alert_kind alert_decide(enum alert_mode mode, enum alert_prev prev,
  */
 int alert_request_id(const char *id, enum alert_kind kind, size_t max,
     char *out, size_t outlen);
+
+/*
+ * The state file state/alerts/<jobCode> (the job's last outcome): one
+ * word and a newline, "SUCCESS\n" or "FAILED\n".  alert_prev_parse()
+ * reads len bytes at data (hostile: anything else, a missing newline
+ * included, is refused) into *prev; returns 0, or -1 (the caller treats
+ * the job as having no outcome yet and rewrites the file).
+ * alert_prev_word() is the file's text for failed (1) or success (0): a
+ * static string.  Pure.
+ */
+int alert_prev_parse(const char *data, size_t len, enum alert_prev *prev);
+const char *alert_prev_word(int failed);
+
+/*
+ * The alert task's executeParams: the result envelope (len bytes at
+ * env, a JSON object as result.c writes it, borrowed) with the member
+ * "alert":"failed" or "alert":"recovered" (per kind) added before its
+ * closing brace, appended to out.  Returns 0, or -1 (errno EINVAL: env
+ * is not '{' ... '}' after trimming white space, or kind is NONE;
+ * ENOMEM/EFBIG from buf).  Pure.
+ */
+int alert_params(const char *env, size_t len, enum alert_kind kind,
+    struct buf *out);
 
 #endif

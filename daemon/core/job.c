@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alert.h"
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
 #include "core/suggest.h"
@@ -62,6 +63,7 @@ job_init(struct job *j)
 	j->overlap = JOB_OVERLAP_FORBID;
 	j->enabled = 1;
 	j->start_ms = j->end_ms = j->created_ms = -1;
+	j->on_failure_mode = -1;
 }
 
 void
@@ -125,7 +127,8 @@ static const char *const job_members[] = {
 	"jobCode", "taskCode", "cron", "fixedRateMs", "fixedDelayMs",
 	"dialect", "timezone", "executeParams", "route", "maxRetries",
 	"timeoutSec", "misfire", "misfireCap", "overlap", "enabled",
-	"startAt", "endAt", "createdAt", "jitterMs"
+	"startAt", "endAt", "createdAt", "jitterMs", "onFailure",
+	"onFailureMode"
 };
 
 static int
@@ -230,6 +233,10 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		return get_time(v, k, &j->end_ms, err);
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &j->created_ms, err);
+	if (strcmp(k, "onFailure") == 0)
+		return task_json_name(v, k, TASK_CODE_MAX, j->on_failure, err);
+	if (strcmp(k, "onFailureMode") == 0)
+		return task_json_alert_mode(v, k, &j->on_failure_mode, err);
 	if (strcmp(k, "jitterMs") == 0)
 		return jsonfield_int(v, k, 0, JOB_JITTER_MAX_MS, &j->jitter_ms,
 		    err);
@@ -419,6 +426,13 @@ job_encode(const struct job *j, struct buf *out)
 	if (j->timeout_sec >= 0)
 		bad |= json_object_set_new(o, "timeoutSec",
 		    json_integer(j->timeout_sec));
+	if (j->on_failure[0] != '\0')
+		bad |= json_object_set_new(o, "onFailure",
+		    json_string(j->on_failure));
+	if (j->on_failure_mode >= 0)
+		bad |= json_object_set_new(o, "onFailureMode", json_string(
+		    j->on_failure_mode == ALERT_MODE_TRANSITION ?
+		    "transition" : "every"));
 	if (j->created_ms >= 0)
 		bad |= jsonfield_put_time(o, "createdAt", j->created_ms);
 	s = bad ? NULL : json_dumps(o, JSON_COMPACT);
@@ -476,6 +490,10 @@ job_diff(const struct job *a, const struct job *b)
 		return "maxRetries";
 	if (a->timeout_sec != b->timeout_sec)
 		return "timeoutSec";
+	if (strcmp(a->on_failure, b->on_failure) != 0)
+		return "onFailure";
+	if (a->on_failure_mode != b->on_failure_mode)
+		return "onFailureMode";
 	if (a->misfire != b->misfire)
 		return "misfire";
 	if (a->misfire_cap != b->misfire_cap)
@@ -817,6 +835,8 @@ job_make_task(const struct job *j, int64_t t_ms, struct task *out)
 	out->max_retries = j->max_retries;
 	out->timeout_sec = j->timeout_sec;
 	out->trigger_ms = t_ms;
+	memcpy(out->on_failure, j->on_failure, sizeof(out->on_failure));
+	out->on_failure_mode = j->on_failure_mode;
 	if ((out->params = malloc(plen + 1)) == NULL)
 		goto nomem;
 	memcpy(out->params, params, plen);

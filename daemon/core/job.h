@@ -141,6 +141,9 @@ struct job {
 	int64_t end_ms;		/* endAt, epoch ms; -1 = absent */
 	int64_t jitter_ms;	/* 0..JOB_JITTER_MAX_MS */
 	int64_t created_ms;	/* createdAt, epoch ms; -1 = absent */
+	char on_failure[TASK_CODE_MAX + 1];	/* onFailure; "" = absent */
+	int on_failure_mode;	/* onFailureMode: -1 absent, else an enum
+				 * alert_mode (core/alert.h) */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "core/jsontext.h"
 #include "core/suggest.h"
 #include "core/traceparent.h"
+#include "core/alert.h"
 #include "core/tstime.h"
 
 /* The refusal of jsonfield.h, under the short name the decoders use. */
@@ -94,6 +95,7 @@ task_init(struct task *t)
 	t->max_retries = t->timeout_sec = -1;
 	t->shard_index = t->shard_total = -1;
 	t->created_ms = t->not_before_ms = t->trigger_ms = -1;
+	t->on_failure_mode = -1;
 }
 
 void
@@ -113,6 +115,19 @@ task_fini(struct task *t)
 	depend_list_fini(&t->depends);
 	depend_list_fini(&t->released);
 	task_init(t);
+}
+
+int
+task_json_alert_mode(json_t *v, const char *field, int *out,
+    struct task_error *err)
+{
+	enum alert_mode m;
+
+	if (!json_is_string(v) ||
+	    alert_mode_parse(json_string_value(v), &m) != 0)
+		return fail(err, field, "must be \"every\" or \"transition\"");
+	*out = (int)m;
+	return 0;
 }
 
 int
@@ -140,7 +155,8 @@ static const char *const task_members[] = {
 	"runAt", "executeParams", "callbackUrl", "maxRetries", "timeoutSec",
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
 	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
-	"traceparent", "dependsOn", "releasedBy"
+	"traceparent", "dependsOn", "releasedBy", "onFailure", "onFailureMode",
+	"alertFor"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -560,6 +576,12 @@ decode_member(struct task *t, const char *k, json_t *v,
 	if (strcmp(k, "batchId") == 0)
 		return task_json_name(v, k, TASK_BATCH_ID_MAX, t->batch_id,
 		    err);
+	if (strcmp(k, "onFailure") == 0)
+		return task_json_name(v, k, TASK_CODE_MAX, t->on_failure, err);
+	if (strcmp(k, "alertFor") == 0)
+		return task_json_name(v, k, TASK_ID_MAX, t->alert_for, err);
+	if (strcmp(k, "onFailureMode") == 0)
+		return task_json_alert_mode(v, k, &t->on_failure_mode, err);
 	if (strcmp(k, "createdAt") == 0)
 		return get_time(v, k, &t->created_ms, err);
 	if (strcmp(k, "notBefore") == 0)
@@ -855,6 +877,14 @@ task_encode(const struct task *t, struct buf *out)
 		json_object_set_new(o, "appId", json_string(t->app_id));
 	if (t->batch_id[0] != '\0')
 		json_object_set_new(o, "batchId", json_string(t->batch_id));
+	if (t->on_failure[0] != '\0')
+		json_object_set_new(o, "onFailure", json_string(t->on_failure));
+	if (t->on_failure_mode >= 0)
+		json_object_set_new(o, "onFailureMode", json_string(
+		    t->on_failure_mode == ALERT_MODE_TRANSITION ?
+		    "transition" : "every"));
+	if (t->alert_for[0] != '\0')
+		json_object_set_new(o, "alertFor", json_string(t->alert_for));
 	if (t->created_ms >= 0)
 		jsonfield_put_time(o, "createdAt", t->created_ms);
 	if (t->not_before_ms >= 0)
@@ -954,6 +984,12 @@ task_diff(const struct task *a, const struct task *b)
 		return "appId";
 	if (strcmp(a->batch_id, b->batch_id) != 0)
 		return "batchId";
+	if (strcmp(a->on_failure, b->on_failure) != 0)
+		return "onFailure";
+	if (a->on_failure_mode != b->on_failure_mode)
+		return "onFailureMode";
+	if (strcmp(a->alert_for, b->alert_for) != 0)
+		return "alertFor";
 	if (a->created_ms != b->created_ms)
 		return "createdAt";
 	if (a->not_before_ms != b->not_before_ms)

@@ -90,6 +90,12 @@ struct task {
 	size_t nattempts;
 	struct depend_list depends;	/* dependsOn; n == 0: absent */
 	struct depend_list released;	/* releasedBy; n == 0: absent */
+	char on_failure[TASK_CODE_MAX + 1];	/* onFailure taskCode (README
+					 * "Failure alerts"); "" = none */
+	int on_failure_mode;		/* onFailureMode: -1 absent, else an
+					 * enum alert_mode (core/alert.h) */
+	char alert_for[TASK_ID_MAX + 1];	/* alertFor: the requestId this
+					 * alert task is about; "" = none */
 };
 
 /* Initialise t to an empty task (all optional members absent). */
@@ -188,6 +194,15 @@ int task_app_id_ok(const char *s);
  * pattern (jsonfield.h's conventions).
  */
 int task_json_name(json_t *v, const char *field, size_t max, char *out,
+    struct task_error *err);
+
+/*
+ * The member onFailureMode of a task or job file (README "Failure
+ * alerts"): the JSON string "every" or "transition" (alert_mode_parse,
+ * core/alert.h), stored as an enum alert_mode in *out.  Returns 0, or
+ * -1 with *err naming field.
+ */
+int task_json_alert_mode(json_t *v, const char *field, int *out,
     struct task_error *err);
 
 /*

@@ -90,6 +90,11 @@ commit_move(struct node *n, struct commit *c)
 		buf_reset(&c->cb);
 		callback_sender_wake(n->cbs);
 	}
+	/* The alert task too is published before the move (O_EXCL). */
+	if (node_alert_conclude(n, c) != 0) {
+		c->next_try_mono = tstime_mono_ms() + 1000;
+		return -1;
+	}
 	if (renameat(c->from_self ? n->sp.self : c->srcfd, c->name,
 	    n->sp.dir[c->dest], c->name) == 0) {
 		if (c->dest == SPOOL_FAILED)	/* once: this move did it */
@@ -392,6 +397,7 @@ commit_new(struct node *n, const struct task *t, int srcfd, const char *name,
 	snprintf(c->id, sizeof(c->id), "%s", t->request_id);
 	snprintf(c->code, sizeof(c->code), "%s", t->task_code);
 	c->nattempts = (long)t->nattempts;
+	node_alert_prepare(n, t, &c->alert);
 	buf_init(&c->result, 0);
 	buf_init(&c->cb, 0);
 	if (result_encode(t, ri, &c->result) != 0) {

@@ -90,6 +90,16 @@ struct workdir {
 };
 
 /* A terminal transition waiting for its result to be written. */
+/* What a conclusion needs to raise the onFailure alert (node_alert.c). */
+struct node_alert_req {
+	char code[TASK_CODE_MAX + 1];	/* onFailure, or the config's; "" */
+	int mode;			/* enum alert_mode */
+	int is_alert;			/* the task has alertFor: no alert */
+	int done;			/* raised, or none due, once */
+	char job[TASK_CODE_MAX + 1];	/* jobCode; "" = none */
+	char traceparent[TRACEPARENT_LEN + 1];	/* the task's; "" = none */
+};
+
 struct commit {
 	struct commit *next;
 	int srcfd;			/* own dup of the source directory,
@@ -112,6 +122,7 @@ struct commit {
 	int attempt;			/* the attempt concluded */
 	char code[TASK_CODE_MAX + 1];	/* for the index (index.h) */
 	long nattempts;			/* attempts with this one */
+	struct node_alert_req alert;	/* onFailure (node_alert.c) */
 };
 
 struct node {
@@ -237,6 +248,20 @@ int node_spool_full(struct node *n, int e, const char *what);
  * (result: its envelope, borrowed); best-effort, errors logged. */
 void node_alert_hook(struct node *n, const char *id, const char *code,
     const void *result, size_t len);
+
+/* node_alert.c: fill r from the task t and the config (onFailure,
+ * onFailureMode, on_failure, on_failure_mode); see there. */
+void node_alert_prepare(const struct node *n, const struct task *t,
+    struct node_alert_req *r);
+
+/* node_alert.c: publish the alert task the conclusion of c raises, if
+ * any, before its terminal move.  Returns 0, or -1 (retry later). */
+int node_alert_conclude(struct node *n, struct commit *c);
+
+/* node_alert.c: the same for a move a crash interrupted (node_recover.c);
+ * res: the durable envelope (borrowed).  Returns 0 or -1. */
+int node_alert_interrupted(struct node *n, const struct task *t,
+    enum spool_dir dest, const char *res, size_t len);
 
 /*
  * While in back-pressure, once a second: publish PROBE_BYTES into state/

@@ -135,6 +135,11 @@ orphan_result(struct node *n, int dirfd, const char *name, const char *id,
 			free(res);
 			return 1;
 		}
+		/* Its alert task too (O_EXCL: once). */
+		if (node_alert_interrupted(n, t, dest, res, rlen) != 0) {
+			free(res);
+			return 1;
+		}
 		/* Its record may have been lost with the crash. */
 		node_record(n, RECORDS_RESULT, id, t, NULL, res, rlen);
 		free(res);

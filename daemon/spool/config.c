@@ -11,11 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alert.h"
 #include "core/buf.h"
 #include "core/delivery.h"
 #include "core/limitspec.h"
 #include "core/ssrf.h"
 #include "core/suggest.h"
+#include "core/task.h"
 #include "core/whsign.h"
 #include "spool/readfd.h"
 #include "spool/log.h"
@@ -50,6 +52,10 @@ static const struct key_def keys[] = {
 	S(node_id, "", "this daemon's node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
 	    "; empty = <host>-<yyyymmdd>-<nn> (daemon)"),
 	S(log_level, "info", "error | warning | info | debug"),
+	S(on_failure, "", "taskCode of the alert task raised for a task "
+	    "without onFailure that ends FAILED; empty = none"),
+	S(on_failure_mode, "every", "every | transition: default "
+	    "onFailureMode (README \"Failure alerts\")"),
 	L(slots, 0, 4096, "0", "hooks run at once by one daemon; 0 = number "
 	    "of CPUs"),
 	L(max_retries, 0, 100, "3", "default maxRetries of a task (attempts "
@@ -599,6 +605,17 @@ config_check(struct config *c, char *why, size_t whylen)
 	if (log_level_parse(c->log_level) < 0) {
 		snprintf(why, whylen, "log_level: \"%s\" is not one of error, "
 		    "warning, info, debug", c->log_level);
+		return -1;
+	}
+	if (c->on_failure[0] != '\0' &&
+	    !task_name_ok(c->on_failure, TASK_CODE_MAX)) {
+		snprintf(why, whylen, "on_failure: \"%s\" does not match "
+		    "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", c->on_failure);
+		return -1;
+	}
+	if (alert_mode_parse(c->on_failure_mode, &(enum alert_mode){ 0 })) {
+		snprintf(why, whylen, "on_failure_mode: \"%s\" is not one of "
+		    "every, transition", c->on_failure_mode);
 		return -1;
 	}
 	if (log_format_parse(c->log_format) < 0) {

@@ -35,6 +35,8 @@ struct config {
 	char hooks_dir[CONFIG_PATH_MAX]; /* "" = <spool>/hooks */
 	char node_id[CONFIG_NODE_MAX + 1]; /* "" = host name */
 	char log_level[16];
+	char on_failure[65];	/* default onFailure taskCode; "" = none */
+	char on_failure_mode[16]; /* default onFailureMode: every|transition */
 	long slots;		/* concurrent hooks per daemon; 0 = CPUs */
 	long max_retries;	/* default maxRetries of a task */
 	long timeout_sec;	/* default timeoutSec of a task */

@@ -85,6 +85,17 @@ test_expect_success 'a request signed by hand with openssl dgst (API.md §10) is
 	wait_terminal by-hand
 '
 
+test_expect_success 'onFailure and onFailureMode are accepted (README "Failure alerts"), a bad one is 422 naming it' '
+	st=$(sreq POST /api/tasks "$(body "{\"requestId\":\"alerting\",\"taskCode\":\"echo\",\"onFailure\":\"echo\",\"onFailureMode\":\"transition\"}")") &&
+	test "$st" = 202 && wait_terminal alerting &&
+	test "$(jq -r .onFailure "$SPOOL/done/alerting.json")" = echo &&
+	test "$(jq -r .onFailureMode "$SPOOL/done/alerting.json")" = transition &&
+	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"onFailure\":\"no way\"}")") && expect 422 VALIDATION_FAILED &&
+	test "$(jq -r ".errors[0].field" "$TRASH/body")" = onFailure &&
+	st=$(sreq POST /api/tasks "$(body "{\"taskCode\":\"echo\",\"alertFor\":\"x\"}")") && expect 422 VALIDATION_FAILED &&
+	test "$(jq -r ".errors[0].field" "$TRASH/body")" = alertFor
+'
+
 test_expect_success 'same requestId and body again: 202 replay with the current status' '
 	st=$(sreq POST /api/tasks "$(body "{\"requestId\":\"by-hand\",\"taskCode\":\"echo\"}")") &&
 	test "$st" = 202 &&

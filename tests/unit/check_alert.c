@@ -8,6 +8,7 @@
  * suffix.  The hashes were computed outside the code (Python hashlib and
  * sha256sum(1) of the same bytes).
  */
+#include <errno.h>
 #include <string.h>
 
 #include <check.h>
@@ -131,6 +132,71 @@ START_TEST(test_request_id_long)
 }
 END_TEST
 
+/* The state file: exactly "SUCCESS\n" or "FAILED\n" (alert.h). */
+START_TEST(test_prev_parse)
+{
+	static const char *const bad[] = { "SUCCESS", "FAILED", "failed\n",
+	    "SUCCESS\n\n", " FAILED\n", "", "NONE\n", "SUCCESS\0" };
+	enum alert_prev p = ALERT_PREV_NONE;
+
+	ck_assert_int_eq(alert_prev_parse("SUCCESS\n", 8, &p), 0);
+	ck_assert_int_eq(p, PS);
+	ck_assert_int_eq(alert_prev_parse("FAILED\n", 7, &p), 0);
+	ck_assert_int_eq(p, PF);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t n = strlen(bad[i]) + (i == 7 ? 1 : 0);
+
+		p = PN;
+		ck_assert_int_eq(alert_prev_parse(bad[i], n, &p), -1);
+		ck_assert_int_eq(p, PN);
+	}
+	ck_assert_str_eq(alert_prev_word(1), "FAILED\n");
+	ck_assert_str_eq(alert_prev_word(0), "SUCCESS\n");
+}
+END_TEST
+
+/* The params: the envelope with "alert" added before its last brace. */
+START_TEST(test_params)
+{
+	static const struct {
+		const char *env;
+		enum alert_kind kind;
+		const char *want;
+	} c[] = {
+		{ "{\"requestId\":\"a\",\"status\":\"FAILED\"}\n", KF,
+		  "{\"requestId\":\"a\",\"status\":\"FAILED\","
+		  "\"alert\":\"failed\"}" },
+		{ "  {\"status\":\"SUCCESS\"} ", KR,
+		  "{\"status\":\"SUCCESS\",\"alert\":\"recovered\"}" },
+		{ "{ }", KF, "{ \"alert\":\"failed\"}" },
+		{ "{}", KR, "{\"alert\":\"recovered\"}" },
+	};
+	static const char *const bad[] = { "", "[]", "{", "}", "x{}", "{}x",
+	    "  " };
+	struct buf b;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		buf_init(&b, 0);
+		ck_assert_int_eq(alert_params(c[i].env, strlen(c[i].env),
+		    c[i].kind, &b), 0);
+		ck_assert_uint_eq(b.len, strlen(c[i].want));
+		ck_assert_int_eq(memcmp(b.data, c[i].want, b.len), 0);
+		buf_fini(&b);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		buf_init(&b, 0);
+		errno = 0;
+		ck_assert_int_eq(alert_params(bad[i], strlen(bad[i]), KF, &b),
+		    -1);
+		ck_assert_int_eq(errno, EINVAL);
+		buf_fini(&b);
+	}
+	buf_init(&b, 0);
+	ck_assert_int_eq(alert_params("{}", 2, KN, &b), -1);
+	buf_fini(&b);
+}
+END_TEST
+
 static Suite *
 alert_suite(void)
 {
@@ -142,6 +208,8 @@ alert_suite(void)
 	tcase_add_test(tc, test_mode_parse);
 	tcase_add_test(tc, test_request_id_short);
 	tcase_add_test(tc, test_request_id_long);
+	tcase_add_test(tc, test_prev_parse);
+	tcase_add_test(tc, test_params);
 	suite_add_tcase(s, tc);
 	return s;
 }

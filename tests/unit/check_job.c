@@ -17,6 +17,7 @@
 
 #include <check.h>
 
+#include "core/alert.h"
 #include "core/buf.h"
 #include "core/cron.h"
 #include "core/job.h"
@@ -416,6 +417,10 @@ START_TEST(test_rules_members)
 	bad_m("\"cron\":\"@daily\",\"startAt\":\"2024-06-02T00:00:00Z\","
 	    "\"endAt\":\"2024-06-01T23:59:59.999Z\"", "startAt",
 	    "must not be after endAt");
+	bad_m("\"cron\":\"@daily\",\"onFailure\":\"a/b\"", "onFailure",
+	    "[A-Za-z0-9]");
+	bad_m("\"cron\":\"@daily\",\"onFailureMode\":\"edge\"",
+	    "onFailureMode", "\"every\" or \"transition\"");
 	bad_m("\"cron\":\"@daily\",\"jitterMs\":-1", "jitterMs",
 	    "integer 0..3600000");
 	bad_m("\"cron\":\"@daily\",\"jitterMs\":3600001", "jitterMs",
@@ -1192,7 +1197,8 @@ START_TEST(test_make_task)
 {
 	static const char params[] = "{\"k\": [1 ,2]}";
 	char *m = unit_fmt("\"cron\":\"0 2 * * *\",\"route\":\"broadcast\","
-	    "\"maxRetries\":2,\"timeoutSec\":30,\"executeParams\":%s", params);
+	    "\"maxRetries\":2,\"timeoutSec\":30,\"onFailure\":\"page\","
+	    "\"onFailureMode\":\"transition\",\"executeParams\":%s", params);
 	char *s = doc(m);
 	struct task t, back;
 	struct task_error err;
@@ -1214,6 +1220,8 @@ START_TEST(test_make_task)
 	ck_assert_int_eq(t.timeout_sec, 30);
 	ck_assert(t.trigger_ms == T_20240601_0200 + 250);
 	ck_assert_str_eq(t.job_code, "j1");
+	ck_assert_str_eq(t.on_failure, "page");
+	ck_assert_int_eq(t.on_failure_mode, ALERT_MODE_TRANSITION);
 	ck_assert_int_eq(t.trigger, TASK_TRIGGER_NOW);
 	ck_assert(t.created_ms == -1);
 
@@ -1224,6 +1232,8 @@ START_TEST(test_make_task)
 	ck_assert_str_eq(back.request_id, t.request_id);
 	ck_assert_str_eq(back.params, params);
 	ck_assert_str_eq(back.job_code, "j1");
+	ck_assert_str_eq(back.on_failure, "page");
+	ck_assert_int_eq(back.on_failure_mode, ALERT_MODE_TRANSITION);
 	ck_assert(back.trigger_ms == t.trigger_ms);
 
 	/* Reusing a filled task frees the old contents; bad t fails clean. */

@@ -22,6 +22,7 @@
 
 #include <check.h>
 
+#include "core/alert.h"
 #include "core/buf.h"
 #include "core/task.h"
 #include "unit.h"
@@ -437,6 +438,17 @@ static const struct bad_case bad_cases[] = {
 	    "shardTotal", "integer" },
 	{ "shardTotal string", "{\"taskCode\":\"a\",\"shardTotal\":\"2\"}",
 	    "shardTotal", "integer" },
+	/* onFailure / onFailureMode / alertFor (README "Failure alerts") */
+	{ "onFailure bad", "{\"taskCode\":\"a\",\"onFailure\":\"-x\"}",
+	    "onFailure", "[A-Za-z0-9]" },
+	{ "onFailure number", "{\"taskCode\":\"a\",\"onFailure\":5}",
+	    "onFailure", "string" },
+	{ "mode other", "{\"taskCode\":\"a\",\"onFailureMode\":\"once\"}",
+	    "onFailureMode", "\"every\" or \"transition\"" },
+	{ "mode number", "{\"taskCode\":\"a\",\"onFailureMode\":1}",
+	    "onFailureMode", "\"every\" or \"transition\"" },
+	{ "alertFor bad", "{\"taskCode\":\"a\",\"alertFor\":\"a b\"}",
+	    "alertFor", "[A-Za-z0-9]" },
 	/* traceparent (W3C Trace Context §3.2) */
 	{ "tp number", "{\"taskCode\":\"a\",\"traceparent\":5}",
 	    "traceparent", "string" },
@@ -1156,6 +1168,31 @@ START_TEST(test_traceparent_member)
 }
 END_TEST
 
+/* The alert members: decoded, kept, encoded, round-tripped. */
+START_TEST(test_alert_members)
+{
+	static const char doc[] = "{\"taskCode\":\"c\",\"onFailure\":"
+	    "\"page.ops\",\"onFailureMode\":\"transition\",\"alertFor\":"
+	    "\"r-1.onfailure\"}";
+	struct task t;
+
+	task_init(&t);
+	ck_assert_str_eq(t.on_failure, "");
+	ck_assert_int_eq(t.on_failure_mode, -1);
+	expect_accept("doc", doc, &t);
+	ck_assert_str_eq(t.on_failure, "page.ops");
+	ck_assert_int_eq(t.on_failure_mode, ALERT_MODE_TRANSITION);
+	ck_assert_str_eq(t.alert_for, "r-1.onfailure");
+	roundtrip(&t);
+	task_fini(&t);
+	expect_accept("every", "{\"taskCode\":\"c\",\"onFailureMode\":"
+	    "\"every\"}", &t);
+	ck_assert_int_eq(t.on_failure_mode, ALERT_MODE_EVERY);
+	roundtrip(&t);
+	task_fini(&t);
+}
+END_TEST
+
 /* ---- attempts history ------------------------------------------------- */
 
 START_TEST(test_attempts_cap)
@@ -1433,6 +1470,7 @@ task_suite(void)
 	tcase_add_test(tc, test_roundtrip_struct);
 	tcase_add_test(tc, test_roundtrip_decoded);
 	tcase_add_test(tc, test_traceparent_member);
+	tcase_add_test(tc, test_alert_members);
 	tcase_add_test(tc, test_attempts_cap);
 	tcase_add_test(tc, test_outcome_names);
 	tcase_add_test(tc, test_attempt_encode);
