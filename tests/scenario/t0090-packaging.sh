@@ -137,7 +137,7 @@ test_expect_success 'completion: the commands of taskspool --help, a prefix, glo
 
 test_expect_success 'completion: list --state offers the states of list --help; jobs the subcommands of jobs --help' '
 	"$TS" list --help | tr "[]| " "\n\n\n\n" | grep -x "[A-Z][A-Z][A-Z]*" | sort >"$TRASH/states" &&
-	test "$(wc -l <"$TRASH/states")" = 8 &&
+	test "$(wc -l <"$TRASH/states")" = 10 &&
 	comp "taskspool list --state " >"$TRASH/got" && cmp "$TRASH/states" "$TRASH/got" &&
 	"$TS" jobs --help | sed -n "s/^\(usage:\)\{0,1\} *taskspool jobs \([a-z-]*\).*/\2/p" |
 	    sort -u >"$TRASH/subs" &&
@@ -147,7 +147,7 @@ test_expect_success 'completion: list --state offers the states of list --help; 
 	test "$(cat "$TRASH/got")" = "$(printf -- "--wait\n--wait-timeout")"
 '
 
-test_expect_success 'completion from the spool: hooks after --code, job codes, pending tasks for cancel' '
+test_expect_success 'completion from the spool: hooks after --code, job codes, pending tasks for cancel and hold, held ones for release' '
 	cp "$PROBE" "$HOOKS/zz-second" &&
 	test "$(comp "taskspool -c $CONF submit --code ")" = "$(printf "probe\nzz-second")" &&
 	printf "{\"jobCode\":\"nightly\",\"taskCode\":\"probe\",\"cron\":\"0 3 * * *\"}" >"$TRASH/j.json" &&
@@ -156,6 +156,12 @@ test_expect_success 'completion from the spool: hooks after --code, job codes, p
 	test "$(comp "taskspool -c $CONF jobs list ")" = "" &&
 	id=$(ts submit --code probe) &&
 	test "$(comp "taskspool -c $CONF cancel ")" = "$id" &&
-	test "$(comp "taskspool -c $CONF retry ")" = ""
+	test "$(comp "taskspool -c $CONF retry ")" = "" &&
+	test "$(comp "taskspool -c $CONF hold ")" = "$id" &&
+	test "$(comp "taskspool -c $CONF release ")" = "" &&
+	ts hold "$id" >/dev/null &&
+	test "$(comp "taskspool -c $CONF release ")" = "$id" &&
+	test "$(comp "taskspool -c $CONF hold ")" = "" &&
+	test "$(comp "taskspool -c $CONF release --a")" = "--all"
 '
 test_done
