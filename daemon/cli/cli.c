@@ -77,6 +77,7 @@ static const char *const top_usage =
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
 "         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
 "         [--after ID[:afterok|afternotok|afterany]]...\n"
+"         [--on-failure CODE [--on-failure-mode every|transition]]\n"
 "  deps ID                    a task's parents (condition, state), dependents\n"
 "  status ID                  where the task is: PENDING RUNNING SUCCESS ...\n"
 "  status                     one-screen summary: nodes, queue, lag, failures\n"
@@ -316,12 +317,15 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "traceparent", required_argument, NULL, 'T' },
 		{ "batch", required_argument, NULL, 'B' },
 		{ "after", required_argument, NULL, 'a' },
+		{ "on-failure", required_argument, NULL, 'F' },
+		{ "on-failure-mode", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	json_t *after = NULL;		/* dependsOn, from --after */
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
 	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
+	const char *on_failure = NULL, *on_failure_mode = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -344,6 +348,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
 		case 'B': batch = optarg; break;
+		case 'F': on_failure = optarg; break;
+		case 'M': on_failure_mode = optarg; break;
 		case 'a':
 			if (cli_deps_after(&after, optarg) != 0) {
 				json_decref(after);
@@ -377,10 +383,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	{
 		/* json_string() is NULL for bytes that are not UTF-8, and
 		 * json_object_set_new() then drops the member silently. */
-		const char *strs[] = { code, name, at };
-		const char *names[] = { "--code", "--name", "--at" };
+		const char *strs[] = { code, name, at, on_failure,
+		    on_failure_mode };
+		const char *names[] = { "--code", "--name", "--at",
+		    "--on-failure", "--on-failure-mode" };
 
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 5; i++) {
 			json_t *s = strs[i] != NULL ? json_string(strs[i]) :
 			    NULL;
 
@@ -401,6 +409,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	if (delay != NULL && at != NULL) {
 		fprintf(stderr, "taskspool submit: --delay and --at exclude "
 		    "each other\n");
+		return EX_USAGE;
+	}
+	if (code == NULL && (on_failure != NULL || on_failure_mode != NULL)) {
+		fprintf(stderr, "taskspool submit: --on-failure and "
+		    "--on-failure-mode go with --code (a task file names "
+		    "onFailure and onFailureMode itself)\n");
 		return EX_USAGE;
 	}
 	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
@@ -458,6 +472,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 			    strtoll(timeout, NULL, 10)));
 		if (after != NULL)
 			json_object_set(o, "dependsOn", after);
+		if (on_failure != NULL)
+			json_object_set_new(o, "onFailure",
+			    json_string(on_failure));
+		if (on_failure_mode != NULL)
+			json_object_set_new(o, "onFailureMode",
+			    json_string(on_failure_mode));
 		s = json_dumps(o, JSON_COMPACT);
 		json_decref(o);
 		if (s == NULL) {

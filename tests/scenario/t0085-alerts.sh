@@ -185,7 +185,22 @@ test_expect_success "onFailure: an invalid code name is refused at submit" '
 	grep -q onFailure "$TRASH/bad.err" &&
 	echo "{\"taskCode\":\"ok\",\"onFailureMode\":\"sometimes\"}" >"$TRASH/bad2.json" &&
 	! ts submit "$TRASH/bad2.json" 2>"$TRASH/bad2.err" &&
-	grep -q onFailureMode "$TRASH/bad2.err"
+	grep -q onFailureMode "$TRASH/bad2.err" &&
+	! ts submit --code ok --on-failure -bad 2>"$TRASH/bad3.err" &&
+	grep -q "^taskspool submit: invalid task: onFailure:" "$TRASH/bad3.err" &&
+	! ts submit --code ok --on-failure notify --on-failure-mode sometimes 2>"$TRASH/bad4.err" &&
+	grep -q "^taskspool submit: invalid task: onFailureMode:" "$TRASH/bad4.err"
+'
+
+test_expect_success "submit --on-failure: a failing task raises its alert, a succeeding one none" '
+	ts submit --code fail --id ac1 --on-failure notify >/dev/null &&
+	ts submit --code ok --id ac2 --on-failure notify --on-failure-mode every >/dev/null &&
+	wait_terminal ac1 && wait_terminal ac2 &&
+	test "$(jq -r .onFailure "$SPOOL/failed/ac1.json")" = notify &&
+	test "$(jq -r .onFailureMode "$SPOOL/done/ac2.json")" = every &&
+	wait_for "test \"\$(state_of ac1.onfailure)\" = done" && sleep 1 &&
+	test "$(jq -r .requestId "$TRASH/al.ac1.onfailure")" = ac1 &&
+	! test -e "$TRASH/al.ac2.onfailure"
 '
 
 test_expect_success "transition over one jobCode: fail, fail, ok, fail -> failed, recovered, failed" '
