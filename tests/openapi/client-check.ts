@@ -28,10 +28,15 @@ const accepted: Json<operations["submitTask"]["responses"][202]> = {
 
 // getTask, listTasks: the task's fields and the page's cursor.
 type Task = Json<operations["getTask"]["responses"][200]>;
-const status: "PENDING" | "WAITING" | "DISPATCHED" | "RUNNING" | "SUCCESS" | "FAILED" | "CANCELLED" =
+const status: "PENDING" | "BLOCKED" | "WAITING" | "DISPATCHED" | "RUNNING" | "HELD" | "SUCCESS" | "FAILED" | "CANCELLED" =
   ({} as Task).status;
 const page: Json<operations["listTasks"]["responses"][200]> = { items: [], nextCursor: null };
 const q: operations["listTasks"]["parameters"]["query"] = { status: ["FAILED"], limit: 5 };
+
+// holdTask answers the task; getBatch the batch with its members' counts.
+const held: Json<operations["holdTask"]["responses"][200]>["status"] = "HELD";
+type Batch = Json<operations["getBatch"]["responses"][200]>;
+const closed: boolean = ({} as Batch).closed;
 
 // Errors: a problem's code is the enum, and 429 is a problem.
 const code: components["schemas"]["ProblemCode"] = ({} as Problem).code;
@@ -40,4 +45,4 @@ const limited: Problem = {} as operations["submitTask"]["responses"][429]["conte
 // The callback a receiver gets.
 const cb: webhooks["taskFinished"]["post"]["requestBody"]["content"]["application/json"]["data"]["status"] = "SUCCESS";
 
-export { task, key, accepted, status, page, q, code, limited, cb };
+export { task, key, accepted, status, held, closed, page, q, code, limited, cb };
