@@ -1,6 +1,7 @@
 /*
  * api_ops — the unsigned endpoints for operators: GET /health (the nodes
- * with a fresh heartbeat and the leader, from state/heartbeat.<node>)
+ * with a fresh heartbeat, how many of them drain, and the leader, from
+ * state/heartbeat.<node>)
  * and GET /metrics (the nodes' metrics/<node>.prom files merged into one
  * Prometheus exposition, a stale node's gauges left out).
  *
@@ -34,7 +35,7 @@ api_health(struct api_ctx *c, struct buf *out)
 {
 	DIR *d = spool_opendir(c->sp.dir[SPOOL_STATE]);
 	struct dirent *de;
-	int nodes = 0;
+	int nodes = 0, draining = 0;
 	char leader[65] = "";
 	int64_t now_ms = tstime_now_ms();
 	json_t *o;
@@ -58,6 +59,11 @@ api_health(struct api_ctx *c, struct buf *out)
 		if (data != NULL && strstr(data, "\nleader=1\n") != NULL)
 			snprintf(leader, sizeof(leader), "%s",
 			    de->d_name + 10);
+		/* coord_file.c writes draining=0, or 1 while a drain marker
+		 * names the node (README.md "Draining a node"). */
+		if (data != NULL && strstr(data, "\ndraining=") != NULL &&
+		    strstr(data, "\ndraining=0\n") == NULL)
+			draining++;
 		free(data);
 	}
 	if (d != NULL)
@@ -65,9 +71,14 @@ api_health(struct api_ctx *c, struct buf *out)
 	if (nodes == 0)
 		return api_problem(c, out, 503, "SERVICE_UNAVAILABLE", NULL,
 		    "no node has a fresh heartbeat");
+	/* Every live node drained: submissions are still taken (they
+	 * wait), but nothing runs until one resumes — "drained", still 200
+	 * (a load balancer in front of the API keeps sending). */
 	o = json_object();
-	json_object_set_new(o, "status", json_string("ok"));
+	json_object_set_new(o, "status", json_string(draining < nodes ? "ok" :
+	    "drained"));
 	json_object_set_new(o, "nodes", json_integer(nodes));
+	json_object_set_new(o, "draining", json_integer(draining));
 	json_object_set_new(o, "leader", leader[0] != '\0' ?
 	    json_string(leader) : json_null());
 	/* The release of the API program answering (taskspool.cgi

@@ -64,6 +64,16 @@ test_expect_success 'daemon starts; /api/health answers 200 with one node' '
 	test "$(jq -r .version "$TRASH/h")" = "$("$BUILD/taskspool.cgi" --version | cut -d" " -f2)"
 '
 
+test_expect_success '/api/health: the only node drained is "drained" (still 200), resumed "ok"' '
+	ts nodes drain n1 --reason maint >/dev/null 2>&1 &&
+	curl -s -o "$TRASH/h" -w "%{http_code}" "$TS_URL/api/health" >"$TRASH/st" &&
+	test "$(cat "$TRASH/st")" = 200 &&
+	test "$(jq -c "[.status,.nodes,.draining]" "$TRASH/h")" = "[\"drained\",1,1]" &&
+	ts nodes resume n1 >/dev/null 2>&1 &&
+	curl -s -o "$TRASH/h" "$TS_URL/api/health" &&
+	test "$(jq -c "[.status,.nodes,.draining]" "$TRASH/h")" = "[\"ok\",1,0]"
+'
+
 test_expect_success 'end to end: shell client submit -> 202 -> hook -> GET SUCCESS' '
 	api_e2e e2e-1
 '
