@@ -14,6 +14,7 @@
  * or changes the members of another's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -143,6 +144,44 @@ close_decode(struct api_ctx *c, struct buf *out, struct batch *b)
 	return rc;
 }
 
+/*
+ * The idempotency record of b's onComplete task <batchId>.complete
+ * (api_marker.c), owned by the closing AppId, so that it finds the task
+ * the leader makes (GET /api/tasks/<batchId>.complete) as its own.  Its
+ * fingerprint is the close body's.  Written once: a record already there
+ * (a close retried) is kept.  Returns 0, or -1 with errno.
+ */
+static int
+own_completion(struct api_ctx *c, const struct batch *b)
+{
+	struct api_marker m;
+	struct buf rec;
+	char file[SPOOL_NAME_MAX];
+	int dfd, rc;
+
+	memset(&m, 0, sizeof(m));
+	snprintf(m.app_id, sizeof(m.app_id), "%s", c->app_id);
+	snprintf(m.request_id, sizeof(m.request_id), "%s%s", b->id,
+	    BATCH_COMPLETE_SUFFIX);
+	snprintf(m.task_code, sizeof(m.task_code), "%s", b->on_complete);
+	memcpy(m.fingerprint, c->body_hex, sizeof(m.fingerprint));
+	m.created_ms = b->closed_ms;
+	snprintf(file, sizeof(file), "%s.json", m.request_id);
+	buf_init(&rec, 0);
+	if ((dfd = openat(c->sp.dir[SPOOL_STATE], "requests", O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		buf_fini(&rec);
+		return -1;
+	}
+	rc = api_marker_encode(&m, &rec) != 0 ? -1 : spool_publish(&c->sp,
+	    dfd, file, rec.data, rec.len, -1, SPOOL_PUBLISH_EXCL);
+	if (rc != 0 && errno == EEXIST)
+		rc = 0;
+	close(dfd);
+	buf_fini(&rec);
+	return rc;
+}
+
 int
 api_batch_close(struct api_ctx *c, struct buf *out, const char *id)
 {
@@ -183,6 +222,9 @@ api_batch_close(struct api_ctx *c, struct buf *out, const char *id)
 	b.created_ms = b.closed_ms = tstime_now_ms();
 	switch (batchdir_put(&c->sp, &b, 1, 1, why, sizeof(why))) {
 	case BATCHDIR_OK:
+		if (b.on_complete[0] != '\0' && own_completion(c, &b) != 0)
+			return api_unavailable(c, out, "state/requests "
+			    "publish");
 		return answer(c, out, &b);
 	case BATCHDIR_CLOSED:
 		return api_problem(c, out, 409, "BATCH_CLOSED",

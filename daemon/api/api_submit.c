@@ -23,6 +23,8 @@
 
 #include "api/api_impl.h"
 #include "callback/callback.h"
+#include "core/alert.h"
+#include "core/batch.h"
 #include "core/tstime.h"
 #include "spool/batchdir.h"
 #include "spool/clock.h"
@@ -221,6 +223,30 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 			    "from the Idempotency-Key header");
 		}
 		api_copy(t->request_id, sizeof(t->request_id), hdr_key);
+	}
+	{
+		/* The names the leader gives the tasks it makes: a caller
+		 * that took one first would stand in for another app's batch
+		 * completion or a failure alert (README.md "Batches"). */
+		static const char *const made[] = { BATCH_COMPLETE_SUFFIX,
+		    ALERT_SUFFIX_FAILED, ALERT_SUFFIX_RECOVERED };
+		size_t n = strlen(t->request_id);
+
+		for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+			size_t sl = strlen(made[i]);
+
+			if (n > sl && strcmp(t->request_id + n - sl, made[i]) ==
+			    0) {
+				char why[160];
+
+				snprintf(why, sizeof(why), "may not end in %s "
+				    "(the leader names the tasks it makes so: "
+				    "a batch's onComplete task, failure "
+				    "alerts)", made[i]);
+				task_fini(t);
+				return api_validation(c, out, "requestId", why);
+			}
+		}
 	}
 	return 0;
 }

@@ -54,6 +54,13 @@ publish_complete(struct node *n, const struct batch *b, const char *cid,
 	memcpy(t.request_id, cid, strlen(cid) + 1);
 	memcpy(t.task_code, b->on_complete, sizeof(t.task_code));
 	t.created_ms = now;
+	/* The opener's: a batch opened over the API has its completion
+	 * read back by the same AppId (GET /api/tasks/<batchId>.complete)
+	 * and counted in that app's records. */
+	if (b->app_id[0] != '\0' && (t.app_id = strdup(b->app_id)) == NULL) {
+		rc = -1;
+		goto out;
+	}
 	/* A completion starts a trace of its own, as a job's fire does. */
 	if (traceparent_fresh(tp) == 0 && (t.traceparent = strdup(tp)) ==
 	    NULL) {

@@ -133,6 +133,14 @@ test_expect_success "$M: the API: submit with batchId, close, GET /api/batches; 
 	wait_for "test \"\$(runs $M-api.complete)\" = 1" &&
 	wait_for "test \"\$(cgi GET /api/batches/$M-api)\" = 200 && jq -e .completed \"$TRASH/body\" >/dev/null" &&
 	test "$(jq -r .onCompleteRequestId "$TRASH/body")" = $M-api.complete &&
+	wait_terminal $M-api.complete &&
+	test "$(cgi GET /api/tasks/$M-api.complete)" = 200 &&
+	test "$(jq -r .status "$TRASH/body")" = SUCCESS &&
+	test "$(APP=other KEY=$KEY2; cgi GET /api/tasks/$M-api.complete)" = 404 &&
+	for sfx in complete onfailure onrecovery; do
+		test "$(APP=other KEY=$KEY2; cgi POST /api/tasks "{\"taskCode\":\"probe\",\"requestId\":\"$M-x.$sfx\"}")" = 422 &&
+		test "$(jq -r ".code, .errors[0].field" "$TRASH/body" | tr "\n" " ")" = "VALIDATION_FAILED requestId " || return 1
+	done &&
 	test "$(jq -c .failed "$TRASH/report.$M-api.complete")" = "[\"$M-a2\"]" &&
 	test "$(cgi GET /api/batches/$M-none)" = 404 &&
 	test "$(jq -r ".code, .batchId" "$TRASH/body" | tr "\n" " ")" = "BATCH_NOT_FOUND $M-none " &&
