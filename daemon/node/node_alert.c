@@ -35,21 +35,35 @@
  * Start <hooks_dir>/_on_task_failed, if it is executable, for the task
  * id (taskCode code) that ended FAILED, result (len bytes, the result
  * envelope, borrowed) on its stdin.  Environment: TASKSPOOL_REQUEST_ID,
- * TASKSPOOL_TASK_CODE, TASKSPOOL_NODE and PATH.  Errors are logged,
+ * TASKSPOOL_TASK_CODE, TASKSPOOL_NODE and PATH; with the task's W3C
+ * traceparent tp ("" or NULL: none), TRACEPARENT (a child span of it, as
+ * an attempt's hook gets) and TASKSPOOL_TRACE_ID.  Errors are logged,
  * never returned (best-effort).
  */
 void
 node_alert_hook(struct node *n, const char *id, const char *code,
-    const void *result, size_t len)
+    const char *tp, const void *result, size_t len)
 {
 	char e1[TASK_ID_MAX + 32], e2[TASK_CODE_MAX + 32],
 	    e3[CONFIG_NODE_MAX + 32], e4[CONFIG_PATH_MAX + 8];
 	/* Tagged, so that the sweep of processes hooks left behind
 	 * (node_slots.c) knows it is no attempt's. */
 	char e5[] = "TASKSPOOL_SYSTEM_HOOK=" NODE_FAILED_HOOK;
-	char *envp[] = { e1, e2, e3, e4, e5, NULL };
+	char e6[TRACEPARENT_LEN + 16], e7[33 + 24], child[TRACEPARENT_LEN + 1];
+	char *envp[] = { e1, e2, e3, e4, e5, NULL, NULL, NULL };
 	const char *p = getenv("PATH");
 	pid_t pid;
+
+	if (tp != NULL && tp[0] != '\0' && traceparent_child_fresh(tp,
+	    child) == 0) {
+		char tid[33];
+
+		traceparent_trace_id(child, tid);
+		snprintf(e6, sizeof(e6), "TRACEPARENT=%s", child);
+		snprintf(e7, sizeof(e7), "TASKSPOOL_TRACE_ID=%s", tid);
+		envp[5] = e6;
+		envp[6] = e7;
+	}
 
 	snprintf(e1, sizeof(e1), "TASKSPOOL_REQUEST_ID=%s", id);
 	snprintf(e2, sizeof(e2), "TASKSPOOL_TASK_CODE=%s", code);

@@ -98,7 +98,8 @@ commit_move(struct node *n, struct commit *c)
 	if (renameat(c->from_self ? n->sp.self : c->srcfd, c->name,
 	    n->sp.dir[c->dest], c->name) == 0) {
 		if (c->dest == SPOOL_FAILED)	/* once: this move did it */
-			node_alert_hook(n, c->id, c->code, c->result.data,
+			node_alert_hook(n, c->id, c->code,
+			    c->alert.traceparent, c->result.data,
 			    c->result.len);
 	} else if (errno != ENOENT) {
 		int e = errno;

@@ -245,9 +245,10 @@ void node_write_metrics(struct node *n, int stopped);
 int node_spool_full(struct node *n, int e, const char *what);
 
 /* node_alert.c: run hooks/_on_task_failed for a task concluded FAILED
- * (result: its envelope, borrowed); best-effort, errors logged. */
+ * (tp: its traceparent or ""; result: its envelope; both borrowed);
+ * best-effort, errors logged. */
 void node_alert_hook(struct node *n, const char *id, const char *code,
-    const void *result, size_t len);
+    const char *tp, const void *result, size_t len);
 
 /* node_alert.c: fill r from the task t and the config (onFailure,
  * onFailureMode, on_failure, on_failure_mode); see there. */

@@ -35,6 +35,7 @@ syshook_start(const struct config *cfg, const char *name,
 	hs.path = path;
 	hs.argv = argv;
 	hs.envp = envp;
+	hs.workdir = "/";	/* the daemon's directory is none of its business */
 	hs.stdin_fd = mfd;
 	hs.stdout_fd = 2;
 	hs.stderr_fd = 2;

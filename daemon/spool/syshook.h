@@ -2,7 +2,8 @@
  * syshook — starting a system hook (a file of hooks_dir whose name
  * starts with "_": _on_callback_failed, _on_task_failed) with a memory
  * file on stdin, the daemon's stderr for its output, and the limits and
- * credentials of every hook (hook_limit_*, hook_user).  Not waited for:
+ * credentials of every hook (hook_limit_*, hook_user), in the directory
+ * "/" (not the daemon's).  Not waited for:
  * the daemon's loop reaps it (waitpid(-1)).  Follows the contract of
  * taskspool-hooks(7), "The system hook _on_callback_failed".
  */

@@ -31,6 +31,7 @@ cat >"$HOOKS/_on_task_failed" <<H
 #!/bin/sh
 cat >>"$TRASH/tf.\$TASKSPOOL_REQUEST_ID"
 echo "\$TASKSPOOL_TASK_CODE" >>"$TRASH/tf.env.\$TASKSPOOL_REQUEST_ID"
+echo "\$PWD \${TRACEPARENT:-none} \${TASKSPOOL_TRACE_ID:-none}" >"$TRASH/tf.ctx.\$TASKSPOOL_REQUEST_ID"
 H
 cat >"$HOOKS/notify" <<H
 #!/bin/sh
@@ -52,7 +53,7 @@ task() {
 # alerts: the number of alert hook runs recorded so far
 alerts() { find "$TRASH" -maxdepth 1 -name "al.*" | wc -l; }
 
-test_expect_success "_on_task_failed: once per FAILED task, envelope on stdin, none for successes" '
+test_expect_success "_on_task_failed: once per FAILED task, envelope on stdin, none for successes; in /, a child span of the task trace" '
 	start_daemon e1 -j 2 &&
 	for i in 1 2 3; do
 		ts submit --code fail --id f$i --retries 0 >/dev/null &&
@@ -68,7 +69,13 @@ test_expect_success "_on_task_failed: once per FAILED task, envelope on stdin, n
 		test "$(jq -s length "$TRASH/tf.f$i")" = 1 &&
 		test "$(cat "$TRASH/tf.env.f$i")" = fail &&
 		! test -e "$TRASH/tf.s$i" || return 1
-	done
+	done &&
+	tp=$(jq -r .traceparent "$SPOOL/failed/f1.json") &&
+	set -- $(cat "$TRASH/tf.ctx.f1") &&
+	test "$1" = / &&
+	test "$(echo "$2" | cut -d- -f2)" = "$(echo "$tp" | cut -d- -f2)" &&
+	test "$(echo "$2" | cut -d- -f3)" != "$(echo "$tp" | cut -d- -f3)" &&
+	test "$3" = "$(echo "$tp" | cut -d- -f2)"
 '
 
 test_expect_success "_on_task_failed: a task failing after retries runs it once" '
