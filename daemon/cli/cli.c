@@ -74,7 +74,8 @@ static const char *const top_usage =
 "  init DIR [--group G]       create a spool with the documented modes\n"
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
-"         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
+"         [--delay MS | --at RFC3339] [--retries N] [--timeout S]\n"
+"         [--priority 0-9] [--wait]\n"
 "         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
 "         [--after ID[:afterok|afternotok|afterany]]...\n"
 "         [--on-failure CODE [--on-failure-mode every|transition]]\n"
@@ -312,6 +313,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "at", required_argument, NULL, 'A' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "priority", required_argument, NULL, 'P' },
 		{ "wait", no_argument, NULL, 'w' },
 		{ "wait-timeout", required_argument, NULL, 'W' },
 		{ "traceparent", required_argument, NULL, 'T' },
@@ -326,6 +328,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
 	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
 	const char *on_failure = NULL, *on_failure_mode = NULL;
+	const char *priority = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -344,6 +347,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'A': at = optarg; break;
 		case 'r': retries = optarg; break;
 		case 't': timeout = optarg; break;
+		case 'P': priority = optarg; break;
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
@@ -366,11 +370,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 	}
 	{
-		const char *nums[] = { retries, timeout, wait_timeout };
+		const char *nums[] = { retries, timeout, wait_timeout,
+		    priority };
 		const char *names[] = { "--retries", "--timeout",
-		    "--wait-timeout" };
+		    "--wait-timeout", "--priority" };
 
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (nums[i] != NULL && (nums[i][0] == '\0' ||
 			    strspn(nums[i], "0123456789") != strlen(nums[i]) ||
 			    strlen(nums[i]) > 9)) {
@@ -467,6 +472,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		if (retries != NULL)
 			json_object_set_new(o, "maxRetries", json_integer(
 			    strtoll(retries, NULL, 10)));
+		/* 0..9: the codec refuses others, naming priority. */
+		if (priority != NULL)
+			json_object_set_new(o, "priority", json_integer(
+			    strtoll(priority, NULL, 10)));
 		if (timeout != NULL)
 			json_object_set_new(o, "timeoutSec", json_integer(
 			    strtoll(timeout, NULL, 10)));
