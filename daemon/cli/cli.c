@@ -43,6 +43,7 @@
 #include "coord/hold.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
+#include "core/priority.h"
 #include "coord/maxconc.h"
 #include "core/result.h"
 #include "spool/spool.h"
@@ -647,6 +648,7 @@ struct status {
 	int attempts;
 	int64_t not_before;
 	char traceparent[TRACEPARENT_LEN + 1];	/* "" when none */
+	int priority;		/* 0..9 from the task file; -1 unknown */
 };
 
 /*
@@ -683,6 +685,7 @@ get_status(struct cli *c, const char *id, struct status *st)
 
 	memset(st, 0, sizeof(*st));
 	st->not_before = -1;
+	st->priority = -1;
 	if (spool_locate(&c->sp, id, &st->where, st->node) != 0) {
 		struct stat sb;
 
@@ -706,6 +709,8 @@ get_status(struct cli *c, const char *id, struct status *st)
 		snprintf(st->code, sizeof(st->code), "%s", t.task_code);
 		st->attempts = (int)t.nattempts;
 		st->not_before = t.not_before_ms;
+		st->priority = t.priority >= 0 ? t.priority :
+		    PRIORITY_DEFAULT;
 		if (t.traceparent != NULL)
 			snprintf(st->traceparent, sizeof(st->traceparent),
 			    "%s", t.traceparent);
@@ -785,6 +790,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 		st.attempts = (int)ie.attempts;
 		st.not_before = ie.not_before_ms;
 		st.traceparent[0] = '\0';
+		st.priority = -1;
 		state = ie.state;
 		source = "index";
 	} else if (get_status(c, argv[1], &st) != 0) {
@@ -792,6 +798,12 @@ cmd_status(struct cli *c, int argc, char **argv)
 		return EX_NOINPUT;
 	} else
 		state = limits_state_name(&c->sp, st.where, argv[1]);
+	if (st.priority < 0) {
+		struct status fs;	/* the index has none: the file has */
+
+		if (get_status(c, argv[1], &fs) == 0)
+			st.priority = fs.priority;
+	}
 	if (strcmp(state, "WAITING") == 0)
 		(void)limits_waiting_reason(&c->sp, argv[1], reason,
 		    sizeof(reason));
@@ -835,6 +847,9 @@ cmd_status(struct cli *c, int argc, char **argv)
 			    argv[1], &fs) == 0)
 				memcpy(st.traceparent, fs.traceparent,
 				    sizeof(st.traceparent));
+			if (st.priority >= 0)
+				json_object_set_new(o, "priority",
+				    json_integer(st.priority));
 			if (st.traceparent[0] != '\0')
 				json_object_set_new(o, "traceparent",
 				    json_string(st.traceparent));
@@ -860,6 +875,10 @@ cmd_status(struct cli *c, int argc, char **argv)
 		    st.attempts);
 	else if (reason[0] != '\0')
 		printf(" (%s)", reason);
+	/* Said only when it is not the default, so that the usual line
+	 * stays as it was. */
+	if (st.priority >= 0 && st.priority != PRIORITY_DEFAULT)
+		printf(" priority %d", st.priority);
 	printf("\n");
 	if (st.where == SPOOL_BLOCKED)
 		cli_deps_print_waiting(&c->sp, argv[1]);
