@@ -30,7 +30,7 @@ one_run() {
 		else
 			p=""
 		fi
-		printf '{"requestId":"b%05d","taskCode":"stamp"%s}' $i "$p" \
+		printf '{"requestId":"b%d","taskCode":"stamp"%s}' $i "$p" \
 		    >"$work/spool/tmp/b$i"
 		mv "$work/spool/tmp/b$i" "$work/spool/incoming/b$i.json"
 		i=$((i + 1))
