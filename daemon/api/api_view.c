@@ -20,6 +20,7 @@
 #include "callback/callback.h"
 #include "coord/maxconc.h"
 #include "core/jsontext.h"
+#include "core/priority.h"
 #include "core/result.h"
 #include "core/tstime.h"
 #include "spool/depstate.h"
@@ -172,6 +173,8 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 	json_object_set_new(o, "node", node[0] != '\0' ? json_string(node) :
 	    json_null());
 	json_object_set_new(o, "triggerTime", api_time_or_null(t.trigger_ms));
+	json_object_set_new(o, "priority", json_integer(t.priority >= 0 ?
+	    t.priority : PRIORITY_DEFAULT));
 	if (t.traceparent != NULL)
 		json_object_set_new(o, "traceparent",
 		    json_string(t.traceparent));

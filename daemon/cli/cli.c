@@ -43,6 +43,7 @@
 #include "coord/hold.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
+#include "core/priority.h"
 #include "coord/maxconc.h"
 #include "core/result.h"
 #include "spool/spool.h"
@@ -74,7 +75,8 @@ static const char *const top_usage =
 "  init DIR [--group G]       create a spool with the documented modes\n"
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
-"         [--delay MS | --at RFC3339] [--retries N] [--timeout S] [--wait]\n"
+"         [--delay MS | --at RFC3339] [--retries N] [--timeout S]\n"
+"         [--priority 0-9] [--wait]\n"
 "         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
 "         [--after ID[:afterok|afternotok|afterany]]...\n"
 "         [--on-failure CODE [--on-failure-mode every|transition]]\n"
@@ -312,6 +314,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "at", required_argument, NULL, 'A' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "priority", required_argument, NULL, 'P' },
 		{ "wait", no_argument, NULL, 'w' },
 		{ "wait-timeout", required_argument, NULL, 'W' },
 		{ "traceparent", required_argument, NULL, 'T' },
@@ -326,6 +329,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
 	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
 	const char *on_failure = NULL, *on_failure_mode = NULL;
+	const char *priority = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -344,6 +348,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'A': at = optarg; break;
 		case 'r': retries = optarg; break;
 		case 't': timeout = optarg; break;
+		case 'P': priority = optarg; break;
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
@@ -366,11 +371,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		}
 	}
 	{
-		const char *nums[] = { retries, timeout, wait_timeout };
+		const char *nums[] = { retries, timeout, wait_timeout,
+		    priority };
 		const char *names[] = { "--retries", "--timeout",
-		    "--wait-timeout" };
+		    "--wait-timeout", "--priority" };
 
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (nums[i] != NULL && (nums[i][0] == '\0' ||
 			    strspn(nums[i], "0123456789") != strlen(nums[i]) ||
 			    strlen(nums[i]) > 9)) {
@@ -467,6 +473,10 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		if (retries != NULL)
 			json_object_set_new(o, "maxRetries", json_integer(
 			    strtoll(retries, NULL, 10)));
+		/* 0..9: the codec refuses others, naming priority. */
+		if (priority != NULL)
+			json_object_set_new(o, "priority", json_integer(
+			    strtoll(priority, NULL, 10)));
 		if (timeout != NULL)
 			json_object_set_new(o, "timeoutSec", json_integer(
 			    strtoll(timeout, NULL, 10)));
@@ -638,6 +648,7 @@ struct status {
 	int attempts;
 	int64_t not_before;
 	char traceparent[TRACEPARENT_LEN + 1];	/* "" when none */
+	int priority;		/* 0..9 from the task file; -1 unknown */
 };
 
 /*
@@ -674,6 +685,7 @@ get_status(struct cli *c, const char *id, struct status *st)
 
 	memset(st, 0, sizeof(*st));
 	st->not_before = -1;
+	st->priority = -1;
 	if (spool_locate(&c->sp, id, &st->where, st->node) != 0) {
 		struct stat sb;
 
@@ -697,6 +709,8 @@ get_status(struct cli *c, const char *id, struct status *st)
 		snprintf(st->code, sizeof(st->code), "%s", t.task_code);
 		st->attempts = (int)t.nattempts;
 		st->not_before = t.not_before_ms;
+		st->priority = t.priority >= 0 ? t.priority :
+		    PRIORITY_DEFAULT;
 		if (t.traceparent != NULL)
 			snprintf(st->traceparent, sizeof(st->traceparent),
 			    "%s", t.traceparent);
@@ -776,6 +790,7 @@ cmd_status(struct cli *c, int argc, char **argv)
 		st.attempts = (int)ie.attempts;
 		st.not_before = ie.not_before_ms;
 		st.traceparent[0] = '\0';
+		st.priority = -1;
 		state = ie.state;
 		source = "index";
 	} else if (get_status(c, argv[1], &st) != 0) {
@@ -783,6 +798,12 @@ cmd_status(struct cli *c, int argc, char **argv)
 		return EX_NOINPUT;
 	} else
 		state = limits_state_name(&c->sp, st.where, argv[1]);
+	if (st.priority < 0) {
+		struct status fs;	/* the index has none: the file has */
+
+		if (get_status(c, argv[1], &fs) == 0)
+			st.priority = fs.priority;
+	}
 	if (strcmp(state, "WAITING") == 0)
 		(void)limits_waiting_reason(&c->sp, argv[1], reason,
 		    sizeof(reason));
@@ -826,6 +847,9 @@ cmd_status(struct cli *c, int argc, char **argv)
 			    argv[1], &fs) == 0)
 				memcpy(st.traceparent, fs.traceparent,
 				    sizeof(st.traceparent));
+			if (st.priority >= 0)
+				json_object_set_new(o, "priority",
+				    json_integer(st.priority));
 			if (st.traceparent[0] != '\0')
 				json_object_set_new(o, "traceparent",
 				    json_string(st.traceparent));
@@ -851,6 +875,10 @@ cmd_status(struct cli *c, int argc, char **argv)
 		    st.attempts);
 	else if (reason[0] != '\0')
 		printf(" (%s)", reason);
+	/* Said only when it is not the default, so that the usual line
+	 * stays as it was. */
+	if (st.priority >= 0 && st.priority != PRIORITY_DEFAULT)
+		printf(" priority %d", st.priority);
 	printf("\n");
 	if (st.where == SPOOL_BLOCKED)
 		cli_deps_print_waiting(&c->sp, argv[1]);

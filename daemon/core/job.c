@@ -19,6 +19,7 @@
 #include "core/alert.h"
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
+#include "core/priority.h"
 #include "core/suggest.h"
 #include "core/tstime.h"
 
@@ -58,6 +59,7 @@ job_init(struct job *j)
 	j->kind = JOB_KIND_CRON;
 	j->dialect = CRON_DIALECT_VIXIE;
 	j->max_retries = j->timeout_sec = -1;
+	j->priority = -1;
 	j->misfire = JOB_MISFIRE_FIRE_ONCE;
 	j->misfire_cap = JOB_MISFIRE_CAP_DEFAULT;
 	j->overlap = JOB_OVERLAP_FORBID;
@@ -128,7 +130,7 @@ static const char *const job_members[] = {
 	"dialect", "timezone", "executeParams", "route", "maxRetries",
 	"timeoutSec", "misfire", "misfireCap", "overlap", "enabled",
 	"startAt", "endAt", "createdAt", "jitterMs", "onFailure",
-	"onFailureMode"
+	"onFailureMode", "priority"
 };
 
 static int
@@ -192,6 +194,13 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		if (jsonfield_int(v, k, 0, 100, &n, err) != 0)
 			return -1;
 		j->max_retries = (int)n;
+		return 0;
+	}
+	if (strcmp(k, "priority") == 0) {
+		if (jsonfield_int(v, k, PRIORITY_MIN, PRIORITY_MAX, &n,
+		    err) != 0)
+			return -1;
+		j->priority = (int)n;
 		return 0;
 	}
 	if (strcmp(k, "timeoutSec") == 0) {
@@ -426,6 +435,9 @@ job_encode(const struct job *j, struct buf *out)
 	if (j->timeout_sec >= 0)
 		bad |= json_object_set_new(o, "timeoutSec",
 		    json_integer(j->timeout_sec));
+	if (j->priority >= 0)
+		bad |= json_object_set_new(o, "priority",
+		    json_integer(j->priority));
 	if (j->on_failure[0] != '\0')
 		bad |= json_object_set_new(o, "onFailure",
 		    json_string(j->on_failure));
@@ -490,6 +502,8 @@ job_diff(const struct job *a, const struct job *b)
 		return "maxRetries";
 	if (a->timeout_sec != b->timeout_sec)
 		return "timeoutSec";
+	if (a->priority != b->priority)
+		return "priority";
 	if (strcmp(a->on_failure, b->on_failure) != 0)
 		return "onFailure";
 	if (a->on_failure_mode != b->on_failure_mode)
@@ -834,6 +848,7 @@ job_make_task(const struct job *j, int64_t t_ms, struct task *out)
 	out->trigger = TASK_TRIGGER_NOW;
 	out->max_retries = j->max_retries;
 	out->timeout_sec = j->timeout_sec;
+	out->priority = j->priority;
 	out->trigger_ms = t_ms;
 	memcpy(out->on_failure, j->on_failure, sizeof(out->on_failure));
 	out->on_failure_mode = j->on_failure_mode;

@@ -133,6 +133,8 @@ struct job {
 	char *route;		/* new or NULL (absent) */
 	int max_retries;	/* -1 = absent (config default) */
 	int timeout_sec;	/* -1 = absent (config default) */
+	int priority;		/* 0..9, passed to the tasks it fires;
+				 * -1 = absent (core/priority.h) */
 	enum job_misfire misfire;
 	int misfire_cap;	/* 1..JOB_MISFIRE_CAP_MAX; used by fire_all */
 	enum job_overlap overlap;

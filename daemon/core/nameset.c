@@ -89,6 +89,8 @@ nameset_add(struct nameset *ns, const char *name, int *added)
 	memcpy(n->name, name, len + 1);
 	n->key = 0;
 	n->flags = 0;
+	n->prio = PRIORITY_DEFAULT;
+	ns->nlevel[PRIORITY_DEFAULT]++;
 	n->fnext = NULL;
 	if (ns->count + 1 > ns->nbucket * 2)
 		grow(ns);
@@ -178,6 +180,7 @@ nameset_remove(struct nameset *ns, const char *name)
 	if (ns->tail == n)
 		ns->tail = prev;
 	ns->count--;
+	ns->nlevel[n->prio]--;
 	free(n);
 	return 0;
 }
@@ -194,6 +197,60 @@ nameset_pop(struct nameset *ns)
 	if (ns->head == NULL)
 		ns->tail = NULL;
 	ns->count--;
+	ns->nlevel[n->prio]--;
 	n->fnext = n->hnext = NULL;
 	return n;
+}
+
+void
+nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio)
+{
+	if (prio < PRIORITY_MIN)
+		prio = PRIORITY_MIN;
+	if (prio > PRIORITY_MAX)
+		prio = PRIORITY_MAX;
+	ns->nlevel[c->prio]--;
+	c->prio = prio;
+	ns->nlevel[prio]++;
+}
+
+/* Whether the nodes of ns have more than one priority. */
+static int
+mixed(const struct nameset *ns)
+{
+	int levels = 0;
+
+	for (int i = PRIORITY_MIN; i <= PRIORITY_MAX; i++)
+		if (ns->nlevel[i] != 0 && ++levels > 1)
+			return 1;
+	return 0;
+}
+
+struct nameset_node *
+nameset_pop_priority(struct nameset *ns, size_t maxwalk, int64_t now_ms,
+    int64_t aging_ms)
+{
+	struct nameset_node *best, *bprev = NULL, *prev, *p;
+	size_t walked = 1;
+
+	if (ns->head == NULL || !mixed(ns))
+		return nameset_pop(ns);	/* one priority: the order */
+	best = ns->head;
+	for (prev = ns->head, p = prev->fnext; p != NULL && walked < maxwalk;
+	    prev = p, p = p->fnext, walked++)
+		if (priority_before(p->prio, p->key, best->prio, best->key,
+		    now_ms, aging_ms)) {
+			best = p;
+			bprev = prev;
+		}
+	if (bprev == NULL)
+		return nameset_pop(ns);
+	unhash(ns, best);
+	bprev->fnext = best->fnext;
+	if (ns->tail == best)
+		ns->tail = bprev;
+	ns->count--;
+	ns->nlevel[best->prio]--;
+	best->fnext = best->hnext = NULL;
+	return best;
 }

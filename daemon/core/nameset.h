@@ -13,11 +13,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/priority.h"
+
 struct nameset_node {
 	struct nameset_node *hnext;	/* bucket chain */
 	struct nameset_node *fnext;	/* FIFO order */
 	int64_t key;			/* caller's value (e.g. due ms) */
 	int flags;			/* caller's flags */
+	int prio;			/* 0..9, PRIORITY_DEFAULT when new;
+					 * set with nameset_set_prio */
 	char name[];
 };
 
@@ -25,6 +29,7 @@ struct nameset {
 	struct nameset_node **bucket;
 	size_t nbucket, count;
 	struct nameset_node *head, *tail;
+	size_t nlevel[PRIORITY_MAX + 1];	/* nodes per prio */
 };
 
 /* Initialise an empty set.  Returns 0 or -1 (ENOMEM). */
@@ -53,6 +58,22 @@ struct nameset_node *nameset_add(struct nameset *ns, const char *name,
  */
 struct nameset_node *nameset_add_ordered(struct nameset *ns, const char *name,
     int64_t key, size_t maxwalk, int *added);
+
+/*
+ * Set node c's priority (clamped into 0..9).  c must be a node of ns.
+ */
+void nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio);
+
+/*
+ * Detach the node to claim first at now_ms (core/priority.h): among the
+ * first maxwalk nodes of the order, the one of highest effective
+ * priority, aging by one level per aging_ms since its key (a due time
+ * in ms); ties go to the earliest in the order.  When every node has one
+ * priority it is the head (nameset_pop, O(1)), else O(maxwalk).
+ * Returns it (new: caller frees with free()) or NULL when empty.
+ */
+struct nameset_node *nameset_pop_priority(struct nameset *ns,
+    size_t maxwalk, int64_t now_ms, int64_t aging_ms);
 
 /* The node for name, or NULL. */
 struct nameset_node *nameset_find(const struct nameset *ns, const char *name);

@@ -11,6 +11,7 @@
 
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
+#include "core/priority.h"
 #include "core/suggest.h"
 #include "core/traceparent.h"
 #include "core/alert.h"
@@ -96,6 +97,7 @@ task_init(struct task *t)
 	t->shard_index = t->shard_total = -1;
 	t->created_ms = t->not_before_ms = t->trigger_ms = -1;
 	t->on_failure_mode = -1;
+	t->priority = -1;
 }
 
 void
@@ -156,7 +158,7 @@ static const char *const task_members[] = {
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
 	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
 	"traceparent", "dependsOn", "releasedBy", "onFailure", "onFailureMode",
-	"alertFor"
+	"alertFor", "priority"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -532,6 +534,12 @@ decode_member(struct task *t, const char *k, json_t *v,
 		t->max_retries = (int)n;
 		return 0;
 	}
+	if (strcmp(k, "priority") == 0) {
+		if (jsonfield_int(v, k, PRIORITY_MIN, PRIORITY_MAX, &n, err))
+			return -1;
+		t->priority = (int)n;
+		return 0;
+	}
 	if (strcmp(k, "timeoutSec") == 0) {
 		if (jsonfield_int(v, k, 1, 604800, &n, err))
 			return -1;
@@ -858,6 +866,8 @@ task_encode(const struct task *t, struct buf *out)
 	if (t->timeout_sec >= 0)
 		json_object_set_new(o, "timeoutSec",
 		    json_integer(t->timeout_sec));
+	if (t->priority >= 0)
+		json_object_set_new(o, "priority", json_integer(t->priority));
 	if (t->route != NULL)
 		json_object_set_new(o, "route", json_string(t->route));
 	if (t->shard_key != NULL)
@@ -968,6 +978,8 @@ task_diff(const struct task *a, const struct task *b)
 		return "maxRetries";
 	if (a->timeout_sec != b->timeout_sec)
 		return "timeoutSec";
+	if (a->priority != b->priority)
+		return "priority";
 	if (task_str_differs(a->route, b->route))
 		return "route";
 	if (task_str_differs(a->shard_key, b->shard_key))

@@ -75,6 +75,8 @@ struct task {
 	char *callback_url;		/* new or NULL */
 	int max_retries;		/* -1 = absent (config default) */
 	int timeout_sec;		/* -1 = absent (config default) */
+	int priority;			/* 0..9 (core/priority.h); -1 = absent
+					 * (PRIORITY_DEFAULT) */
 	char *route;			/* new or NULL */
 	char *shard_key;		/* new or NULL */
 	char *traceparent;		/* new or NULL: W3C, version 00 */

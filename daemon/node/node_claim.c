@@ -41,6 +41,7 @@
 #include "spool/log.h"
 #include "coord/maxconc.h"
 #include "core/nameset.h"
+#include "core/priority.h"
 #include "spool/readfd.h"
 #include "node/router.h"
 #include "spool/spool.h"
@@ -83,11 +84,38 @@ generated_id(char *out, size_t len, const char *name, const struct stat *st)
 	    (unsigned long long)(h & 0xffffffffffffULL));
 }
 
+/*
+ * The priority of task file name in dfd (core/priority.h), read when it
+ * becomes a candidate so that the claim can take the highest first;
+ * PRIORITY_DEFAULT for a file that cannot be read or decoded (its claim
+ * refuses it, with the reason).
+ * XXX one read and decode per candidate, besides the claim's own.
+ */
+static int
+cand_priority(int dfd, const char *name)
+{
+	size_t len;
+	char *data = spool_read_file(dfd, name, TASK_FILE_MAX, &len);
+	struct task t;
+	struct task_error err;
+	int prio = PRIORITY_DEFAULT;
+
+	if (data == NULL)
+		return prio;
+	task_init(&t);
+	if (task_decode(data, len, &t, &err) == 0 && t.priority >= 0)
+		prio = t.priority;
+	task_fini(&t);
+	free(data);
+	return prio;
+}
+
 void
 node_cand_add(struct node *n, const char *name, int announced)
 {
 	struct nameset_node *c;
 	struct stat st;
+	int added = 0;
 
 	if (name[0] == '.' || name[0] == '\0')
 		return;		/* editor/NFS temporaries, never tasks */
@@ -97,7 +125,10 @@ node_cand_add(struct node *n, const char *name, int announced)
 	 * time): a released held task keeps its place (coord/hold.h). */
 	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
 	    SPOOL_INCOMING], name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
-	    node_mtime_ms(&st) : INT64_MAX, CAND_ORDER_WALK, NULL);
+	    node_mtime_ms(&st) : INT64_MAX, CAND_ORDER_WALK, &added);
+	if (c != NULL && added)
+		nameset_set_prio(&n->cand, c, cand_priority(
+		    n->sp.dir[SPOOL_INCOMING], name));
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
 }
@@ -106,12 +137,20 @@ void
 node_cand_again(struct node *n, int dfd, const char *name, int announced)
 {
 	struct nameset_node *c;
+	struct stat st;
+	int added = 0;
 
 	if (dfd != n->qself) {
 		node_cand_add(n, name, announced);
 		return;
 	}
-	c = nameset_add(&n->qcand, name, NULL);
+	c = nameset_add(&n->qcand, name, &added);
+	if (c != NULL && added) {
+		/* Routed tasks too: by priority, aging from the mtime. */
+		c->key = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+		    node_mtime_ms(&st) : INT64_MAX;
+		nameset_set_prio(&n->qcand, c, cand_priority(dfd, name));
+	}
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
 }

@@ -39,6 +39,11 @@
 #include "spool/spool.h"
 #include "coord/wakeup.h"
 
+/* How many candidates, from the oldest, a claim compares by priority:
+ * the bound on the claim's cost (O(this) when priorities are mixed, O(1)
+ * when all are equal), like CAND_ORDER_WALK (node_claim.c). */
+#define CAND_PRIO_WALK	4096
+
 static void
 handle_inotify(struct node *n)
 {
@@ -217,8 +222,11 @@ loop_work(struct node *n)
 	    (n->cand.head != NULL || n->qcand.head != NULL) &&
 	    !node_claims_held(n)) {
 		int q = n->qcand.head != NULL;	/* routed to us first */
-		struct nameset_node *c = nameset_pop(q ? &n->qcand :
-		    &n->cand);
+		/* The highest effective priority first (README.md,
+		 * "Priorities"), among the first CAND_PRIO_WALK. */
+		struct nameset_node *c = nameset_pop_priority(q ?
+		    &n->qcand : &n->cand, CAND_PRIO_WALK, tstime_now_ms(),
+		    (int64_t)n->cfg->priority_aging_sec * 1000);
 
 		node_claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
 		    c->name, c->flags & CAND_ANNOUNCED);

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/priority.h"
 #include "core/buf.h"
 #include "spool/clock.h"
 #include "coord/coord.h"
@@ -535,6 +536,11 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	metrics_attempt_started(sl->t.task_code, sl->t.not_before_ms >= 0 ?
 	    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ? sl->t.trigger_ms :
 	    sl->t.created_ms, sl->start_ms);
+	if (sl->attempt == 1)
+		metrics_priority_wait(sl->t.priority >= 0 ? sl->t.priority :
+		    PRIORITY_DEFAULT, sl->t.not_before_ms >= 0 ?
+		    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ?
+		    sl->t.trigger_ms : sl->t.created_ms, sl->start_ms);
 	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
 	node_record(n, RECORDS_RUNNING, id, &sl->t, NULL, NULL, 0);
 	return;

@@ -74,6 +74,8 @@ static const struct key_def keys[] = {
 	L(settle_ms, 0, 600000, "2000", "ms: a file in incoming/ not "
 	    "announced complete, or ending early, and younger than this may "
 	    "still be written"),
+	L(priority_aging_sec, 0, 86400, "60", "seconds a due task waits per "
+	    "priority level it climbs (0: no aging)"),
 	L(heartbeat_ms, 100, 600000, "5000", "ms between heartbeat writes"),
 	L(reap_interval_ms, 100, 600000, "1000", "ms between the leader's "
 	    "reaper passes"),

@@ -47,6 +47,8 @@ struct config {
 	long scan_interval_ms;	/* full rescan of incoming/ (safety net) */
 	long settle_ms;		/* a file unannounced and younger is in-flight */
 	long heartbeat_ms;	/* heartbeat file refresh */
+	long priority_aging_sec;	/* s of waiting per priority level
+					 * climbed (core/priority.h); 0 off */
 	long reap_interval_ms;	/* leader: reaper and delayed/ scan period */
 	long log_cap_bytes;	/* per stream per attempt in logs/ */
 	long tail_bytes;	/* stdout/stderr tail kept in the result */

@@ -63,6 +63,7 @@ static struct {
 	long circuit_open;
 	long outbox[NOUTBOX];
 	struct hist lag;
+	struct hist prio_wait[10];	/* by priority 0..9 */
 } M = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 int
@@ -153,6 +154,17 @@ metrics_attempt_started(const char *task_code, int64_t due_ms,
 	pthread_mutex_lock(&M.mu);
 	hist_observe(&M.lag, lag_bounds, NLAG, (double)(start_ms - due_ms) /
 	    1000.0);
+	pthread_mutex_unlock(&M.mu);
+}
+
+void
+metrics_priority_wait(int prio, int64_t due_ms, int64_t start_ms)
+{
+	if (due_ms < 0 || prio < 0 || prio > 9)
+		return;
+	pthread_mutex_lock(&M.mu);
+	hist_observe(&M.prio_wait[prio], lag_bounds, NLAG, start_ms > due_ms ?
+	    (double)(start_ms - due_ms) / 1000.0 : 0.0);
 	pthread_mutex_unlock(&M.mu);
 }
 
@@ -530,6 +542,16 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 	    "triggerTime or createdAt) to the start of its hook.");
 	rc |= hist_render(b, "taskspool_trigger_delay_seconds", "", &M.lag,
 	    lag_bounds, NLAG);
+	rc |= family(b, "taskspool_priority_wait_seconds", "histogram",
+	    "Waiting time of tasks by priority: from the instant a task was "
+	    "due to the start of its first attempt.");
+	for (int p = 0; p <= 9; p++) {
+		char pextra[24];
+
+		snprintf(pextra, sizeof(pextra), ",priority=\"%d\"", p);
+		rc |= hist_render(b, "taskspool_priority_wait_seconds", pextra,
+		    &M.prio_wait[p], lag_bounds, NLAG);
+	}
 	rc |= family(b, "taskspool_lease_lost_total", "counter", "Attempts "
 	    "found lost (their daemon died or lost its lease) and recovered "
 	    "by this node.");

@@ -92,6 +92,15 @@ void metrics_attempt_started(const char *task_code, int64_t due_ms,
     int64_t start_ms);
 
 /*
+ * The first attempt of a task of priority prio (0..9; others are
+ * ignored) started at start_ms after waiting since due_ms (the same due
+ * instant as metrics_attempt_started; epoch ms, < 0 when unknown: not
+ * observed).  Observes taskspool_priority_wait_seconds{priority}
+ * (negative waits count as 0).
+ */
+void metrics_priority_wait(int prio, int64_t due_ms, int64_t start_ms);
+
+/*
  * An attempt ended with outcome (task_outcome_name(): SUCCESS, FAILED,
  * TEMPFAIL, TIMEOUT, LOST, CANCELLED, ERROR).  duration_s >= 0 is
  * observed in taskspool_execution_duration_seconds{task_code}; pass a

@@ -97,6 +97,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.scan_interval_ms, 5000);
 	ck_assert_int_eq(c.settle_ms, 2000);
 	ck_assert_int_eq(c.heartbeat_ms, 5000);
+	ck_assert_int_eq(c.priority_aging_sec, 60);	/* the issue: 60 s */
 	ck_assert_int_eq(c.reap_interval_ms, 1000);
 	ck_assert_int_eq(c.log_cap_bytes, 1048576);
 	ck_assert_int_eq(c.tail_bytes, 4096);

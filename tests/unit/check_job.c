@@ -433,6 +433,12 @@ START_TEST(test_rules_members)
 	    "integer 1..604800");
 	bad_m("\"cron\":\"@daily\",\"timeoutSec\":604801", "timeoutSec",
 	    "integer 1..604800");
+	bad_m("\"cron\":\"@daily\",\"priority\":10", "priority",
+	    "integer 0..9");
+	bad_m("\"cron\":\"@daily\",\"priority\":-1", "priority",
+	    "integer 0..9");
+	bad_m("\"cron\":\"@daily\",\"priority\":\"9\"", "priority",
+	    "integer 0..9");
 	bad_m("\"cron\":\"@daily\",\"route\":\"nowhere\"", "route",
 	    "must be any, round_robin");
 	bad_m("\"cron\":\"@daily\",\"route\":\"node:../x\"", "route",
@@ -1197,7 +1203,8 @@ START_TEST(test_make_task)
 {
 	static const char params[] = "{\"k\": [1 ,2]}";
 	char *m = unit_fmt("\"cron\":\"0 2 * * *\",\"route\":\"broadcast\","
-	    "\"maxRetries\":2,\"timeoutSec\":30,\"onFailure\":\"page\","
+	    "\"maxRetries\":2,\"timeoutSec\":30,\"priority\":8,"
+	    "\"onFailure\":\"page\","
 	    "\"onFailureMode\":\"transition\",\"executeParams\":%s", params);
 	char *s = doc(m);
 	struct task t, back;
@@ -1218,6 +1225,7 @@ START_TEST(test_make_task)
 	ck_assert_str_eq(t.route, "broadcast");
 	ck_assert_int_eq(t.max_retries, 2);
 	ck_assert_int_eq(t.timeout_sec, 30);
+	ck_assert_int_eq(t.priority, 8);	/* the job's, passed on */
 	ck_assert(t.trigger_ms == T_20240601_0200 + 250);
 	ck_assert_str_eq(t.job_code, "j1");
 	ck_assert_str_eq(t.on_failure, "page");
@@ -1233,6 +1241,7 @@ START_TEST(test_make_task)
 	ck_assert_str_eq(back.params, params);
 	ck_assert_str_eq(back.job_code, "j1");
 	ck_assert_str_eq(back.on_failure, "page");
+	ck_assert_int_eq(back.priority, 8);
 	ck_assert_int_eq(back.on_failure_mode, ALERT_MODE_TRANSITION);
 	ck_assert(back.trigger_ms == t.trigger_ms);
 

@@ -278,6 +278,72 @@ START_TEST(test_add_ordered)
 }
 END_TEST
 
+/* nameset_pop_priority, the claim order (priority.h): names added in
+ * mtime order a..e with keys 1000..5000 ms and priorities 5 5 9 0 9, at
+ * now = 10000 with aging 60000 (nobody climbs: waits < 60 s): the 9s
+ * first (c, then e: equal, earlier key), then 5s in order (a, b), then
+ * the 0 (d).  With aging 2000 at now 10000: a waited 9000 -> 5+4 = 9,
+ * b 8000 -> 5+4 = 9, c 9, d 6000 -> 0+3 = 3, e 5000 -> 9: all but d at
+ * 9, taken by key: a b c e, then d. */
+static void
+expect_prio_order(int64_t aging, size_t walk, const char *want)
+{
+	static const char *const names[] = { "a", "b", "c", "d", "e" };
+	static const int prios[] = { 5, 5, 9, 0, 9 };
+	struct nameset ns;
+	char got[8];
+	size_t k = 0;
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	for (size_t i = 0; i < 5; i++) {
+		struct nameset_node *c = nameset_add_ordered(&ns, names[i],
+		    (int64_t)(i + 1) * 1000, 4096, NULL);
+
+		ck_assert_ptr_nonnull(c);
+		nameset_set_prio(&ns, c, prios[i]);
+	}
+	for (struct nameset_node *p; (p = nameset_pop_priority(&ns, walk,
+	    10000, aging)) != NULL; free(p))
+		got[k++] = p->name[0];
+	got[k] = '\0';
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(ns.count, 0);
+	ck_assert_ptr_null(ns.head);
+	ck_assert_ptr_null(ns.tail);
+	nameset_fini(&ns);
+}
+
+START_TEST(test_pop_priority)
+{
+	expect_prio_order(60000, 4096, "ceabd");
+	expect_prio_order(2000, 4096, "abced");
+	expect_prio_order(0, 4096, "ceabd");	/* aging off */
+	/* walk 2: only a, b compared first (both 5: a); then b, c: c; then
+	 * b, d: b; then d, e: e; then d */
+	expect_prio_order(60000, 2, "acbed");
+}
+END_TEST
+
+/* One priority everywhere: FIFO (the O(1) path), as nameset_pop. */
+START_TEST(test_pop_priority_uniform)
+{
+	struct nameset ns;
+	char got[8];
+	size_t k = 0;
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	ck_assert_ptr_nonnull(nameset_add(&ns, "x", NULL));
+	ck_assert_ptr_nonnull(nameset_add(&ns, "y", NULL));
+	ck_assert_ptr_nonnull(nameset_add(&ns, "z", NULL));
+	for (struct nameset_node *p; (p = nameset_pop_priority(&ns, 4096,
+	    0, 1000)) != NULL; free(p))
+		got[k++] = p->name[0];
+	got[k] = '\0';
+	ck_assert_str_eq(got, "xyz");
+	nameset_fini(&ns);
+}
+END_TEST
+
 static Suite *
 nameset_suite(void)
 {
@@ -291,6 +357,8 @@ nameset_suite(void)
 	tcase_add_test(tc, test_growth);
 	tcase_add_test(tc, test_fini_with_contents);
 	tcase_add_test(tc, test_add_ordered);
+	tcase_add_test(tc, test_pop_priority);
+	tcase_add_test(tc, test_pop_priority_uniform);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -149,6 +149,7 @@ START_TEST(test_minimal_defaults)
 	ck_assert_ptr_null(t.callback_url);
 	ck_assert_int_eq(t.max_retries, -1);
 	ck_assert_int_eq(t.timeout_sec, -1);
+	ck_assert_int_eq(t.priority, -1);
 	ck_assert_ptr_null(t.route);
 	ck_assert_ptr_null(t.shard_key);
 	ck_assert_int_eq(t.shard_index, -1);
@@ -177,6 +178,7 @@ START_TEST(test_all_members_good)
 	    "\"callbackUrl\":\"https://hooks.example.com/cb\","
 	    "\"maxRetries\":5,"
 	    "\"timeoutSec\":600,"
+	    "\"priority\":7,"
 	    "\"route\":\"consistent_hash\","
 	    "\"shardKey\":\"customer-42\","
 	    "\"shardIndex\":2,"
@@ -207,6 +209,7 @@ START_TEST(test_all_members_good)
 	ck_assert_str_eq(t.callback_url, "https://hooks.example.com/cb");
 	ck_assert_int_eq(t.max_retries, 5);
 	ck_assert_int_eq(t.timeout_sec, 600);
+	ck_assert_int_eq(t.priority, 7);
 	ck_assert_str_eq(t.route, "consistent_hash");
 	ck_assert_str_eq(t.shard_key, "customer-42");
 	ck_assert_int_eq(t.shard_index, 2);
@@ -422,6 +425,24 @@ static const struct bad_case bad_cases[] = {
 	    "maxRetries", "number out of range" },
 	{ "retries string", "{\"taskCode\":\"a\",\"maxRetries\":\"3\"}",
 	    "maxRetries", "integer 0..100" },
+	/* priority 0..9 (issue 15): out of range, fractions, strings,
+	 * booleans refused naming the member */
+	{ "priority -1", "{\"taskCode\":\"a\",\"priority\":-1}",
+	    "priority", "integer 0..9" },
+	{ "priority 10", "{\"taskCode\":\"a\",\"priority\":10}",
+	    "priority", "integer 0..9" },
+	{ "priority 2^32+5", "{\"taskCode\":\"a\",\"priority\":4294967301}",
+	    "priority", "integer 0..9" },
+	{ "priority 5.5", "{\"taskCode\":\"a\",\"priority\":5.5}",
+	    "priority", "integer 0..9" },
+	{ "priority 5.0", "{\"taskCode\":\"a\",\"priority\":5.0}",
+	    "priority", "integer 0..9" },
+	{ "priority \"5\"", "{\"taskCode\":\"a\",\"priority\":\"5\"}",
+	    "priority", "integer 0..9" },
+	{ "priority true", "{\"taskCode\":\"a\",\"priority\":true}",
+	    "priority", "integer 0..9" },
+	{ "priority null", "{\"taskCode\":\"a\",\"priority\":null}",
+	    "priority", "integer 0..9" },
 	/* callbackUrl */
 	{ "cb ftp", "{\"taskCode\":\"a\",\"callbackUrl\":\"ftp://x/\"}",
 	    "callbackUrl", "https://" },
@@ -1028,6 +1049,7 @@ task_eq(const struct task *a, const struct task *b)
 	ck_assert(opt_eq(a->callback_url, b->callback_url));
 	ck_assert_int_eq(a->max_retries, b->max_retries);
 	ck_assert_int_eq(a->timeout_sec, b->timeout_sec);
+	ck_assert_int_eq(a->priority, b->priority);
 	ck_assert(opt_eq(a->route, b->route));
 	ck_assert(opt_eq(a->shard_key, b->shard_key));
 	ck_assert_int_eq(a->shard_index, b->shard_index);
@@ -1084,6 +1106,7 @@ START_TEST(test_roundtrip_struct)
 	t.callback_url = strdup("https://hooks.example.com/cb?x=1");
 	t.max_retries = 0;
 	t.timeout_sec = 604800;
+	t.priority = 0;
 	t.route = strdup("node:n2");
 	t.shard_key = strdup("k");
 	t.shard_index = 0;

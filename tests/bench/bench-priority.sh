@@ -1,0 +1,58 @@
+#!/bin/sh
+# bench-priority.sh — claim throughput with priorities versus plain FIFO
+# (issue 15 item 1; target: at most 10 % slower), numbers only (asserts
+# nothing).  Runs alone as  BUILD=build sh tests/bench/bench-priority.sh
+#
+# N (default 4000) task files of the no-op hook `stamp` are written into
+# incoming/ while no daemon runs, then one daemon (SLOTS, default 2;
+# fsync 0, so the claim path and not the disk is measured) starts and
+# the wall time until all N are in done/ is taken; once with no priority
+# member (every task 5: the FIFO path), once with priorities 0..9 mixed
+# (i mod 10: the bounded 4,096-candidate comparison on every claim, and
+# the read of each file's priority as it becomes a candidate).  RUNS
+# (default 3) alternating pairs; the best of each is printed.
+set -eu
+. "$(dirname "$0")/bench-lib.sh"
+N=${N:-4000}
+SLOTS=${SLOTS:-2}
+RUNS=${RUNS:-3}
+bench_workdir taskspool-bench-prio
+trap 'kill "${bench_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+# one_run MODE: prints the ms of N tasks (MODE fifo or mixed).
+one_run() {
+	rm -rf "$work/spool" "$work/hooks"
+	bench_spool "$work/spool" "$work/hooks" "$SLOTS" 0
+	i=0
+	while [ $i -lt "$N" ]; do
+		if [ "$1" = mixed ]; then
+			p=",\"priority\":$((i % 10))"
+		else
+			p=""
+		fi
+		printf '{"requestId":"b%d","taskCode":"stamp"%s}' $i "$p" \
+		    >"$work/spool/tmp/b$i"
+		mv "$work/spool/tmp/b$i" "$work/spool/incoming/b$i.json"
+		i=$((i + 1))
+	done
+	t0=$(date +%s%N)
+	bench_daemon "$work/spool" b1 "$work/log" -c "$work/spool/taskspool.conf" -i b1
+	while [ "$(ls "$work/spool/done" | wc -l)" -lt "$N" ]; do sleep 0.05; done
+	t1=$(date +%s%N)
+	kill "$bench_pid"; wait "$bench_pid" 2>/dev/null || true
+	echo $(( (t1 - t0) / 1000000 ))
+}
+
+best_fifo="" best_mixed=""
+r=0
+while [ $r -lt "$RUNS" ]; do
+	f=$(one_run fifo); m=$(one_run mixed)
+	echo "run $r: fifo ${f} ms, mixed priorities ${m} ms"
+	[ -z "$best_fifo" ] || [ "$f" -lt "$best_fifo" ] && best_fifo=$f
+	[ -z "$best_mixed" ] || [ "$m" -lt "$best_mixed" ] && best_mixed=$m
+	r=$((r + 1))
+done
+echo "claim throughput, $N tasks, $SLOTS slots, fsync 0 (best of $RUNS):"
+echo "  plain FIFO        $best_fifo ms  ($(( N * 1000 / best_fifo )) tasks/s)"
+echo "  priorities 0..9   $best_mixed ms  ($(( N * 1000 / best_mixed )) tasks/s)"
+echo "  slower by         $(( (best_mixed - best_fifo) * 100 / best_fifo )) %  (target: at most 10 %)"

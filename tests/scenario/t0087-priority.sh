@@ -1,0 +1,97 @@
+#!/bin/sh
+# Priorities with aging (issue 15 item 1; README.md "Priorities"), in
+# embedded mode and then in cluster mode (Redis leases), one daemon with
+# one slot so the order of hook starts is the claim order:
+#  - with the slot busy, 1,000 priority-5 tasks queued, then one
+#    priority-9 task: the 9 is the next task started when the slot frees
+#    (priority_aging_sec = 600: nobody climbs during the test);
+#  - a priority-0 task behind a constant stream of priority-9 ones
+#    (one every 0.1 s, each hook 0.2 s: the 9s never run out) with
+#    priority_aging_sec = 1: it climbs to 9 after 9 s, when it is older
+#    than every 9 still waiting, so it starts within the aging bound
+#    9 * 1 s plus the hook ahead of it (asserted: under 12 s), and after
+#    at least one 9 submitted later than it (priority did order them).
+. "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/cluster-lib.sh"
+
+# rec: records "<id> <ns>" in $TRASH/order; a gate (id *-gate) waits for
+# $TRASH/go.<id>; an id *-s* sleeps 0.2 s.
+cat >"$HOOKS/rec" <<H
+#!/bin/sh
+echo "\$TASKSPOOL_REQUEST_ID \$(date +%s%N)" >>"$TRASH/order"
+case \$TASKSPOOL_REQUEST_ID in
+*-gate)	i=0
+	while [ ! -e "$TRASH/go.\$TASKSPOOL_REQUEST_ID" ] && [ \$i -lt 600 ]; do
+		sleep 0.1; i=\$((i + 1))
+	done;;
+*-s*)	sleep 0.2;;
+esac
+exit 0
+H
+chmod +x "$HOOKS/rec"
+
+# task ID PRIO: drop task ID of code rec with priority PRIO ("" none).
+task() {
+	drop "$1.json" "{\"requestId\":\"$1\",\"taskCode\":\"rec\"${2:+,\"priority\":$2}}"
+}
+
+aging() { sed -i '/^priority_aging_sec/d' "$CONF" && echo "priority_aging_sec = $1" >>"$CONF"; }
+
+phase() {	# phase M: the scenario with prefix M (e embedded, c cluster)
+M=$1
+
+test_expect_success "$M: 1 slot busy, 1,000 priority-5 queued, then a 9: the 9 starts next" '
+	aging 600 && : >"$TRASH/order" &&
+	start_daemon ${M}1 -j 1 &&
+	task $M-gate "" &&
+	wait_for "grep -q ^$M-gate \"\$TRASH/order\"" 10 &&
+	i=0 && while [ $i -lt 1000 ]; do
+		task $M-p5-$(printf %04d $i) 5 || return 1
+		i=$((i + 1))
+	done &&
+	task $M-hi 9 &&
+	sleep 1 && touch "$TRASH/go.$M-gate" &&
+	wait_for "[ \$(wc -l <\"\$TRASH/order\") -ge 3 ]" 20 &&
+	sed -n 2p "$TRASH/order" | grep -q "^$M-hi " &&
+	sed -n 3p "$TRASH/order" | grep -q "^$M-p5-0000 " &&
+	wait_for "[ \$(ls \"\$SPOOL/done\" | grep -c \"^$M-p5-\") -ge 1000 ]" 120 &&
+	# the 5s kept their submit order (equal priority: mtime order,
+	# names breaking ties of the coarse file times)
+	sed -n "3,\$p" "$TRASH/order" | cut -d" " -f1 >"$TRASH/$M.got" &&
+	i=0 && while [ $i -lt 1000 ]; do printf "%s-p5-%04d\n" $M $i; i=$((i + 1)); done >"$TRASH/$M.want" &&
+	cmp "$TRASH/$M.want" "$TRASH/$M.got" &&
+	stop_daemon ${M}1
+'
+
+test_expect_success "$M: a 0 behind a constant stream of 9s starts within the aging bound (aging 1 s)" '
+	aging 1 && : >"$TRASH/order" && rm -f "$TRASH/stop" &&
+	start_daemon ${M}1 -j 1 &&
+	( i=0; while [ ! -e "$TRASH/stop" ] && [ $i -lt 400 ]; do
+		task $M-s9-$(printf %04d $i) 9
+		i=$((i + 1)); sleep 0.1
+	done ) &
+	feeder=$! &&
+	sleep 1 &&
+	t0=$(date +%s%N) &&
+	task $M-s0-low 0 &&
+	wait_for "grep -q ^$M-s0-low \"\$TRASH/order\"" 20 &&
+	touch "$TRASH/stop" && wait $feeder &&
+	t1=$(grep "^$M-s0-low " "$TRASH/order" | cut -d" " -f2) &&
+	ms=$(( (t1 - t0) / 1000000 )) && echo "# low started after $ms ms" &&
+	test $ms -lt 12000 &&
+	# 9s ran before it, more than the ~10 submitted before it
+	low_line=$(grep -n "^$M-s0-low " "$TRASH/order" | cut -d: -f1) &&
+	before=$(head -n $((low_line - 1)) "$TRASH/order" | grep -c "^$M-s9-") &&
+	echo "# $before priority-9 tasks started before it" &&
+	test "$before" -gt 12 &&
+	stop_daemon ${M}1 &&
+	# the 9s not run yet must not run ahead of the next phase
+	rm -f "$SPOOL"/incoming/$M-s9-*.json
+'
+}
+
+phase e
+redis_setup
+phase c
+
+test_done
