@@ -228,6 +228,9 @@ list_from_db(struct api_ctx *c, struct buf *out, const char *statuses,
 		    json_string(r->node) : json_null());
 		json_object_set_new(v, "triggerTime",
 		    api_time_or_null(r->trigger_time));
+		if (r->traceparent[0] != '\0')
+			json_object_set_new(v, "traceparent",
+			    json_string(r->traceparent));
 		if (r->failure_code[0] != '\0')
 			fr = json_pack("{s:s,s:s}", "code", r->failure_code,
 			    "message", r->failure_reason);

@@ -310,6 +310,7 @@ cmd_history(int argc, char **argv, const struct config *cfg, int json)
 			put_num("durationMs", t->duration_ms, json);
 			put_num("exitCode", t->exit_code, json);
 			put_name("failureCode", t->failure_code, json);
+			put_name("traceparent", t->traceparent, json);
 			fputs(json ? "}" : "\n", stdout);
 		}
 		shown += (long)n;

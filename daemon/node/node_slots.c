@@ -542,7 +542,21 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 		    sl->t.not_before_ms : sl->t.trigger_ms >= 0 ?
 		    sl->t.trigger_ms : sl->t.created_ms, sl->start_ms);
 	log_debug("%s: attempt %d started, pid %d", id, sl->attempt, (int)pid);
-	node_record(n, RECORDS_RUNNING, id, &sl->t, NULL, NULL, 0);
+	{
+		/* The attempt starting now, with its span for the
+		 * task_attempt row (records.h: RECORDS_RUNNING). */
+		struct task_attempt run;
+
+		memset(&run, 0, sizeof(run));
+		run.attempt = sl->attempt;
+		snprintf(run.node, sizeof(run.node), "%s", n->sp.node);
+		run.start_ms = sl->start_ms;
+		run.end_ms = run.retry_at_ms = -1;
+		run.exit_code = -1;
+		memcpy(run.traceparent, sl->traceparent,
+		    sizeof(run.traceparent));
+		node_record(n, RECORDS_RUNNING, id, &sl->t, &run, NULL, 0);
+	}
 	return;
 fail:
 	e = errno;

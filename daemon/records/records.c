@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/jsontext.h"
+#include "core/traceparent.h"
 #include "spool/log.h"
 #include "spool/metrics.h"
 #include "core/tstime.h"
@@ -140,6 +141,8 @@ encode_attempt(struct buf *out, const char *state, const char *id,
 	put_str(o, "taskCode", t->task_code);
 	put_str(o, "jobCode", t->job_code);
 	put_str(o, "appId", t->app_id);
+	if (t->traceparent != NULL)
+		put_str(o, "traceparent", t->traceparent);
 	put_ms(o, "createdAt", t->created_ms);
 	put_ms(o, "triggerTime", t->trigger_ms);
 	json_object_set_new(o, "maxRetries", t->max_retries >= 0 ?
@@ -225,6 +228,34 @@ bad(char *why, size_t whylen, const char *field, const char *rule)
 	return -1;
 }
 
+/*
+ * An optional "traceparent" member of o → *out (new, canonical version 00,
+ * or NULL when absent or null).  Returns 0, or -1 with why naming field
+ * when the value is not a W3C traceparent (core/traceparent.h: W3C Trace
+ * Context Level 1, §3.2): a record file is read back from disk, and
+ * what goes into the 55-character column is never longer.
+ */
+static int
+get_traceparent(json_t *o, const char *field, char **out, char *why,
+    size_t whylen)
+{
+	json_t *v = json_object_get(o, "traceparent");
+	struct traceparent tp;
+	char canon[TRACEPARENT_LEN + 1];
+	const char *rule = "must be a string";
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || traceparent_parse(json_string_value(v),
+	    json_string_length(v), &tp, &rule) != 0)
+		return bad(why, whylen, field, rule);
+	traceparent_format(&tp, canon);
+	if ((*out = strdup(canon)) == NULL)
+		return bad(why, whylen, field, "out of memory");
+	return 0;
+}
+
 static int
 decode_attempt(json_t *ao, struct records_attempt_row *ar, int ended,
     char *why, size_t whylen)
@@ -248,6 +279,9 @@ decode_attempt(json_t *ao, struct records_attempt_row *ar, int ended,
 	ar->exit_code = get_int(ao, "exitCode");
 	ar->sig = get_int(ao, "signal");
 	ar->reason = dup_str(json_object_get(ao, "reason"));
+	if (get_traceparent(ao, "attempt.traceparent", &ar->traceparent, why,
+	    whylen) != 0)
+		return -1;
 	if (ended) {
 		ar->state = dup_str(json_object_get(ao, "outcome"));
 		ar->fence = 3;
@@ -280,6 +314,9 @@ decode_result(json_t *o, struct records_row *row, char *why, size_t whylen)
 	    get_ms(e, "triggerTime", &row->trigger_time))
 		return bad(why, whylen, "result times", "must be RFC 3339 or "
 		    "null");
+	if (get_traceparent(e, "result.traceparent", &row->traceparent, why,
+	    whylen) != 0)
+		return -1;
 	row->duration_ms = get_int(e, "durationMs");
 	row->max_retries = get_int(e, "maxRetries");
 	row->attempt = (int)(get_int(e, "attempt") == RECORDS_NULL ? 0 :
@@ -434,6 +471,9 @@ records_decode(const char *data, size_t len, struct records_row *row,
 			goto out;
 		}
 		row->max_retries = get_int(o, "maxRetries");
+		if (get_traceparent(o, "traceparent", &row->traceparent, why,
+		    whylen) != 0)
+			goto out;
 		if ((row->att = calloc(1, sizeof(*row->att))) == NULL) {
 			bad(why, whylen, "record", "out of memory");
 			goto out;
@@ -497,16 +537,19 @@ records_row_fini(struct records_row *row)
 	free(row->failure_code);
 	free(row->failure_reason);
 	free(row->result_summary);
+	free(row->traceparent);
 	for (size_t i = 0; i < row->natt; i++) {
 		free(row->att[i].node);
 		free(row->att[i].state);
 		free(row->att[i].reason);
+		free(row->att[i].traceparent);
 	}
 	/* An attempt half-decoded when decoding failed. */
 	if (row->att != NULL && row->natt == 0) {
 		free(row->att[0].node);
 		free(row->att[0].state);
 		free(row->att[0].reason);
+		free(row->att[0].traceparent);
 	}
 	free(row->att);
 	memset(row, 0, sizeof(*row));

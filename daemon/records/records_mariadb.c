@@ -51,8 +51,8 @@ static const char *const sql[ST_N] = {
 "INSERT INTO task_execution (request_id, app_id, task_code, job_code, "
 "status, trigger_time, node, attempt, max_retries, fence, created_at, "
 "started_at, finished_at, duration_ms, exit_code, failure_code, "
-"failure_reason, result_summary, recorded_at) "
-"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+"failure_reason, result_summary, recorded_at, traceparent) "
+"VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
 "ON DUPLICATE KEY UPDATE "
 "app_id = COALESCE(app_id, VALUES(app_id)), "
 "job_code = COALESCE(job_code, VALUES(job_code)), "
@@ -72,11 +72,12 @@ static const char *const sql[ST_N] = {
 "failure_reason = IF(" NEWER ", VALUES(failure_reason), failure_reason), "
 "result_summary = IF(" NEWER ", VALUES(result_summary), result_summary), "
 "recorded_at = IF(" NEWER ", VALUES(recorded_at), recorded_at), "
+"traceparent = COALESCE(VALUES(traceparent), traceparent), "
 "fence = GREATEST(fence, VALUES(fence))",
 [ST_ATTEMPT] =
 "INSERT INTO task_attempt (request_id, attempt, node, state, fence, "
-"started_at, finished_at, duration_ms, exit_code, sig, reason, retry_at) "
-"VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
+"started_at, finished_at, duration_ms, exit_code, sig, reason, retry_at, "
+"traceparent) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
 "ON DUPLICATE KEY UPDATE "
 "node = IF(" NEWER ", VALUES(node), node), "
 "state = IF(" NEWER ", VALUES(state), state), "
@@ -87,6 +88,7 @@ static const char *const sql[ST_N] = {
 "sig = IF(" NEWER ", VALUES(sig), sig), "
 "reason = IF(" NEWER ", VALUES(reason), reason), "
 "retry_at = IF(" NEWER ", VALUES(retry_at), retry_at), "
+"traceparent = COALESCE(VALUES(traceparent), traceparent), "
 "fence = GREATEST(fence, VALUES(fence))",
 [ST_NODE] =
 "INSERT INTO node_registry (node_id, host, pid, started_at, last_seen_at) "
@@ -95,7 +97,7 @@ static const char *const sql[ST_N] = {
 "last_seen_at = VALUES(last_seen_at)",
 #define LIST_COLS "SELECT request_id, task_code, status, node, attempt, " \
 	"trigger_time, created_at, started_at, finished_at, duration_ms, " \
-	"exit_code, failure_code, max_retries, failure_reason " \
+	"exit_code, failure_code, max_retries, failure_reason, traceparent " \
 	"FROM task_execution WHERE "
 #define LIST_KEY "trigger_time >= ? AND (created_at > ? OR (created_at = ? " \
 	"AND request_id > ?)) ORDER BY created_at, request_id LIMIT ?"
@@ -439,7 +441,7 @@ enum records_apply
 records_db_apply(struct records_db *db, const struct records_row *row,
     char *why, size_t whylen)
 {
-	MYSQL_BIND b[19];
+	MYSQL_BIND b[20];
 	int64_t attempt = row->attempt, now = tstime_now_ms();
 	int64_t created = row->created_at != RECORDS_NULL ? row->created_at :
 	    row->trigger_time;
@@ -502,6 +504,7 @@ records_db_apply(struct records_db *db, const struct records_row *row,
 	p_str(&b[16], row->failure_reason);
 	p_str(&b[17], row->result_summary);
 	p_i64(&b[18], &now);
+	p_str(&b[19], row->traceparent);
 	if ((rc = run(db, ST_EXEC, b, why, whylen)) != RECORDS_APPLY_OK)
 		return rc;
 	for (size_t i = 0; i < row->natt; i++) {
@@ -520,6 +523,7 @@ records_db_apply(struct records_db *db, const struct records_row *row,
 		p_i64(&b[9], &a->sig);
 		p_str(&b[10], a->reason);
 		p_i64(&b[11], &a->retry_at);
+		p_str(&b[12], a->traceparent);
 		if ((rc = run(db, ST_ATTEMPT, b, why, whylen)) !=
 		    RECORDS_APPLY_OK)
 			return rc;
@@ -701,9 +705,9 @@ out:
 
 /* Result bindings of one records_task row. */
 struct task_out {
-	MYSQL_BIND b[14];
-	my_bool nul[14];
-	unsigned long len[14];
+	MYSQL_BIND b[15];
+	my_bool nul[15];
+	unsigned long len[15];
 	long long attempt, tt, cr, st, fi, du, ex, mr;
 	struct records_task *t;
 };
@@ -782,6 +786,7 @@ list_run(MYSQL_STMT *st, MYSQL_BIND *p, struct records_task *rows,
 {
 	struct task_out o;
 	struct records_task t;
+	struct traceparent tp;
 	int frc;
 
 	*n = 0;
@@ -803,6 +808,8 @@ list_run(MYSQL_STMT *st, MYSQL_BIND *p, struct records_task *rows,
 	r_i64(&o.b[12], &o.mr, &o.nul[12]);
 	r_str(&o.b[13], t.failure_reason, sizeof(t.failure_reason),
 	    &o.len[13], &o.nul[13]);
+	r_str(&o.b[14], t.traceparent, sizeof(t.traceparent), &o.len[14],
+	    &o.nul[14]);
 	if (mysql_stmt_bind_param(st, p) != 0 || mysql_stmt_execute(st) != 0 ||
 	    mysql_stmt_bind_result(st, o.b) != 0 ||
 	    mysql_stmt_store_result(st) != 0) {
@@ -819,6 +826,13 @@ list_run(MYSQL_STMT *st, MYSQL_BIND *p, struct records_task *rows,
 		    o.nul[11]);
 		term(t.failure_reason, sizeof(t.failure_reason), o.len[13],
 		    o.nul[13]);
+		term(t.traceparent, sizeof(t.traceparent), o.len[14],
+		    o.nul[14]);
+		/* A column is an answer from outside: what is not a
+		 * version-00 traceparent is shown as none. */
+		if (t.traceparent[0] != '\0' && traceparent_parse(
+		    t.traceparent, strlen(t.traceparent), &tp, NULL) != 0)
+			t.traceparent[0] = '\0';
 		t.max_retries = o.nul[12] ? RECORDS_NULL : o.mr;
 		t.attempt = o.nul[4] ? 0 : (int)o.attempt;
 		t.trigger_time = o.nul[5] ? RECORDS_NULL : o.tt;

@@ -118,6 +118,8 @@ struct records_task {
 	char failure_code[33];
 	int64_t max_retries;			/* RECORDS_NULL = none */
 	char failure_reason[1025];		/* "" = none */
+	char traceparent[TRACEPARENT_LEN + 1];	/* the task's W3C
+						 * traceparent; "" = none */
 };
 
 /* Filters of history and of the list; NULL / RECORDS_NULL = any. */

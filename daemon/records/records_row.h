@@ -21,6 +21,8 @@ struct records_attempt_row {
 	int64_t started_at, finished_at, duration_ms, retry_at; /* or NULL */
 	int64_t exit_code, sig;		/* RECORDS_NULL = none */
 	char *reason;			/* new or NULL */
+	char *traceparent;		/* new or NULL: the attempt's span,
+					 * W3C version 00 (55 characters) */
 };
 
 /* A callback_record row (a record file with "state": "CALLBACK"). */
@@ -49,6 +51,8 @@ struct records_row {
 	char *request_id, *app_id, *task_code, *job_code, *status, *node;
 	char *failure_code, *failure_reason;	/* new or NULL */
 	char *result_summary;			/* new or NULL */
+	char *traceparent;			/* new or NULL: the task's,
+						 * W3C version 00 */
 	int64_t trigger_time, created_at, started_at, finished_at;
 	int64_t duration_ms, exit_code, max_retries;	/* RECORDS_NULL */
 	int attempt;

@@ -200,6 +200,18 @@ def main():
         'true,"definition":{"jobCode": "nightly", "cron": "0 3 * * *"},'
         '"updatedAt":"2024-06-01T12:00:08.000Z"}')
     ex = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    # Records with the trace context (migration 0003): the task's and the
+    # attempt's span.
+    put("fuzz_outbox", "running_traced",
+        '{"v":1,"state":"RUNNING","requestId":"r1","taskCode":"probe",'
+        '"traceparent":"00-%s","attempt":{"attempt":1,"node":"n1",'
+        '"startedAt":"%s","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736'
+        '-b7ad6b7169203331-01"}}' % (ex, t1))
+    put("fuzz_outbox", "result_traced",
+        '{"v":1,"state":"RESULT","requestId":"r1","result":{"taskCode":'
+        '"probe","status":"SUCCESS","traceparent":"00-%s","attempts":[{'
+        '"attempt":1,"outcome":"SUCCESS","traceparent":"00-%s"}]}}'
+        % (ex, ex))
     put("fuzz_traceparent", "spec-example", "00-" + ex)
     put("fuzz_traceparent", "higher-version", "cc-" + ex + "-more")
     put("fuzz_traceparent", "version-ff", "ff-" + ex)

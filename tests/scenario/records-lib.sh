@@ -83,24 +83,27 @@ expected_exec() {
 	     (.startedAt | ms), (.finishedAt | ms), .durationMs,
 	     (.attempts[-1].exitCode | n), (.failureReason.code | n),
 	     (.failureReason.message | n), .maxRetries,
-	     (if .result == null then \"NULL\" else (.result | tojson) end)]
+	     (if .result == null then \"NULL\" else (.result | tojson) end),
+	     (.traceparent | n)]
 	    | @tsv" | sort
 }
 db_exec() {
 	sql "SELECT request_id, status, attempt, node, created_at, started_at,
 	    finished_at, duration_ms, exit_code, failure_code, failure_reason,
-	    max_retries, result_summary FROM task_execution" | sort
+	    max_retries, result_summary, traceparent FROM task_execution" | sort
 }
 expected_attempts() {
 	for f in "$SPOOL"/results/*.json; do cat "$f"; done | jq -r "$JQREC
 	    .requestId as \$id | .attempts[] |
 	    [\$id, .attempt, .node, .outcome, (.startedAt | ms),
 	     (.finishedAt | ms), (.durationMs | n), (.exitCode | n),
-	     (.signal | n), .reason, (.retryAt | ms)] | @tsv" | sort
+	     (.signal | n), .reason, (.retryAt | ms), (.traceparent | n)] |
+	    @tsv" | sort
 }
 db_attempts() {
 	sql "SELECT request_id, attempt, node, state, started_at, finished_at,
-	    duration_ms, exit_code, sig, reason, retry_at FROM task_attempt" |
+	    duration_ms, exit_code, sig, reason, retry_at, traceparent
+	    FROM task_attempt" |
 	    sort
 }
 
@@ -122,6 +125,8 @@ rows_match() {
 # fails once then succeeds; 1 succeeds with a hook result; 2 fails every
 # attempt (TEMPFAIL, 1 retry); 3 exits 65 (permanent, no retry).  1 also
 # writes 10 bytes to stdout (logs/<id>/ exists for purge to remove).
+# Every third task carries a W3C traceparent (trace-id = i in hex), so
+# its row and its attempts' rows have one (migration 0003).
 submit_mix() {
 	_ml_i=$1
 	while [ "$_ml_i" -le "$2" ]; do
@@ -131,8 +136,11 @@ submit_mix() {
 		2) _ml_p='{"fail_attempts": 9}'; _ml_r=1;;
 		3) _ml_p='{"exit": 65}'; _ml_r=3;;
 		esac
+		_ml_t=
+		[ $((_ml_i % 3)) = 0 ] &&
+		    _ml_t=$(printf -- "--traceparent=00-%032x-00f067aa0ba902b7-01" "$_ml_i")
 		ts submit --code probe --id "${MIX_PREFIX:-mix}$_ml_i" --retries "$_ml_r" \
-		    --params "$_ml_p" >/dev/null || return 1
+		    --params "$_ml_p" $_ml_t >/dev/null || return 1
 		_ml_i=$((_ml_i + 1))
 	done
 }

@@ -10,17 +10,18 @@ mdb_use_server
 mdb_database
 N=${RECORDS_TASKS:-240}
 
-test_expect_success 'db status on an empty database: version 0, 0001 and 0002 pending' '
+test_expect_success 'db status on an empty database: version 0, 0001 to 0003 pending' '
 	ts db status >out && cat out &&
-	grep "^schema version 0 (latest 2)" out &&
+	grep "^schema version 0 (latest 3)" out &&
 	grep "^pending: 0001_initial" out &&
-	grep "0002_app_created_index" out
+	grep "0002_app_created_index" out &&
+	grep "0003_traceparent" out
 '
 
 test_expect_success 'db migrate from empty creates the seven tables' '
 	ts db migrate >out &&
-	grep "^applied 2 migration(s); schema version 2" out &&
-	test "$(sql "SELECT version, name FROM schema_migrations ORDER BY version")" = "$(printf "1\t0001_initial\n2\t0002_app_created_index")" &&
+	grep "^applied 3 migration(s); schema version 3" out &&
+	test "$(sql "SELECT version, name FROM schema_migrations ORDER BY version")" = "$(printf "1\t0001_initial\n2\t0002_app_created_index\n3\t0003_traceparent")" &&
 	sql "SHOW TABLES" | sort >tables &&
 	printf "%s\n" api_app callback_record node_registry schema_migrations \
 	    task_attempt task_definition task_execution >want &&
@@ -48,7 +49,7 @@ test_expect_success 'the URL form of mariadb, and a bad port named' '
 	grep -v "^mariadb" "$CONF" >url.conf &&
 	echo "mariadb = mariadb://$MDB_USER:$MDB_PASS@$MDB_ADDR/$MDB_DB" >>url.conf &&
 	"$TS" -c url.conf db status >out &&
-	grep "^schema version 2 (latest 2)" out &&
+	grep "^schema version 3 (latest 3)" out &&
 	grep -v "^mariadb =" "$CONF" >bad.conf &&
 	echo "mariadb = 127.0.0.1:99999" >>bad.conf &&
 	{ "$TS" -c bad.conf db status 2>err; test $? = 69; } &&
@@ -58,22 +59,32 @@ test_expect_success 'the URL form of mariadb, and a bad port named' '
 test_expect_success 're-running db migrate is a no-op' '
 	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >before &&
 	ts db migrate >out &&
-	grep "^applied 0 migration(s); schema version 2" out &&
+	grep "^applied 0 migration(s); schema version 3" out &&
 	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >after &&
 	diff before after &&
-	test "$(sql "SELECT COUNT(*) FROM schema_migrations")" = 2 &&
-	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":2,\"latest\":2,\"pending\":[]}"
+	test "$(sql "SELECT COUNT(*) FROM schema_migrations")" = 3 &&
+	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":3,\"latest\":3,\"pending\":[]}"
 '
 
-test_expect_success 'a database at version 1 is upgraded to 2 by db migrate' '
-	sql "SHOW CREATE TABLE task_execution" >v2 &&
+test_expect_success 'a database at version 1 is upgraded to 3 by db migrate' '
+	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >v3 &&
 	sql "DROP INDEX ix_app_created_request ON task_execution;
-	    DELETE FROM schema_migrations WHERE version = 2" &&
-	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":1,\"latest\":2,\"pending\":[\"0002_app_created_index\"]}" &&
+	    ALTER TABLE task_execution DROP COLUMN traceparent;
+	    ALTER TABLE task_attempt DROP COLUMN traceparent;
+	    DELETE FROM schema_migrations WHERE version >= 2" &&
+	ts --json db status >out && test "$(jq -c . out)" = "{\"version\":1,\"latest\":3,\"pending\":[\"0002_app_created_index\",\"0003_traceparent\"]}" &&
 	ts db migrate >out &&
-	grep "^applied 1 migration(s); schema version 2" out &&
-	sql "SHOW CREATE TABLE task_execution" >after &&
-	diff v2 after
+	grep "^applied 2 migration(s); schema version 3" out &&
+	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >after &&
+	diff v3 after
+'
+
+test_expect_success '0003 interrupted after its ALTER (not recorded) runs again cleanly' '
+	sql "DELETE FROM schema_migrations WHERE version = 3" &&
+	ts db migrate >out &&
+	grep "^applied 1 migration(s); schema version 3" out &&
+	sql "SHOW CREATE TABLE task_execution; SHOW CREATE TABLE task_attempt" >after &&
+	diff v3 after
 '
 
 test_expect_success "$N tasks with retries and failures on two daemons" '
@@ -113,6 +124,20 @@ test_expect_success 'history filters by code and state' '
 	ts history --since 2000-01-01T00:00:00Z >out && test "$(wc -l <out)" = "$N" &&
 	ts history --since 1h >out && test "$(wc -l <out)" = "$N" &&
 	ts history --since 2999-01-01T00:00:00Z >out && test ! -s out
+'
+
+test_expect_success 'history shows the task traceparent: the one submitted, else the fresh root submit gave' '
+	ts --json history >h.json &&
+	test "$(jq -r ".[] | select(.requestId == \"mix3\") | .traceparent" h.json)" = 00-00000000000000000000000000000003-00f067aa0ba902b7-01 &&
+	test "$(jq -r ".[] | select(.requestId == \"mix4\") | .traceparent" h.json)" = "$(jq -r .traceparent "$SPOOL/results/mix4.json")" &&
+	jq -r ".[] | select(.requestId == \"mix4\") | .traceparent" h.json | grep -Eqx "00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]" &&
+	test "$(jq "[.[] | select(.traceparent | test(\"^00-0{29}[0-9a-f]{3}-00f067aa0ba902b7-01\$\"))] | length" h.json)" = $((N / 3)) &&
+	ts history >h.txt &&
+	test "$(awk "\$1 == \"mix3\" { print \$NF }" h.txt)" = 00-00000000000000000000000000000003-00f067aa0ba902b7-01 &&
+	sql "UPDATE task_execution SET traceparent = \"00-NOT-HEX\" WHERE request_id = \"mix6\"" &&
+	ts history >h.txt &&
+	test "$(awk "\$1 == \"mix6\" { print \$NF }" h.txt)" = - &&
+	sql "UPDATE task_execution SET traceparent = \"$(jq -r .traceparent "$SPOOL/results/mix6.json")\" WHERE request_id = \"mix6\""
 '
 
 test_expect_success 'stats: count, success rate, nearest-rank p50/p95, retries' '

@@ -210,6 +210,70 @@ START_TEST(test_decode_bad_attempt_frees)
 }
 END_TEST
 
+/*
+ * The trace context (migration 0003): a record's task traceparent and its
+ * attempt's span become the traceparent columns.  TP is the example
+ * value of W3C Trace Context Level 1 §3.2 ("traceparent Header"), TP_SPAN
+ * that trace with the parent-id of the spec's other example.  Rules from
+ * there: a higher version with a further field is read by its first four
+ * fields (§3.2.4) and kept as version 00; uppercase hex and an all-zero
+ * trace-id are invalid (§3.2.2).  Records written before 0003 (no member)
+ * give NULL columns.
+ */
+#define TP	"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+#define TP_SPAN	"00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"
+START_TEST(test_decode_traceparent)
+{
+	static const char run[] = "{\"v\":1,\"state\":\"RUNNING\","
+	    "\"requestId\":\"r\",\"taskCode\":\"x\",\"traceparent\":\""
+	    TP "\",\"attempt\":{\"attempt\":1,\"traceparent\":\"" TP_SPAN
+	    "\"}}";
+	static const char res[] = "{\"v\":1,\"state\":\"RESULT\","
+	    "\"requestId\":\"r\",\"result\":{\"taskCode\":\"x\","
+	    "\"status\":\"SUCCESS\",\"traceparent\":\"01-4bf92f3577b34da6"
+	    "a3ce929d0e0e4736-00f067aa0ba902b7-01-later\",\"attempts\":[{"
+	    "\"attempt\":1,\"outcome\":\"SUCCESS\"}]}}";
+	static const struct {
+		const char *rec, *why;
+	} bad[] = {
+		{ "{\"v\":1,\"state\":\"RUNNING\",\"requestId\":\"r\","
+		  "\"taskCode\":\"x\",\"traceparent\":\"00-4BF92F3577B34DA6"
+		  "A3CE929D0E0E4736-00F067AA0BA902B7-01\",\"attempt\":{"
+		  "\"attempt\":1}}", "traceparent: " },
+		{ "{\"v\":1,\"state\":\"PENDING\",\"requestId\":\"r\","
+		  "\"taskCode\":\"x\",\"attempt\":{\"attempt\":1,"
+		  "\"outcome\":\"TEMPFAIL\",\"traceparent\":7}}",
+		  "attempt.traceparent: " },
+		{ "{\"v\":1,\"state\":\"RESULT\",\"requestId\":\"r\","
+		  "\"result\":{\"taskCode\":\"x\",\"status\":\"SUCCESS\","
+		  "\"traceparent\":\"00-00000000000000000000000000000000-"
+		  "00f067aa0ba902b7-01\",\"attempts\":[]}}",
+		  "result.traceparent: " },
+	};
+	struct records_row r;
+	char why[256];
+
+	decode_ok(run, &r);
+	ck_assert_str_eq(r.traceparent, TP);
+	ck_assert_str_eq(r.att[0].traceparent, TP_SPAN);
+	records_row_fini(&r);
+	decode_ok(res, &r);
+	ck_assert_str_eq(r.traceparent, TP);
+	ck_assert_ptr_null(r.att[0].traceparent);
+	records_row_fini(&r);
+	decode_ok(result, &r);
+	ck_assert_ptr_null(r.traceparent);
+	records_row_fini(&r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(records_decode(bad[i].rec, strlen(bad[i].rec), &r,
+		    why, sizeof(why)) == -1, "accepted: %s", bad[i].rec);
+		ck_assert_msg(strncmp(why, bad[i].why, strlen(bad[i].why)) ==
+		    0, "reason \"%s\" does not name %s", why, bad[i].why);
+		ck_assert_ptr_null(r.request_id);
+	}
+}
+END_TEST
+
 /* A callback delivery's record (records_append_callback's format); the
  * epoch of 2024-06-01T12:00:08Z is 1717243208 (date -u -d @1717243208). */
 START_TEST(test_decode_callback)
@@ -395,6 +459,7 @@ records_suite(void)
 	tcase_add_test(tc, test_decode_result);
 	tcase_add_test(tc, test_decode_rejects);
 	tcase_add_test(tc, test_decode_bad_attempt_frees);
+	tcase_add_test(tc, test_decode_traceparent);
 	tcase_add_test(tc, test_decode_callback);
 	tcase_add_test(tc, test_decode_definition);
 	tcase_add_test(tc, test_file_names_sort_in_time_order);
