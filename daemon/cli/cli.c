@@ -1074,6 +1074,8 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 		struct task t;
 		struct task_error te;
 		const char *shown = node;	/* the node column */
+		int prio = -1;		/* shown while unfinished */
+		char pcol[24] = "";
 
 		if (de->d_name[0] == '.' || n <= 5 || n - 5 > TASK_ID_MAX ||
 		    strcmp(de->d_name + n - 5, ".json") != 0)
@@ -1084,6 +1086,9 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 		task_init(&t);
 		if (data == NULL || task_decode(data, len, &t, &te) != 0)
 			snprintf(t.task_code, sizeof(t.task_code), "?");
+		else if (where != SPOOL_DONE && where != SPOOL_FAILED &&
+		    where != SPOOL_CANCELLED)
+			prio = t.priority >= 0 ? t.priority : PRIORITY_DEFAULT;
 		free(data);
 		if (where == SPOOL_DONE || where == SPOOL_FAILED ||
 		    where == SPOOL_CANCELLED) {
@@ -1134,15 +1139,24 @@ list_dir(struct cli *c, int dfd, enum spool_dir where, const char *node,
 				    json_string(shown) : json_null());
 				json_object_set_new(o, "attempts",
 				    json_integer((json_int_t)t.nattempts));
+				if (prio >= 0)
+					json_object_set_new(o, "priority",
+					    json_integer(prio));
 				if (reason[0] != '\0')
 					json_object_set_new(o, "reason",
 					    json_string(reason));
 				json_array_append_new(arr, o);
-			} else
-				printf("%-10s %-40s %-20s %s%s%s\n",
+			} else {
+				/* The priority only when not the default, so
+				 * the usual line keeps its four columns. */
+				if (prio >= 0 && prio != PRIORITY_DEFAULT)
+					snprintf(pcol, sizeof(pcol),
+					    "  priority %d", prio);
+				printf("%-10s %-40s %-20s %s%s%s%s\n",
 				    limits_state_name(&c->sp, where, id),
-				    id, t.task_code, shown ? shown : "-",
+				    id, t.task_code, shown ? shown : "-", pcol,
 				    reason[0] ? "  " : "", reason);
+			}
 		}
 		task_fini(&t);
 	}
