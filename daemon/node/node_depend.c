@@ -11,7 +11,8 @@
  *
  * Invariants: only the leader releases or cancels.  A release is two
  * steps: blocked/T rewritten with releasedBy (tmp + fsync + rename over
- * itself + fsync(dir)), then the rename blocked/T -> incoming/T (or
+ * itself; blocked/ fsynced with the destination at the end of the
+ * pass), then the rename blocked/T -> incoming/T (or
  * delayed/T with a future notBefore).  That rename is the fence: a
  * second leader's fails with ENOENT, and a leader that finds releasedBy
  * already set only moves.  A task never leaves blocked/ but by one of
@@ -22,11 +23,11 @@
  *
  * XXX a parent that ends on another host is seen by the poll (every
  * scan_interval_ms), not at once: no wake-up names terminal directories.
- * XXX a parent's end releases all its dependents in one turn of the
- * loop (each: releasedBy published with fsync, then the move) before
- * any of their hooks can start: with 100 dependents per parent the
- * first starts ~80 ms after the result (tests/bench/bench-deps.sh);
- * releasing a few per turn would bound it.  A fan-in of N copies N
+ * Pacing: a parent's end only queues the dependents it lets be decided
+ * (todo, oldest first); the loop decides them one at a time while a slot
+ * is free, each followed by its claim, then DEPS_DECIDE_BUSY more per
+ * pass (node_loop.c), so the first dependents' hooks start after their
+ * own release, not after every sibling's (each release costs an fsync).  XXX A fan-in of N copies N
  * results into the hook's parents/ at its start (~1.2 s for 10,000).
  * The index keeps, per blocked task (the key of its node in blocked),
  * the count of its edges whose parent had not ended when it was last
@@ -79,6 +80,7 @@ struct depidx {
 				 * count of its edges still waiting */
 	struct kids *kids;
 	size_t nkids, capkids;
+	struct nameset todo;	/* names of blocked/ to decide, FIFO */
 };
 
 static void
@@ -95,6 +97,7 @@ depidx_free(struct depidx *x)
 	free(x->kids);
 	nameset_fini(&x->parents);
 	nameset_fini(&x->blocked);
+	nameset_fini(&x->todo);
 	free(x);
 }
 
@@ -104,7 +107,7 @@ depidx_new(void)
 	struct depidx *x = calloc(1, sizeof(*x));
 
 	if (x == NULL || nameset_init(&x->parents) != 0 ||
-	    nameset_init(&x->blocked) != 0) {
+	    nameset_init(&x->blocked) != 0 || nameset_init(&x->todo) != 0) {
 		depidx_free(x);
 		return NULL;
 	}
@@ -334,15 +337,20 @@ release(struct node *n, const char *name, struct task *t,
 	}
 	release_trace(n, t);
 	buf_init(&b, TASK_FILE_MAX);
+	/* The file is fsynced before its rename; blocked/ itself is synced
+	 * with incoming/ at the end of this pass (node_flush_dirty), after
+	 * the move: a crash before that leaves the task in blocked/ (old or
+	 * new bytes, each whole) or moved, never torn. */
 	if (task_encode(t, &b) != 0 || spool_publish(&n->sp,
 	    n->sp.dir[SPOOL_BLOCKED], name, b.data, b.len,
-	    t->not_before_ms, 0) != 0) {
+	    t->not_before_ms, SPOOL_PUBLISH_NOSYNCDIR) != 0) {
 		if (!node_spool_full(n, errno, "blocked/"))
 			log_warn("%s: releasedBy not written", name);
 		buf_fini(&b);
 		return;
 	}
 	buf_fini(&b);
+	node_mark_dirty(n, SPOOL_BLOCKED);
 	release_move(n, name, t);
 }
 
@@ -524,12 +532,36 @@ node_deps_ended(struct node *n, const char *name)
 		 * to wait for, indexed under its other parents. */
 		if ((b = nameset_find(&n->deps->blocked, k.name[i])) !=
 		    NULL && (--b->key <= 0 ||
-		    depend_cond_eval(k.cond[i], ps) == DEPEND_NEVER))
-			decide(n, k.name[i]);
+		    depend_cond_eval(k.cond[i], ps) == DEPEND_NEVER) &&
+		    nameset_find(&n->deps->todo, k.name[i]) == NULL &&
+		    nameset_add(&n->deps->todo, k.name[i], 0) == NULL)
+			decide(n, k.name[i]);	/* no memory to queue */
 		free(k.name[i]);
 	}
 	free(k.name);
 	free(k.cond);
+}
+
+size_t
+node_deps_work(struct node *n, size_t max)
+{
+	struct nameset_node *c;
+	size_t done = 0;
+
+	while (done < max && node_deps_pending(n) &&
+	    (c = nameset_pop(&n->deps->todo)) != NULL) {
+		decide(n, c->name);
+		free(c);
+		done++;
+	}
+	return done;
+}
+
+int
+node_deps_pending(const struct node *n)
+{
+	return n->leader && !n->draining && n->deps != NULL &&
+	    n->deps->todo.head != NULL;
 }
 
 void

@@ -553,9 +553,26 @@ void node_conclude(struct node *n, struct task *t, int srcfd,
  * cancelled (DEPENDENCY_NEVER_SATISFIED) or indexed to wait. */
 void node_deps_note(struct node *n, const char *name);
 
-/* Leader: "<id>.json" reached a terminal directory: its dependents are
- * decided again. */
+/* Leader: "<id>.json" reached a terminal directory: the dependents it
+ * lets be decided are queued for node_deps_work. */
 void node_deps_ended(struct node *n, const char *name);
+
+/*
+ * Leader: decide (release or cancel) up to max of the dependents queued
+ * by node_deps_ended, oldest first.  Returns how many were decided (0
+ * when none waits, or not the leader, or draining).  The loop calls it
+ * with 1 while a slot is free, claiming in between, so that the first
+ * released start at once (node_loop.c).
+ */
+size_t node_deps_work(struct node *n, size_t max);
+
+/* Dependents decided per pass once no slot is free: released ahead of
+ * the slots, more per pass amortizing the directory fsyncs. */
+#define DEPS_DECIDE_BUSY	16
+
+/* 1 when dependents wait in the queue of node_deps_work (the loop then
+ * does not sleep), else 0. */
+int node_deps_pending(const struct node *n);
 
 /* Leader: the index rebuilt from a scan of blocked/ (at promotion, after
  * an inotify overflow, every 12 scans), each task decided. */

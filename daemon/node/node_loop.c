@@ -194,6 +194,8 @@ next_wakeup(struct node *n)
 		t = n->claim_pause;
 	if (n->bp_err != 0 && n->bp_probe < t)
 		t = n->bp_probe;
+	if (node_deps_pending(n))
+		t = now;	/* dependents to release: no sleep */
 	t -= now;
 	return t < 0 ? 0 : t > 60000 ? 60000 : t;
 }
@@ -218,20 +220,31 @@ loop_work(struct node *n)
 		node_recover_dir(n, n->sp.self, n->sp.node);
 	node_cancel_more(n);
 	node_drain_poll(n, 0);
-	while (!n->draining && !n->drained && n->nrunning < n->nslots &&
-	    (n->cand.head != NULL || n->qcand.head != NULL) &&
-	    !node_claims_held(n)) {
-		int q = n->qcand.head != NULL;	/* routed to us first */
-		/* The highest effective priority first (README.md,
-		 * "Priorities"), among the first CAND_PRIO_WALK. */
-		struct nameset_node *c = nameset_pop_priority(q ?
-		    &n->qcand : &n->cand, CAND_PRIO_WALK, tstime_now_ms(),
-		    (int64_t)n->cfg->priority_aging_sec * 1000);
+	for (;;) {
+		while (!n->draining && !n->drained && n->nrunning < n->nslots &&
+		    (n->cand.head != NULL || n->qcand.head != NULL) &&
+		    !node_claims_held(n)) {
+			int q = n->qcand.head != NULL;	/* routed to us */
+			/* The highest effective priority first (README.md,
+			 * "Priorities"), among the first CAND_PRIO_WALK. */
+			struct nameset_node *c = nameset_pop_priority(q ?
+			    &n->qcand : &n->cand, CAND_PRIO_WALK,
+			    tstime_now_ms(),
+			    (int64_t)n->cfg->priority_aging_sec * 1000);
 
-		node_claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
-		    c->name, c->flags & CAND_ANNOUNCED);
-		free(c);
+			node_claim(n, q ? n->qself : n->sp.dir[SPOOL_INCOMING],
+			    c->name, c->flags & CAND_ANNOUNCED);
+			free(c);
+		}
+		/* A slot still free: release one dependent (its claim
+		 * comes next), so the first start after their own
+		 * release (node_depend.c, "Pacing"). */
+		if (n->nrunning >= n->nslots || node_claims_held(n) ||
+		    node_deps_work(n, 1) == 0)
+			break;
 	}
+	/* Slots full: some more, ready for the slots that free up. */
+	(void)node_deps_work(n, DEPS_DECIDE_BUSY);
 	if (node_commits_pending(n))
 		node_commits_flush(n);
 	node_flush_dirty(n);

@@ -4,13 +4,17 @@
 # alone as  BUILD=build sh tests/bench/bench-deps.sh
 #
 #  (a) release latency: PARENTS (default 100) parents, delayed tasks due
-#      one every GAP ms (default 250) from BASE ms (default 20000) after
+#      one every GAP ms (default 1000) from BASE ms (default 20000) after
 #      they are dropped, and KIDS (default 10000) blocked tasks, kid i
 #      waiting on parent i % PARENTS; for each kid: its hook's start
 #      (tools/stamp) - its parent's results/<id>.json rename
 #      (tools/dirstamp, inotify); p50 and p99 over every kid (a kid may
 #      queue behind its KIDS/PARENTS siblings for a slot) and over the
-#      first kid of each parent (the release itself);
+#      first kid of each parent (the release itself).  GAP is long
+#      enough for one parent's KIDS/PARENTS kids to end before the next
+#      parent does (about 0.3 s for 100 on 4 slots); with less, the kids
+#      pile up and the first kid's number is the backlog's, not the
+#      release's;
 #  (b) fan-in: FANIN (default 10000) parents due together, one task
 #      waiting on all of them: its hook's start - the last parent's
 #      result rename;
@@ -24,7 +28,7 @@ PARENTS=${PARENTS:-100}
 KIDS=${KIDS:-10000}
 FANIN=${FANIN:-10000}
 BASE=${BASE:-20000}
-GAP=${GAP:-250}
+GAP=${GAP:-1000}
 LAT=${LAT:-200}
 SLOTS=${SLOTS:-4}
 bench_workdir taskspool-bench-deps
