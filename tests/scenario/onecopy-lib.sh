@@ -28,13 +28,13 @@ oc_body() {
 }
 
 # oc_stage PREFIX N: write copies of PREFIX-0001..N into tmp/oc.<dir>/
-# (incoming, qb, qc; every fourth id also dl, a delayed/ copy due 8 s
-# after staging, so that it is not promoted over a copy still being
-# moved) and list the ids in $TRASH/PREFIX.ids.
+# (incoming, qb, qc; every fourth id also dl, a delayed/ copy whose due
+# time oc_place sets to 8 s after the placement starts, so that it is not
+# promoted over a copy still being moved, however long the staging took)
+# and list the ids in $TRASH/PREFIX.ids.
 oc_stage() {
 	for d in in qb qc dl dup; do mkdir -p "$SPOOL/tmp/oc.$d"; done
 	: >"$TRASH/$1.ids"
-	due=$(( $(date +%s) + 8 ))
 	i=1
 	while [ $i -le "$2" ]; do
 		id=$(printf '%s-%04d' "$1" $i)
@@ -42,10 +42,9 @@ oc_stage() {
 		oc_body "$id" any >"$SPOOL/tmp/oc.in/$id.json"
 		oc_body "$id" node:b >"$SPOOL/tmp/oc.qb/$id.json"
 		oc_body "$id" node:c >"$SPOOL/tmp/oc.qc/$id.json"
-		# (the mtime of a delayed/ file is its due time)
 		[ $((i % 4)) = 0 ] &&
-		    oc_body "$id" any ",\"notBefore\":\"$(date -u -d @$due +%Y-%m-%dT%H:%M:%SZ)\"" \
-		    >"$SPOOL/tmp/oc.dl/$id.json" && touch -d @$due "$SPOOL/tmp/oc.dl/$id.json"
+		    oc_body "$id" any ",\"notBefore\":\"@DUE@\"" \
+		    >"$SPOOL/tmp/oc.dl/$id.json"
 		i=$((i + 1))
 	done
 }
@@ -54,10 +53,20 @@ oc_stage() {
 # directory, all in parallel.
 oc_place() {
 	mkdir -p "$SPOOL/queue/b" "$SPOOL/queue/c"
+	# the delayed/ copies: due 8 s from now (the mtime of a delayed/
+	# file is its due time)
+	_oc_due=$(( $(date +%s) + 8 ))
+	if [ -n "$(ls "$SPOOL/tmp/oc.dl")" ]; then
+		sed -i "s/@DUE@/$(date -u -d @$_oc_due +%Y-%m-%dT%H:%M:%SZ)/" "$SPOOL"/tmp/oc.dl/*.json &&
+		    touch -d @$_oc_due "$SPOOL"/tmp/oc.dl/*.json || return 1
+	fi
 	_oc_pids=""
 	for _oc_d in in:incoming qb:queue/b qc:queue/c dl:delayed; do
+		# -n: renameat2(RENAME_NOREPLACE), so a copy a daemon moved
+		# there first (a promotion, a route) is never replaced: the
+		# copy not placed stays in tmp/ and oc_copies leaves it out
 		( cd "$SPOOL/tmp/oc.${_oc_d%%:*}" &&
-		    find . -name "*.json" | xargs -r mv -t "$SPOOL/${_oc_d#*:}" ) &
+		    find . -name "*.json" | xargs -r mv -n -t "$SPOOL/${_oc_d#*:}" ) &
 		_oc_pids="$_oc_pids $!"
 	done
 	# (a bare wait would wait for the daemons too).  mv may complain
@@ -87,9 +96,13 @@ oc_once() {
 	test -z "$(ls "$SPOOL/state/claims")"
 }
 
-# oc_copies PREFIX: copies placed = in done/ + in corrupt/
+# oc_copies PREFIX: copies placed (staged, less those mv -n left in
+# tmp/) = in done/ + in corrupt/
 oc_copies() {
-	placed=$(( $(wc -l <"$TRASH/$1.ids") * 3 + $(wc -l <"$TRASH/$1.ids") / 4 ))
+	left=$(find "$SPOOL"/tmp/oc.in "$SPOOL"/tmp/oc.qb "$SPOOL"/tmp/oc.qc \
+	    "$SPOOL"/tmp/oc.dl -name "$1-*.json" | wc -l)
+	[ "$left" = 0 ] || echo "# $left copies not placed (a daemon moved one there first)"
+	placed=$(( $(wc -l <"$TRASH/$1.ids") * 3 + $(wc -l <"$TRASH/$1.ids") / 4 - left ))
 	got=$(( $(ls "$SPOOL/done" | grep -c "^$1-") + $(ls "$SPOOL/corrupt" | grep "^$1-" | grep -vc "\.reason\$") ))
 	echo "copies placed $placed, in done/ or corrupt/ $got"
 	test "$placed" = "$got"

@@ -133,7 +133,8 @@ test_expect_success "$M: a running task held: its retry sits in hold/ until rele
 	ts status $M-f1 | grep -q "RUNNING on ${M}1 (attempt 1) (hold requested .*: its next retry is held)" &&
 	touch "$TRASH/go.$M-f1" &&
 	wait_for "test -e \"$SPOOL/hold/$M-f1.json\"" &&
-	grep -q "retry .* held in hold/" "$TRASH/log.${M}1" &&
+	# (the log line follows the move: wait for it too)
+	wait_for "grep -q \"retry .* held in hold/\" \"$TRASH/log.${M}1\"" 10 &&
 	sleep 1.5 &&
 	test -e "$SPOOL/hold/$M-f1.json" &&
 	test "$(wc -l <"$TRASH/flaky")" = 1 &&
