@@ -526,7 +526,8 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 /* --- the entry point ------------------------------------------------- */
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
-	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE };
+	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE, R_BATCH_HOLD,
+	R_BATCH_RELEASE };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
@@ -546,7 +547,8 @@ task_action(const char *p, const char *action, char *idbuf)
 	return spool_id_ok(idbuf);
 }
 
-/* /batches/{batchId} and /batches/{batchId}/close (api_batches.c):
+/* /batches/{batchId} and /batches/{batchId}/close, /hold, /release
+ * (api_batches.c):
  * the part after "/batches/" is b; as route_match, *id pointing to b
  * (for the close, the batchId ends at the next '/'). */
 static enum route
@@ -569,11 +571,15 @@ route_batch(const char *b, int get, int post, const char **allow, int *ok,
 		*ok = get;
 		return R_BATCH;
 	}
-	if (strcmp(slash, "/close") != 0)
-		return R_NONE;
 	*allow = "POST";
 	*ok = post;
-	return R_BATCH_CLOSE;
+	if (strcmp(slash, "/close") == 0)
+		return R_BATCH_CLOSE;
+	if (strcmp(slash, "/hold") == 0)
+		return R_BATCH_HOLD;
+	if (strcmp(slash, "/release") == 0)
+		return R_BATCH_RELEASE;
+	return R_NONE;
 }
 
 /*
@@ -582,8 +588,8 @@ route_batch(const char *b, int get, int post, const char **allow, int *ok,
  * no resource; else *allow the methods it allows (a static string), *ok
  * whether the method is one of them, and for R_TASK *id the task's id
  * (borrowed from p; for R_HOLD and R_RELEASE copied into idbuf,
- * TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE borrowed, the
- * batchId ending at the next '/').
+ * TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE, _HOLD and
+ * _RELEASE borrowed, the batchId ending at the next '/').
  */
 static enum route
 route_match(const char *p, int get, int post, int del, const char **allow,
@@ -724,11 +730,13 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_hold(c, out, id, r == R_RELEASE);
 	else if (r == R_BATCH)
 		rc = api_batch_get(c, out, id);
-	else if (r == R_BATCH_CLOSE) {
+	else if (r == R_BATCH_CLOSE || r == R_BATCH_HOLD ||
+	    r == R_BATCH_RELEASE) {
 		char bid[BATCH_ID_MAX + 1];
 
 		snprintf(bid, sizeof(bid), "%.*s", (int)strcspn(id, "/"), id);
-		rc = api_batch_close(c, out, bid);
+		rc = r == R_BATCH_CLOSE ? api_batch_close(c, out, bid) :
+		    api_batch_hold(c, out, bid, r == R_BATCH_RELEASE);
 	}
 	else
 		rc = api_register(c, out);

@@ -3,7 +3,9 @@
  * `GET /batches/{batchId}` (the summary: counts by state, the members
  * that did not succeed, closed, completed, the onComplete requestId),
  * `POST /batches/{batchId}/close` (optionally setting onComplete and
- * callbackUrl), and the member entry a `POST /tasks` with a batchId makes
+ * callbackUrl), `POST /batches/{batchId}/hold` and `/release` (every
+ * member, as `taskspool hold --batch` and `release --batch`: coord/hold.h),
+ * and the member entry a `POST /tasks` with a batchId makes
  * before it stores anything (api_batch_join).  The files and their
  * protocol: spool/batchdir.h.
  *
@@ -21,6 +23,9 @@
 
 #include "api/api_impl.h"
 #include "callback/callback.h"
+#include "coord/hold.h"
+#include "coord/index.h"
+#include "coord/wakeup.h"
 #include "core/batch.h"
 #include "core/jsontext.h"
 #include "core/tstime.h"
@@ -235,4 +240,86 @@ api_batch_close(struct api_ctx *c, struct buf *out, const char *id)
 	default:
 		return read_failed(c, out, id, why);
 	}
+}
+
+/* The counts of a hold or release over a batch's members. */
+struct batch_hold {
+	struct api_ctx *c;
+	int release;
+	long moved;		/* into hold/, or out of it */
+	long marked;		/* hold requested (running, another node's
+				 * queue), or such a request withdrawn */
+	long unchanged;		/* already held, not held, finished, gone */
+	long failed;		/* HOLD_ERR: logged */
+	char by[HOLDMARK_BY_MAX + 1];
+};
+
+/* batchdir_each_member's callback: hold or release member id, as
+ * api_hold does for one task. */
+static void
+hold_member(const char *id, void *arg)
+{
+	struct batch_hold *h = arg;
+	enum spool_dir where = SPOOL_NDIRS;
+	enum hold_status hs;
+	char why[512];
+
+	hs = h->release ? hold_release(&h->c->sp, id, tstime_now_ms(), &where,
+	    why, sizeof(why)) : hold_task(&h->c->sp, id, h->by,
+	    tstime_now_ms(), &where, why, sizeof(why));
+	switch (hs) {
+	case HOLD_MOVED:
+		h->moved++;
+		(void)index_client(h->c->rq->cfg, &h->c->sp, id, 1, NULL);
+		if (h->release)
+			wakeup_notify(h->c->rq->cfg, &h->c->sp, where, NULL);
+		break;
+	case HOLD_MARKED:
+		h->marked++;
+		break;
+	case HOLD_ERR:
+		h->failed++;
+		fprintf(stderr, "taskspool.cgi: trace %s: %s %s: %s\n",
+		    h->c->trace, h->release ? "release" : "hold", id, why);
+		break;
+	default:
+		h->unchanged++;
+		break;
+	}
+}
+
+int
+api_batch_hold(struct api_ctx *c, struct buf *out, const char *id,
+    int release)
+{
+	struct batch_hold h;
+	struct batch b;
+	char why[512];
+	json_t *o;
+	int st;
+
+	if (batchdir_read(&c->sp, id, &b, why, sizeof(why)) != 0)
+		return read_failed(c, out, id, why);
+	if (strcmp(b.app_id, c->app_id) != 0) {
+		errno = ENOENT;		/* another's: as if there were none */
+		return read_failed(c, out, id, why);
+	}
+	if (api_empty_body(c, out, &st) != 0)
+		return st;
+	memset(&h, 0, sizeof(h));
+	h.c = c;
+	h.release = release;
+	snprintf(h.by, sizeof(h.by), "api app %s", c->app_id);
+	if (batchdir_each_member(&c->sp, id, hold_member, &h) < 0)
+		return read_failed(c, out, id, "state/batches members");
+	if (h.failed > 0)
+		return api_unavailable(c, out, release ? "release" : "hold");
+	o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "batchId", id, "action",
+	    release ? "release" : "hold", release ? "released" : "held",
+	    (json_int_t)h.moved, release ? "requestsWithdrawn" :
+	    "holdRequested", (json_int_t)h.marked, "unchanged",
+	    (json_int_t)h.unchanged);
+	if (o == NULL)
+		return api_unavailable(c, out, "answer");
+	return api_respond_json(c, out, 200, o);
 }

@@ -25,9 +25,8 @@
 #include "coord/wakeup.h"
 #include "spool/clock.h"
 
-/* The body: empty, or an object without members.  0, or -1 sent. */
-static int
-empty_body(struct api_ctx *c, struct buf *out, int *status)
+int
+api_empty_body(struct api_ctx *c, struct buf *out, int *status)
 {
 	static const char *const none[] = { NULL };
 	json_t *b;
@@ -60,7 +59,7 @@ api_hold(struct api_ctx *c, struct buf *out, const char *id, int release)
 	int st;
 
 	if (api_own_marker(c, out, id, &m, &st) != 0 ||
-	    empty_body(c, out, &st) != 0)
+	    api_empty_body(c, out, &st) != 0)
 		return st;
 	snprintf(by, sizeof(by), "api app %s", c->app_id);
 	hs = release ? hold_release(&c->sp, id, tstime_now_ms(), &where, why,

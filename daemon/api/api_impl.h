@@ -251,6 +251,13 @@ int api_get(struct api_ctx *c, struct buf *out,         /* GET /tasks/{id} */
             const char *id);
 int api_cancel(struct api_ctx *c, struct buf *out,	/* DELETE */
     const char *id);
+/*
+ * The body of a POST that takes none (api_hold.c): empty, or the empty
+ * object {}.  Returns 0, or -1 with the problem (400, or 422 naming the
+ * unknown member) written to out and its status in *status.
+ */
+int api_empty_body(struct api_ctx *c, struct buf *out, int *status);
+
 /* POST /tasks/{id}/hold, or /release when release (api_hold.c). */
 int api_hold(struct api_ctx *c, struct buf *out, const char *id,
     int release);
@@ -268,6 +275,14 @@ int api_batch_get(struct api_ctx *c, struct buf *out,	/* GET /batches/{id} */
     const char *id);
 /* POST /batches/{id}/close */
 int api_batch_close(struct api_ctx *c, struct buf *out, const char *id);
+/*
+ * POST /batches/{id}/hold, or /release when release (api_batches.c): the
+ * moves of `taskspool hold --batch` / `release --batch` for the caller's
+ * own batch id; 200 with the counts, 404 BATCH_NOT_FOUND for no batch or
+ * another's, 503 when a member could not be moved (a retry is safe).
+ */
+int api_batch_hold(struct api_ctx *c, struct buf *out, const char *id,
+    int release);
 
 /*
  * The batch side of POST /tasks (api_batches.c): request id joins batch

@@ -37,6 +37,9 @@ const q: operations["listTasks"]["parameters"]["query"] = { status: ["FAILED"], 
 const held: Json<operations["holdTask"]["responses"][200]>["status"] = "HELD";
 type Batch = Json<operations["getBatch"]["responses"][200]>;
 const closed: boolean = ({} as Batch).closed;
+// holdBatch and releaseBatch answer counts.
+const batchHeld: number = ({} as Json<operations["holdBatch"]["responses"][200]>).held;
+const batchReleased: number = ({} as Json<operations["releaseBatch"]["responses"][200]>).released;
 
 // Errors: a problem's code is the enum, and 429 is a problem.
 const code: components["schemas"]["ProblemCode"] = ({} as Problem).code;
@@ -45,4 +48,4 @@ const limited: Problem = {} as operations["submitTask"]["responses"][429]["conte
 // The callback a receiver gets.
 const cb: webhooks["taskFinished"]["post"]["requestBody"]["content"]["application/json"]["data"]["status"] = "SUCCESS";
 
-export { task, key, accepted, status, held, closed, page, q, code, limited, cb };
+export { task, key, accepted, status, held, closed, batchHeld, batchReleased, page, q, code, limited, cb };

@@ -134,18 +134,22 @@ def code_routes(api_c):
             # "{id}/hold": task_action() names the part after the id
             path = "/api" + prefix + "{requestId}" + (action or "")
         routes[path] = {a.strip().lower() for a in allow.split(",")}
-    # route_batch(): /batches/{batchId} and its "/close" (R_BATCH_CLOSE).
+    # route_batch(): /batches/{batchId} (the "return R_BATCH;" after its
+    # *allow), and each action "if (strcmp(slash, "/x") == 0) return
+    # R_...;" with the *allow set last before it.
     if "route_batch(const char *b" in src:
         rb = src[src.index("route_batch(const char *b"):]
         rb = rb[:rb.index("\n}\n")]
-        tail = re.search(r'strcmp\(slash, "([^"]+)"\)', rb).group(1)
-        for m in re.finditer(r'\*allow = "([^"]+)";.*?return (R_\w+);',
-                             rb, re.S):
-            path = "/api/batches/{batchId}"
-            if m.group(2).endswith("_CLOSE"):
-                path += tail
-            routes[path] = {a.strip().lower()
-                            for a in m.group(1).split(",")}
+        allow = None
+        tok = re.compile(r'\*allow = "([^"]+)";|'
+                         r'strcmp\(slash, "([^"]+)"\) == 0\)\s*return (R_\w+);|'
+                         r'return (R_BATCH);')
+        for m in tok.finditer(rb):
+            if m.group(1) is not None:
+                allow = m.group(1)
+                continue
+            path = "/api/batches/{batchId}" + (m.group(2) or "")
+            routes[path] = {a.strip().lower() for a in allow.split(",")}
     return routes
 
 

@@ -241,6 +241,41 @@ test_expect_success "API: hold and release over HTTP" '
 	stop_daemon a1
 '
 
+test_expect_success "API: hold and release a batch (POST /api/batches/{id}/hold, /release)" '
+	start_daemon a1 -j 1 &&
+	: >"$TRASH/order" &&
+	ts submit --code rec --id a-g2 >/dev/null &&
+	wait_for "grep -qx a-g2 \"$TRASH/order\"" &&
+	for i in 1 2 3; do
+		printf "{\"requestId\":\"ab-$i\",\"taskCode\":\"echo\",\"batchId\":\"ab1\"}" >"$TRASH/ab$i.json" &&
+		"$TSAPI" submit "$TRASH/ab$i.json" >/dev/null || return 1
+	done &&
+	"$TSAPI" request POST /api/batches/ab1/hold >"$TRASH/api.out" &&
+	test "$(jq -c . "$TRASH/api.out")" = "{\"batchId\":\"ab1\",\"action\":\"hold\",\"held\":3,\"holdRequested\":0,\"unchanged\":0}" &&
+	test -e "$SPOOL/hold/ab-1.json" && test -e "$SPOOL/hold/ab-2.json" && test -e "$SPOOL/hold/ab-3.json" &&
+	grep -q "\"by\":\"api app tester\"" "$SPOOL/state/hold/ab-2" &&
+	"$TSAPI" request POST /api/batches/ab1/hold >"$TRASH/api.out" &&
+	test "$(jq -c "[.held, .unchanged]" "$TRASH/api.out")" = "[0,3]" &&
+	rc=0 && TS_APP_ID=other TS_SECRET=$OTHER "$TSAPI" request POST /api/batches/ab1/release >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = BATCH_NOT_FOUND &&
+	test -e "$SPOOL/hold/ab-1.json" &&
+	rc=0 && "$TSAPI" request POST /api/batches/nosuch/hold >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = BATCH_NOT_FOUND &&
+	rc=0 && "$TSAPI" request POST /api/batches/ab1/release "$TRASH/member.json" >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = VALIDATION_FAILED &&
+	rc=0 && "$TSAPI" request GET /api/batches/ab1/hold >"$TRASH/api.out" || rc=$? &&
+	test $rc = 1 && test "$(jq -r .code "$TRASH/api.out")" = METHOD_NOT_ALLOWED &&
+	# the slot frees: the held members still do not run
+	touch "$TRASH/go.a-g2" && wait_terminal a-g2 && sleep 1 &&
+	test -e "$SPOOL/hold/ab-3.json" && test ! -e "$SPOOL/results/ab-1.json" &&
+	"$TSAPI" get ab-2 | jq -e ".status == \"HELD\"" >/dev/null &&
+	"$TSAPI" request POST /api/batches/ab1/release >"$TRASH/api.out" &&
+	test "$(jq -c . "$TRASH/api.out")" = "{\"batchId\":\"ab1\",\"action\":\"release\",\"released\":3,\"requestsWithdrawn\":0,\"unchanged\":0}" &&
+	for i in 1 2 3; do "$TSAPI" wait ab-$i 20 >/dev/null || return 1; done &&
+	test ! -e "$SPOOL/state/hold/ab-1" &&
+	stop_daemon a1
+'
+
 phase e
 redis_setup
 phase c
