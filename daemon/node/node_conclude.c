@@ -118,6 +118,10 @@ commit_move(struct node *n, struct commit *c)
 		(void)index_put(n->coord, c->id, c->dest, spool_state_name(
 		    c->dest), NULL, c->code, c->nattempts, -1,
 		    n->cfg->index_ttl_sec);
+	/* The leader on another host sees the end now, not at its next
+	 * poll: its dependents are released at once (node_depend.c). */
+	if (!n->leader)
+		node_wake_others(n, spool_dir_name(c->dest), c->name);
 	if (!c->from_self)
 		(void)spool_sync_dir(&n->sp, c->srcfd);
 	if (n->sp.cancel >= 0 && (c->cancel_marker ||

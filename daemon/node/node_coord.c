@@ -159,6 +159,10 @@ node_on_wake(void *arg, const char *path)
 	else if (strncmp(path, "delayed/", 8) == 0 && n->leader &&
 	    name != NULL)
 		node_delayed_note(n, name + 1);
+	else if (n->leader && name != NULL && (strncmp(path, "done/", 5) ==
+	    0 || strncmp(path, "failed/", 7) == 0 ||
+	    strncmp(path, "cancelled/", 10) == 0))
+		node_deps_ended(n, name + 1);	/* a task ended elsewhere */
 }
 
 void

@@ -21,8 +21,9 @@
  * Writes: blocked/, incoming/, delayed/, corrupt/, and what
  * node_conclude writes.
  *
- * XXX a parent that ends on another host is seen by the poll (every
- * scan_interval_ms), not at once: no wake-up names terminal directories.
+ * A parent that ends on another host is seen by the wake-up its daemon
+ * publishes after the move ("done/<name>", ...: node_coord.c,
+ * node_on_wake; cluster mode), else by the poll (every scan_interval_ms).
  * Pacing: a parent's end only queues the dependents it lets be decided
  * (todo, oldest first); the loop decides them one at a time while a slot
  * is free, each followed by its claim, then DEPS_DECIDE_BUSY more per

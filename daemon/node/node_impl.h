@@ -331,8 +331,9 @@ void node_index_note(struct node *n, const char *id, enum spool_dir d,
 void node_wake_others(struct node *n, const char *dir, const char *name);
 
 /* wakeup_read's callback (arg: the struct node): path (borrowed,
- * "incoming/<name>", "queue/<node>/<name>", "delayed/<name>") is noted
- * as inotify would note it. */
+ * "incoming/<name>", "queue/<node>/<name>", "delayed/<name>", and
+ * "done|failed|cancelled/<name>" from a daemon that concluded a task)
+ * is noted as inotify would note it. */
 void node_on_wake(void *arg, const char *path);
 
 /* (Re)subscribe to the wake-up channel when not connected and put its

@@ -232,4 +232,19 @@ test_expect_success "api: dependsOn: 202 BLOCKED with waitingFor, released after
 redis_setup
 phase c
 
+test_expect_success "c: a parent ended on a non-leader: its daemon publishes done/<name> (the leader on another host releases at once)" '
+	start_daemon c6 -j 1 && start_daemon c7 -j 1 &&
+	grep -q "is now the leader" "$TRASH/log.c6" &&
+	{ timeout 30 redis-cli -h "${REDIS%:*}" -p "${REDIS##*:}" SUBSCRIBE "${PREFIX}wake" >"$TRASH/wake.out" & sub=$!; } &&
+	sleep 0.3 &&
+	drop c-W1.json "{\"requestId\":\"c-W1\",\"taskCode\":\"rec\",\"route\":\"node:c7\"}" &&
+	ts submit --code rec --id c-W2 --after c-W1 >/dev/null &&
+	ok=0 &&
+	wait_terminal c-W2 20 &&
+	test "$(jq -r .node "$SPOOL/results/c-W1.json")" = c7 &&
+	wait_for "grep -qx done/c-W1.json \"$TRASH/wake.out\"" 5 && ok=1
+	kill $sub 2>/dev/null; wait $sub 2>/dev/null
+	stop_daemon c6 && stop_daemon c7 && test $ok = 1
+'
+
 test_done
