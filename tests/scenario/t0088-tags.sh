@@ -8,6 +8,9 @@
 #  - 20 tasks with requireTags ["gpu"] (route any, round_robin,
 #    least_active): all SUCCESS, every attempt on node 1 (results'
 #    attempts[].node), nothing in corrupt/;
+#  - the fires of a job with route tag:gpu carry requireTags ["gpu"] and
+#    run on node 1;
+#  - a gpu task put in queue/2/ goes back to incoming/, runs on node 1;
 #  - node:2 with requireTags gpu waits with "node '2' lacks tags 'gpu'";
 #  - route tag:ssd waits WAITING with "no live node has tags 'ssd'"
 #    (status, list --state WAITING) in incoming/ while no node has ssd,
@@ -70,6 +73,29 @@ test_expect_success "$M: 20 tasks requiring gpu (any, round_robin, least_active)
 		    { echo "not SUCCESS on $N1 only: $f"; jq -c "{status, attempts: [.attempts[] | {node, outcome}]}" "$f"; return 1; }
 	done &&
 	test -z "$(ls -A "$SPOOL/corrupt")"
+'
+
+test_expect_success "$M: a per-second job with route tag:gpu: its fires carry requireTags and run on $N1" '
+	printf "{\"jobCode\":\"${M}job\",\"taskCode\":\"probe\",\"route\":\"tag:gpu\",\"cron\":\"* * * * * ?\",\"dialect\":\"quartz\",\"timezone\":\"UTC\"}\n" >"$TRASH/$M.job" &&
+	cp "$TRASH/$M.job" "$SPOOL/tmp/$M.job" && mv "$SPOOL/tmp/$M.job" "$SPOOL/jobs/${M}job.json" &&
+	wait_for "test \$(ls $SPOOL/done | grep -c \"^${M}job\.\") -ge 3" 30 &&
+	ts jobs remove "${M}job" >/dev/null &&
+	sleep 1 &&
+	for f in "$SPOOL"/done/${M}job.*.json; do
+		id=$(basename "$f" .json) &&
+		jq -e ".requireTags == [\"gpu\"] and (has(\"route\") | not)" "$f" >/dev/null &&
+		test "$(ran_on $id)" = $N1 || { echo "$f: $(cat "$f")"; return 1; }
+	done &&
+	test -z "$(ls -A "$SPOOL/corrupt")"
+'
+
+test_expect_success "$M: a gpu task found in queue/$N2/ goes back to incoming/ and runs on $N1" '
+	test -d "$SPOOL/queue/$N2" &&
+	printf "{\"requestId\":\"$M-q\",\"taskCode\":\"probe\",\"requireTags\":[\"gpu\"]}" >"$SPOOL/tmp/$M-q.json" &&
+	mv "$SPOOL/tmp/$M-q.json" "$SPOOL/queue/$N2/$M-q.json" &&
+	wait_terminal $M-q 20 && test "$(state_of $M-q)" = done &&
+	test "$(ran_on $M-q)" = $N1 &&
+	grep -q "$M-q: in queue/$N2/ but this node lacks some of its tags \"gpu\" (tags = none); back to incoming/" "$TRASH/log.$N2"
 '
 
 test_expect_success "$M: node:$N2 requiring gpu waits ($N2 lacks the tag)" '
