@@ -20,7 +20,9 @@
 #  - the API: POST /api/tasks with requireTags runs on node 1; a GET of a
 #    waiting one shows requireTags; a duplicate is 422 naming
 #    requireTags[1]; the CLI's submit --require-tag runs on node 1, a bad
-#    name is exit 64.
+#    name is exit 64;
+#  - SIGHUP reads tags again (embedded): advertised at once, the task that
+#    waited for them runs; a bad value is refused, the old tags kept.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
@@ -174,6 +176,29 @@ test_expect_success "$M: daemons stop" 'stop_daemon $N1 && stop_daemon $N2'
 }
 
 phase e
+
+# Tags are read again on SIGHUP: a daemon with its own configuration file
+# (the later -c wins) given tags = late advertises them at once and runs
+# the task that waited for them (embedded mode, a 60 s heartbeat).
+test_expect_success 'e: SIGHUP reads tags again, advertises them at once, the waiting task runs' '
+	cp "$CONF" "$TRASH/h.conf" &&
+	start_daemon h -c "$TRASH/h.conf" -o heartbeat_ms=60000 &&
+	grep -qx "tags=" "$SPOOL/state/heartbeat.h" &&
+	drop e-late.json "{\"requestId\":\"e-late\",\"taskCode\":\"probe\",\"route\":\"tag:late\"}" &&
+	wait_for "ts status e-late | grep -q WAITING" 10 &&
+	reason_is e-late "no live node has tags '"'"'late'"'"'" &&
+	echo "tags = late" >>"$TRASH/h.conf" &&
+	kill -HUP "$(daemon_pid h)" &&
+	wait_for "grep -qx tags=late $SPOOL/state/heartbeat.h" 10 &&
+	wait_terminal e-late 20 && test "$(state_of e-late)" = done &&
+	test "$(ran_on e-late)" = h &&
+	echo "tags = la te" >>"$TRASH/h.conf" &&
+	kill -HUP "$(daemon_pid h)" &&
+	wait_for "grep -q \"SIGHUP: configuration not reloaded: .*tags: \\\"la te\\\" does not match\" $TRASH/log.h" 10 &&
+	grep -qx "tags=late" "$SPOOL/state/heartbeat.h" &&
+	stop_daemon h
+'
+
 redis_setup
 phase c
 
