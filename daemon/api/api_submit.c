@@ -42,7 +42,7 @@ static const char *const submit_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs", "runAt",
 	"executeParams", "callbackUrl", "maxRetries", "timeoutSec", "route",
 	"shardKey", "traceparent", "batchId", "dependsOn", "onFailure",
-	"onFailureMode", "priority", NULL
+	"onFailureMode", "priority", "requireTags", NULL
 };
 
 

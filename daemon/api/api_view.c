@@ -22,6 +22,7 @@
 #include "core/jsontext.h"
 #include "core/priority.h"
 #include "core/result.h"
+#include "core/tags.h"
 #include "core/tstime.h"
 #include "spool/depstate.h"
 
@@ -175,6 +176,9 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 	json_object_set_new(o, "triggerTime", api_time_or_null(t.trigger_ms));
 	json_object_set_new(o, "priority", json_integer(t.priority >= 0 ?
 	    t.priority : PRIORITY_DEFAULT));
+	if (t.require_tags != NULL)	/* README.md, "Node tags" */
+		json_object_set_new(o, "requireTags",
+		    tags_json(t.require_tags));
 	if (t.traceparent != NULL)
 		json_object_set_new(o, "traceparent",
 		    json_string(t.traceparent));

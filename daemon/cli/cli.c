@@ -44,6 +44,7 @@
 #include "coord/index.h"
 #include "core/jsontext.h"
 #include "core/priority.h"
+#include "core/tags.h"
 #include "coord/maxconc.h"
 #include "core/result.h"
 #include "spool/spool.h"
@@ -76,7 +77,7 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S]\n"
-"         [--priority 0-9] [--wait]\n"
+"         [--priority 0-9] [--require-tag TAG]... [--wait]\n"
 "         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
 "         [--after ID[:afterok|afternotok|afterany]]...\n"
 "         [--on-failure CODE [--on-failure-mode every|transition]]\n"
@@ -322,9 +323,11 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "after", required_argument, NULL, 'a' },
 		{ "on-failure", required_argument, NULL, 'F' },
 		{ "on-failure-mode", required_argument, NULL, 'M' },
+		{ "require-tag", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	json_t *after = NULL;		/* dependsOn, from --after */
+	json_t *rtags = NULL;		/* requireTags, from --require-tag */
 	const char *code = NULL, *params = NULL, *id = NULL, *name = NULL;
 	const char *delay = NULL, *at = NULL, *retries = NULL, *timeout = NULL;
 	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
@@ -355,18 +358,38 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'B': batch = optarg; break;
 		case 'F': on_failure = optarg; break;
 		case 'M': on_failure_mode = optarg; break;
+		case 'R':
+			/* a name of the grammar is ASCII: json_string() of it
+			 * cannot fail for bytes that are not UTF-8; the codec
+			 * refuses a duplicate, naming requireTags */
+			if (!tags_name_ok(optarg, strlen(optarg))) {
+				fprintf(stderr, "taskspool submit: "
+				    "--require-tag: \"%s\" is not a tag name "
+				    "([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\n",
+				    optarg);
+				json_decref(after);
+				json_decref(rtags);
+				return EX_USAGE;
+			}
+			if (rtags == NULL)
+				rtags = json_array();
+			json_array_append_new(rtags, json_string(optarg));
+			break;
 		case 'a':
 			if (cli_deps_after(&after, optarg) != 0) {
 				json_decref(after);
+				json_decref(rtags);
 				return EX_USAGE;
 			}
 			break;
 		case 'h':
 			json_decref(after);
+			json_decref(rtags);
 			fputs(top_usage, stdout);
 			return 0;
 		default:
 			json_decref(after);
+			json_decref(rtags);
 			return EX_USAGE;
 		}
 	}
@@ -421,6 +444,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "taskspool submit: --on-failure and "
 		    "--on-failure-mode go with --code (a task file names "
 		    "onFailure and onFailureMode itself)\n");
+		return EX_USAGE;
+	}
+	if (code == NULL && rtags != NULL) {
+		fprintf(stderr, "taskspool submit: --require-tag goes with "
+		    "--code (a task file names requireTags itself)\n");
+		json_decref(rtags);
 		return EX_USAGE;
 	}
 	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
@@ -482,6 +511,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 			    strtoll(timeout, NULL, 10)));
 		if (after != NULL)
 			json_object_set(o, "dependsOn", after);
+		if (rtags != NULL)
+			json_object_set(o, "requireTags", rtags);
 		if (on_failure != NULL)
 			json_object_set_new(o, "onFailure",
 			    json_string(on_failure));
@@ -633,6 +664,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	    strtol(wait_timeout, NULL, 10) * 1000 : -1) : 0;
 out:
 	json_decref(after);
+	json_decref(rtags);
 	task_fini(&t);
 	buf_fini(&in);
 	buf_fini(&out);

@@ -11,6 +11,7 @@
 #include <sysexits.h>
 #include <unistd.h>
 
+#include "core/tags.h"
 #include "core/task.h"
 #include "core/tstime.h"
 #include "coord/coord.h"
@@ -25,7 +26,8 @@
 "\n" \
 "  (no command)  list the daemons of the spool: state (alive, draining,\n" \
 "                drained, stopping, offline), heartbeat age, load,\n" \
-"                running/slots, leader, the drain reason\n" \
+"                running/slots, tags=<its tags>, leader, the drain\n" \
+"                reason\n" \
 "  drain NODE    NODE finishes the hooks it runs, claims nothing new and\n" \
 "                stays up (its routed tasks go to other nodes); waits\n" \
 "                until NODE confirms, unless --no-wait\n" \
@@ -149,15 +151,18 @@ nodes_list(const struct config *cfg, const struct spool *sp, int json,
 			 * heartbeat has no list (an older version). */
 			json_object_set_new(o, "hooks", v[i].hooks_known ?
 			    json_string(v[i].hooks) : json_null());
+			/* Its tags (core/tags.h), [] when none. */
+			json_object_set_new(o, "tags", tags_json(v[i].tags));
 			/* The operator's drain marker, whether or not the
 			 * node has seen it yet. */
 			json_object_set_new(o, "drain", drained ?
 			    drain_json(&m) : json_null());
 			json_array_append_new(arr, o);
 		} else
-			printf("%s %s %.1f %.2f %ld/%ld%s%s%s%s\n", v[i].id,
-			    state, (double)age / 1000, v[i].load1,
-			    v[i].running, v[i].slots, v[i].leader && alive ?
+			printf("%s %s %.1f %.2f %ld/%ld%s%s%s%s%s%s\n",
+			    v[i].id, state, (double)age / 1000, v[i].load1,
+			    v[i].running, v[i].slots, v[i].tags[0] != '\0' ?
+			    " tags=" : "", v[i].tags, v[i].leader && alive ?
 			    " leader" : "", drained ? " (drain: " : "",
 			    drained ? (m.reason[0] != '\0' ? m.reason :
 			    "no reason given") : "", drained ? ")" : "");

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/tags.h"
 #include "spool/clock.h"
 
 /*
@@ -465,6 +466,14 @@ coord_node_field(struct coord_node *nd, const char *f, const char *v)
 			memcpy(nd->hooks + (cut - v), cut > v ? ",*" : "*",
 			    cut > v ? 3 : 2);
 		}
+	} else if (strcmp(f, "tags") == 0) {
+		/* Another's bytes: only a well-formed list counts (it is
+		 * shown by `taskspool nodes`); else none, which can only
+		 * keep tasks away from the node. */
+		if (tags_list_ok(v))
+			memcpy(nd->tags, v, strlen(v) + 1);
+		else
+			nd->tags[0] = '\0';
 	}
 }
 
@@ -472,6 +481,12 @@ int
 coord_node_runs(const struct coord_node *nd, const char *code)
 {
 	return !nd->hooks_known || hookset_has(nd->hooks, code);
+}
+
+int
+coord_node_has_tags(const struct coord_node *nd, const char *need)
+{
+	return tags_has_all(nd->tags, need);
 }
 
 int

@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/tags.h"
 #include "spool/config.h"
 #include "spool/hookset.h"
 #include "spool/spool.h"
@@ -78,6 +79,10 @@ struct coord_node {
 	 * run every code). */
 	int hooks_known;
 	char hooks[HOOKSET_MAX];
+	/* Its tags (core/tags.h: sorted, ','-joined; README "Node tags"):
+	 * "" when it has none, when its heartbeat carries no list (an
+	 * older version) and when the list there is not well-formed. */
+	char tags[TAGS_TEXT_MAX];
 };
 
 struct coord;
@@ -205,7 +210,8 @@ int coord_leader(struct coord *c, int64_t now_mono, unsigned long long *epoch);
  * Publish this node's heartbeat (info borrowed): file state/heartbeat.
  * <node> (no fsync: liveness, not data); redis node:<id> expiring after
  * 3 x heartbeat_ms.  Both carry info->hooks (field "hooks") whether or
- * not hooks_known is set.  Returns 0 or -1 with why.
+ * not hooks_known is set, and info->tags (field "tags").  Returns 0 or
+ * -1 with why.
  */
 int coord_heartbeat(struct coord *c, const struct coord_node *info,
     char *why, size_t whylen);
@@ -223,7 +229,8 @@ int coord_nodes(struct coord *c, struct coord_node **out, size_t *n,
  * zeroes and whose id it sets; text is cut up in place (strtok_r).
  * Unknown keys are ignored (a newer node may write more), a number that
  * does not parse reads as 0, a hooks list longer than nd->hooks is cut
- * at a whole code and marked "*".  No errors: the liveness rule judges
+ * at a whole code and marked "*", a tags list that is not well-formed
+ * (tags_list_ok) reads as no tags.  No errors: the liveness rule judges
  * what is left.
  */
 void coord_heartbeat_parse(char *text, struct coord_node *nd);
@@ -234,6 +241,13 @@ void coord_heartbeat_parse(char *text, struct coord_node *nd);
  * Returns 1 or 0.
  */
 int coord_node_runs(const struct coord_node *nd, const char *code);
+
+/*
+ * Whether node nd (from coord_nodes) has every tag of the list need
+ * (core/tags.h; NULL or "": none required).  A node whose heartbeat
+ * carries no tags has none.  Returns 1 or 0.
+ */
+int coord_node_has_tags(const struct coord_node *nd, const char *need);
 
 /*
  * Whether node nd (from coord_nodes) is alive at now_ms (epoch ms): its

@@ -101,12 +101,13 @@ file_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	buf_init(&b, 0);
 	if (buf_printf(&b, "pid=%ld\nslots=%ld\nrunning=%ld\nclaimed=%llu\n"
 	    "finished=%llu\nleader=%d\nat_ms=%lld\nstarted_ms=%lld\n"
-	    "load1=%.2f\ndraining=%d\nhooks=%.*s\n", info->pid, info->slots,
-	    info->running, info->claimed, info->finished, info->leader,
-	    (long long)info->at_ms, (long long)info->started_ms,
+	    "load1=%.2f\ndraining=%d\nhooks=%.*s\ntags=%.*s\n", info->pid,
+	    info->slots, info->running, info->claimed, info->finished,
+	    info->leader, (long long)info->at_ms, (long long)info->started_ms,
 	    info->load1, info->draining,
 	    (int)strnlen(info->hooks, sizeof(info->hooks) - 1),
-	    info->hooks) == 0) {
+	    info->hooks, (int)strnlen(info->tags, sizeof(info->tags) - 1),
+	    info->tags) == 0) {
 		struct spool quiet = *c->sp;
 
 		quiet.do_fsync = 0;	/* liveness, not data */

@@ -921,7 +921,7 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
     size_t whylen)
 {
 	char k[KEY_MAX], v[10][32], px[32];
-	const char *argv[24];	/* HSET key, 10 + 1 field-value pairs */
+	const char *argv[26];	/* HSET key, 10 + 2 field-value pairs */
 	int argc = 0;
 	redisReply *r;
 
@@ -959,6 +959,9 @@ redis_heartbeat(struct coord *c, const struct coord_node *info, char *why,
 	 * the claimers of other hosts. */
 	argv[argc++] = "hooks";
 	argv[argc++] = info->hooks;
+	/* Its tags (core/tags.h), for the dispatcher the same way. */
+	argv[argc++] = "tags";
+	argv[argc++] = info->tags;
 	r = command_argv(c, REDIS_REPLY_INTEGER, argc, argv);
 	if (r == NULL) {
 		snprintf(why, whylen, "redis: HSET %s failed", k);

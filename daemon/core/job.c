@@ -21,6 +21,7 @@
 #include "core/jsontext.h"
 #include "core/priority.h"
 #include "core/suggest.h"
+#include "core/tags.h"
 #include "core/tstime.h"
 
 /* The refusal of jsonfield.h, under the short name the decoders use. */
@@ -77,6 +78,7 @@ job_fini(struct job *j)
 	cron_free(j->cron);
 	free(j->params);
 	free(j->route);
+	free(j->require_tags);
 	job_init(j);
 }
 
@@ -130,7 +132,7 @@ static const char *const job_members[] = {
 	"dialect", "timezone", "executeParams", "route", "maxRetries",
 	"timeoutSec", "misfire", "misfireCap", "overlap", "enabled",
 	"startAt", "endAt", "createdAt", "jitterMs", "onFailure",
-	"onFailureMode", "priority"
+	"onFailureMode", "priority", "requireTags"
 };
 
 static int
@@ -184,12 +186,14 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 			return -1;
 		if (!task_route_ok(s))
 			return fail(err, k, "must be any, round_robin, "
-			    "least_active, consistent_hash, broadcast or "
-			    "node:<id>");
+			    "least_active, consistent_hash, broadcast, "
+			    "node:<id> or tag:<tag>");
 		if ((j->route = strdup(s)) == NULL)
 			return fail(err, k, "out of memory");
 		return 0;
 	}
+	if (strcmp(k, "requireTags") == 0)
+		return tags_json_decode(v, k, &j->require_tags, err);
 	if (strcmp(k, "maxRetries") == 0) {
 		if (jsonfield_int(v, k, 0, 100, &n, err) != 0)
 			return -1;
@@ -368,7 +372,8 @@ job_decode(const char *data, size_t len, struct job *j,
 	json_object_foreach(root, k, v)
 		if (decode_member(j, &seen, k, v, err) != 0)
 			goto bad;
-	if (decode_finish(j, &seen, err) != 0)
+	if (decode_finish(j, &seen, err) != 0 ||
+	    tags_route_fold(&j->route, &j->require_tags, err) != 0)
 		goto bad;
 	if (task_copy_params(data, len, json_object_get(root,
 	    "executeParams") != NULL, &j->params, &j->params_len, err) != 0)
@@ -429,6 +434,9 @@ job_encode(const struct job *j, struct buf *out)
 		    json_integer(j->jitter_ms));
 	if (j->route != NULL)
 		bad |= json_object_set_new(o, "route", json_string(j->route));
+	if (j->require_tags != NULL)
+		bad |= json_object_set_new(o, "requireTags",
+		    tags_json(j->require_tags));
 	if (j->max_retries >= 0)
 		bad |= json_object_set_new(o, "maxRetries",
 		    json_integer(j->max_retries));
@@ -498,6 +506,8 @@ job_diff(const struct job *a, const struct job *b)
 		return "executeParams";
 	if (task_str_differs(a->route, b->route))
 		return "route";
+	if (task_str_differs(a->require_tags, b->require_tags))
+		return "requireTags";
 	if (a->max_retries != b->max_retries)
 		return "maxRetries";
 	if (a->timeout_sec != b->timeout_sec)
@@ -858,6 +868,9 @@ job_make_task(const struct job *j, int64_t t_ms, struct task *out)
 	out->params[plen] = '\0';
 	out->params_len = plen;
 	if (j->route != NULL && (out->route = strdup(j->route)) == NULL)
+		goto nomem;
+	if (j->require_tags != NULL && (out->require_tags =
+	    strdup(j->require_tags)) == NULL)
 		goto nomem;
 	if ((out->job_code = strdup(j->code)) == NULL)
 		goto nomem;

@@ -13,6 +13,7 @@
 #include "core/jsontext.h"
 #include "core/priority.h"
 #include "core/suggest.h"
+#include "core/tags.h"
 #include "core/traceparent.h"
 #include "core/alert.h"
 #include "core/tstime.h"
@@ -109,6 +110,7 @@ task_fini(struct task *t)
 	free(t->params);
 	free(t->callback_url);
 	free(t->route);
+	free(t->require_tags);
 	free(t->traceparent);
 	free(t->shard_key);
 	free(t->job_code);
@@ -158,7 +160,7 @@ static const char *const task_members[] = {
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
 	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
 	"traceparent", "dependsOn", "releasedBy", "onFailure", "onFailureMode",
-	"alertFor", "priority"
+	"alertFor", "priority", "requireTags"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -387,8 +389,8 @@ task_route_ok(const char *s)
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(s, routes[i]) == 0)
 			return 1;
-	return strncmp(s, "node:", 5) == 0 && task_name_ok(s + 5,
-	    TASK_CODE_MAX);
+	return (strncmp(s, "node:", 5) == 0 && task_name_ok(s + 5,
+	    TASK_CODE_MAX)) || tags_route_ok(s);
 }
 
 static int
@@ -551,10 +553,12 @@ decode_member(struct task *t, const char *k, json_t *v,
 			return -1;
 		if (!task_route_ok(t->route))
 			return fail(err, k, "must be any, round_robin, "
-			    "least_active, consistent_hash, broadcast or "
-			    "node:<id>");
+			    "least_active, consistent_hash, broadcast, "
+			    "node:<id> or tag:<tag>");
 		return 0;
 	}
+	if (strcmp(k, "requireTags") == 0)
+		return tags_json_decode(v, k, &t->require_tags, err);
 	if (strcmp(k, "shardKey") == 0)
 		return jsonfield_dup(v, k, TASK_NAME_MAX, &t->shard_key, err);
 	if (strcmp(k, "traceparent") == 0)
@@ -770,6 +774,9 @@ task_decode(const char *data, size_t len, struct task *t,
 		fail(err, "releasedBy", "only allowed with dependsOn");
 		goto bad;
 	}
+	/* route tag:<name> is requireTags [name] with route any */
+	if (tags_route_fold(&t->route, &t->require_tags, err) != 0)
+		goto bad;
 	if (task_copy_params(data, len, json_object_get(root,
 	    "executeParams") != NULL, &t->params, &t->params_len, err) != 0)
 		goto bad;
@@ -870,6 +877,9 @@ task_encode(const struct task *t, struct buf *out)
 		json_object_set_new(o, "priority", json_integer(t->priority));
 	if (t->route != NULL)
 		json_object_set_new(o, "route", json_string(t->route));
+	if (t->require_tags != NULL)
+		json_object_set_new(o, "requireTags",
+		    tags_json(t->require_tags));
 	if (t->shard_key != NULL)
 		json_object_set_new(o, "shardKey", json_string(t->shard_key));
 	if (t->traceparent != NULL)
@@ -982,6 +992,8 @@ task_diff(const struct task *a, const struct task *b)
 		return "priority";
 	if (task_str_differs(a->route, b->route))
 		return "route";
+	if (task_str_differs(a->require_tags, b->require_tags))
+		return "requireTags";
 	if (task_str_differs(a->shard_key, b->shard_key))
 		return "shardKey";
 	if (task_str_differs(a->traceparent, b->traceparent))

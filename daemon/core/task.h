@@ -77,7 +77,11 @@ struct task {
 	int timeout_sec;		/* -1 = absent (config default) */
 	int priority;			/* 0..9 (core/priority.h); -1 = absent
 					 * (PRIORITY_DEFAULT) */
-	char *route;			/* new or NULL */
+	char *route;			/* new or NULL; never tag:<name>,
+					 * which decoding folds into
+					 * require_tags (core/tags.h) */
+	char *require_tags;		/* requireTags: new or NULL (none), a
+					 * core/tags.h list in file order */
 	char *shard_key;		/* new or NULL */
 	char *traceparent;		/* new or NULL: W3C, version 00 */
 	int shard_index, shard_total;	/* -1 = absent */
@@ -209,8 +213,9 @@ int task_json_alert_mode(json_t *v, const char *field, int *out,
 
 /*
  * Whether s is a route of the task file format: any, round_robin,
- * least_active, consistent_hash, broadcast, or node:<id> with id of the
- * task-code grammar (README.md, "Where a task runs").  Returns 1 or 0.
+ * least_active, consistent_hash, broadcast, node:<id> with id of the
+ * task-code grammar (README.md, "Where a task runs"), or the shorthand
+ * tag:<name> (core/tags.h; README.md, "Node tags").  Returns 1 or 0.
  * Used by the task and the job decoders.
  */
 int task_route_ok(const char *s);

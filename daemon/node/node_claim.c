@@ -42,6 +42,7 @@
 #include "coord/maxconc.h"
 #include "core/nameset.h"
 #include "core/priority.h"
+#include "core/tags.h"
 #include "spool/readfd.h"
 #include "node/router.h"
 #include "spool/spool.h"
@@ -469,17 +470,49 @@ claim_delay(struct node *n, int dfd, const char *name, int announced,
 }
 
 /*
+ * t (dfd/name) cannot run here for what (a phrase for the log: "no hook
+ * ..." or "not all of its tags ..."), which is this node's trouble, not
+ * the task's: a task of incoming/ is left to the other nodes (parked in
+ * n->nohook until our hooks or tags change: node_hooks_rescan()); one
+ * routed to us goes back to incoming/ to be routed again (the
+ * dispatcher offers it to the nodes that advertise what it needs, or
+ * marks it WAITING).
+ */
+static void
+claim_not_here(struct node *n, int dfd, const char *name, int announced,
+    const struct task *t, const char *what)
+{
+	const char *id = t->request_id;
+
+	if (dfd != n->qself) {
+		struct nameset_node *p = nameset_add(&n->nohook, name, NULL);
+
+		if (p != NULL && announced)
+			p->flags |= CAND_ANNOUNCED;
+		log_debug("%s: %s; left to the nodes that have it", id, what);
+	} else if (spool_move_excl(dfd, name, n->sp.dir[
+	    SPOOL_INCOMING], name) != 0)
+		log_warn("%s: move back to incoming/", id);
+	else {
+		log_info("%s: in queue/%s/ but %s; back to incoming/", id,
+		    n->sp.node, what);
+		node_index_note(n, id, SPOOL_INCOMING, NULL, NULL, t, -1);
+	}
+}
+
+/*
  * Whether t (dfd/name) is for this node: routed tasks (DESIGN §6) are
  * the dispatcher's until it moves them to queue/<node>/, and a task
- * whose hook this node lacks is left to the nodes that have it.
- * Returns 1 when this node does not run it (left, parked or sent back),
- * 0 when it may.
+ * whose hook or one of whose tags (core/tags.h) this node lacks is left
+ * to the nodes that have them.  Returns 1 when this node does not run
+ * it (left, parked or sent back), 0 when it may.
  */
 static int
 claim_placement(struct node *n, int dfd, const char *name, int announced,
     const struct task *t)
 {
 	const char *id = t->request_id, *tg;
+	char what[TAGS_TEXT_MAX + CONFIG_PATH_MAX + 64];
 
 	/* Routed tasks (DESIGN §6): the leader's dispatcher moves them to
 	 * queue/<node>/; from our queue we run only what is still ours. */
@@ -496,32 +529,22 @@ claim_placement(struct node *n, int dfd, const char *name, int announced,
 			    -1);
 		return 1;
 	}
-	/* Placement: a missing hook is this node's, not the task's.  A
-	 * task of incoming/ is left to the nodes that have the hook (parked
-	 * here until our hooks change); one routed to us goes back to be
-	 * routed again (the dispatcher offers it to nodes that advertise
-	 * the hook, or marks it WAITING). */
+	/* Placement: a missing hook or tag is this node's, not the
+	 * task's (README "Where a task runs", "Node tags"). */
+	if (!tags_has_all(n->cfg->tags, t->require_tags)) {
+		snprintf(what, sizeof(what), "this node lacks some of its "
+		    "tags \"%s\" (tags = %s)", t->require_tags,
+		    n->cfg->tags[0] != '\0' ? n->cfg->tags : "none");
+		claim_not_here(n, dfd, name, announced, t, what);
+		return 1;
+	}
 	if (node_hook_ok(n, t->task_code))
 		return 0;
 	if (hookset_has(n->hooks, t->task_code) && node_hooks_rescan(n, 0))
 		node_heartbeat(n);	/* we advertised it: correct that */
-	if (dfd != n->qself) {
-		struct nameset_node *p = nameset_add(&n->nohook, name, NULL);
-
-		if (p != NULL && announced)
-			p->flags |= CAND_ANNOUNCED;
-		log_debug("%s: no hook \"%s\" in %s; left to the "
-		    "nodes that have it", id, t->task_code,
-		    n->cfg->hooks_dir);
-	} else if (spool_move_excl(dfd, name, n->sp.dir[
-	    SPOOL_INCOMING], name) != 0)
-		log_warn("%s: move back to incoming/", id);
-	else {
-		log_info("%s: in queue/%s/ but no hook \"%s\" in %s; "
-		    "back to incoming/", id, n->sp.node, t->task_code,
-		    n->cfg->hooks_dir);
-		node_index_note(n, id, SPOOL_INCOMING, NULL, NULL, t, -1);
-	}
+	snprintf(what, sizeof(what), "no hook \"%s\" in %s", t->task_code,
+	    n->cfg->hooks_dir);
+	claim_not_here(n, dfd, name, announced, t, what);
 	return 1;
 }
 

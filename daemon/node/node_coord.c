@@ -214,6 +214,9 @@ node_heartbeat(struct node *n)
 	info.draining = n->draining ? 2 : n->drained ? 1 : 0;
 	info.hooks_known = 1;
 	memcpy(info.hooks, n->hooks, sizeof(info.hooks));
+	/* config_finish made it a sorted list (core/tags.h) */
+	snprintf(info.tags, sizeof(info.tags), "%.*s",
+	    (int)sizeof(info.tags) - 1, n->cfg->tags);
 	if (coord_heartbeat(n->coord, &info, why, sizeof(why)) != 0)
 		log_warnx("heartbeat: %s", why);
 }

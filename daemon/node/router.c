@@ -19,6 +19,7 @@
 #include "coord/maxconc.h"
 #include "core/nameset.h"
 #include "core/ring.h"
+#include "core/tags.h"
 #include "spool/clock.h"
 #include "coord/wakeup.h"
 
@@ -41,6 +42,7 @@ struct router {
 	size_t *cmap;			/* ... their indexes in dn */
 	size_t ncap;
 	char ccode[TASK_CODE_MAX + 1];	/* ... for this code ("" none) */
+	char ctags[TAGS_TEXT_MAX];	/* ... and these required tags */
 	struct ring *cring;		/* ... their ring, NULL until used */
 };
 
@@ -77,6 +79,7 @@ live_clear(struct router *r)
 	r->cmap = NULL;
 	r->cring = NULL;
 	r->ccode[0] = '\0';
+	r->ctags[0] = '\0';
 	r->nlive = r->ncap = 0;
 }
 
@@ -150,26 +153,64 @@ is_live(const struct router *r, const char *id)
 }
 
 /*
- * Placement: the live nodes whose heartbeat says they run code, into
+ * Placement: the live nodes whose heartbeat says they run code and have
+ * every tag of the list tags (core/tags.h; NULL: none required), into
  * r->cdn (with their current counts) and r->cmap (indexes in r->dn), in
  * id order.  Returns how many.  The ring of that subset is built on
- * demand (capable_ring) and kept while the code and the registry stay.
+ * demand (capable_ring) and kept while the code, the tags and the
+ * registry stay.
  */
 static size_t
-capable(struct router *r, const char *code)
+capable(struct router *r, const char *code, const char *tags)
 {
-	if (strcmp(r->ccode, code) != 0) {
+	if (tags == NULL)
+		tags = "";
+	if (strcmp(r->ccode, code) != 0 || strcmp(r->ctags, tags) != 0) {
 		ring_free(r->cring);
 		r->cring = NULL;
 		snprintf(r->ccode, sizeof(r->ccode), "%s", code);
+		snprintf(r->ctags, sizeof(r->ctags), "%s", tags);
 	}
 	r->ncap = 0;
 	for (size_t i = 0; i < r->nlive; i++)
-		if (coord_node_runs(&r->live[i], code)) {
+		if (coord_node_runs(&r->live[i], code) &&
+		    coord_node_has_tags(&r->live[i], tags)) {
 			r->cdn[r->ncap] = r->dn[i];
 			r->cmap[r->ncap++] = i;
 		}
 	return r->ncap;
+}
+
+/*
+ * Why no live node can take t (capable() found none): the reason of its
+ * WAITING marker, into reason (LIMITS_REASON_MAX bytes).  No live node
+ * has the tags: "no live node has tags '<list>'"; else none has the
+ * hook: "no live node has hook '<code>'"; else those with the hook lack
+ * the tags: "no live node has hook '<code>' and tags '<list>'".  A list
+ * too long for the marker is cut, ending "...".
+ */
+static void
+placement_why(const struct router *r, const struct task *t, char *reason)
+{
+	int hook = 0, tags = 0;
+	const char *need = t->require_tags != NULL ? t->require_tags : "";
+	int n;
+
+	for (size_t i = 0; i < r->nlive; i++) {
+		hook |= coord_node_runs(&r->live[i], t->task_code);
+		tags |= coord_node_has_tags(&r->live[i], need);
+	}
+	if (need[0] == '\0' || (!hook && tags))
+		n = snprintf(reason, LIMITS_REASON_MAX, "no live node has "
+		    "hook '%s'", t->task_code);
+	else if (!tags)
+		n = snprintf(reason, LIMITS_REASON_MAX, "no live node has "
+		    "tags '%s'", need);
+	else
+		n = snprintf(reason, LIMITS_REASON_MAX, "no live node has "
+		    "hook '%s' and tags '%s'", t->task_code, need);
+	if (n >= LIMITS_REASON_MAX)
+		memcpy(reason + LIMITS_REASON_MAX - 5, "...'", 5);
 }
 
 /* The ring for consistent_hash over r->cdn: the full ring when every
@@ -363,13 +404,41 @@ plain_add(struct router *r, const char *name, const struct stat *st)
 		p->key = (int64_t)st->st_ino;
 }
 
+/*
+ * Why the live node target cannot take t routed node:<target>: the
+ * reason of its WAITING marker, into reason (LIMITS_REASON_MAX bytes):
+ * "node '<id>' has no hook '<code>'" or "node '<id>' lacks tags
+ * '<list>'" (a list too long cut, ending "...").
+ */
+static void
+node_why(const struct router *r, const char *target, const struct task *t,
+    char *reason)
+{
+	for (size_t i = 0; i < r->nlive; i++) {
+		const struct coord_node *nd = &r->live[i];
+
+		if (strcmp(nd->id, target) != 0)
+			continue;
+		if (coord_node_runs(nd, t->task_code)) {
+			if (snprintf(reason, LIMITS_REASON_MAX, "node '%s' "
+			    "lacks tags '%s'", target, t->require_tags !=
+			    NULL ? t->require_tags : "") >= LIMITS_REASON_MAX)
+				memcpy(reason + LIMITS_REASON_MAX - 5, "...'",
+				    5);
+			return;
+		}
+	}
+	snprintf(reason, LIMITS_REASON_MAX, "node '%s' has no hook '%s'",
+	    target, t->task_code);
+}
+
 /* Route incoming/name if it is a due routed task; returns files moved. */
 static int
 route_one(struct router *r, const char *name, int64_t now_ms)
 {
 	int fd, dfd = r->sp->dir[SPOOL_INCOMING], route, k, moved = 0;
 	const char *target;
-	char why[512], final[SPOOL_NAME_MAX], reason[LIMITS_REASON_MAX];
+	char why[512], final[SPOOL_NAME_MAX], reason[LIMITS_REASON_MAX] = "";
 	size_t ncap;
 	struct stat st;
 	struct task t;
@@ -416,11 +485,12 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 	snprintf(final, sizeof(final), "%s.json", t.request_id);
 	if (strcmp(final, name) != 0)
 		goto out;	/* a name mismatch is quarantined there */
-	/* Placement: only nodes that advertise the code's hook are offered
-	 * the task; while none is live it waits (WAITING, with why). */
-	ncap = capable(r, t.task_code);
-	snprintf(reason, sizeof(reason), "no live node has hook '%s'",
-	    t.task_code);
+	/* Placement: only nodes that advertise the code's hook and have
+	 * the task's tags are offered the task; while none is live it
+	 * waits (WAITING, with why). */
+	ncap = capable(r, t.task_code, t.require_tags);
+	if (ncap == 0)
+		placement_why(r, &t, reason);
 	if (route <= DISPATCH_ANY) {
 		if (ncap == 0)
 			placement_wait(r, &t, reason);
@@ -441,8 +511,7 @@ route_one(struct router *r, const char *name, int64_t now_ms)
 	    t.shard_key, target);
 	if (k < 0) {
 		if (route == DISPATCH_NODE && is_live(r, target)) {
-			snprintf(reason, sizeof(reason), "node '%s' has no "
-			    "hook '%s'", target, t.task_code);
+			node_why(r, target, &t, reason);
 			placement_wait(r, &t, reason);
 		} else if (route != DISPATCH_NODE && ncap == 0)
 			placement_wait(r, &t, reason);

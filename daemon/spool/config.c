@@ -17,6 +17,7 @@
 #include "core/limitspec.h"
 #include "core/ssrf.h"
 #include "core/suggest.h"
+#include "core/tags.h"
 #include "core/task.h"
 #include "core/whsign.h"
 #include "spool/readfd.h"
@@ -51,6 +52,9 @@ static const struct key_def keys[] = {
 	    "codes); empty = <spool>/hooks"),
 	S(node_id, "", "this daemon's node id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63})"
 	    "; empty = <host>-<yyyymmdd>-<nn> (daemon)"),
+	S(tags, "", "this node's tags, comma-separated names "
+	    "([A-Za-z0-9][A-Za-z0-9_.-]{0,63}, at most 32): a task with "
+	    "requireTags runs only on a node that has them all; empty = none"),
 	S(log_level, "info", "error | warning | info | debug"),
 	S(on_failure, "", "taskCode of the alert task raised for a task "
 	    "without onFailure that ends FAILED; empty = none"),
@@ -603,6 +607,15 @@ config_check(struct config *c, char *why, size_t whylen)
 		snprintf(why, whylen, "node_id: \"%s\" does not match "
 		    "[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", c->node_id);
 		return -1;
+	}
+	{
+		char list[TAGS_TEXT_MAX];
+
+		/* the sorted list replaces the text: the heartbeat's form */
+		if (tags_parse_config(c->tags, list, sizeof(list), why,
+		    whylen) != 0)
+			return -1;
+		memcpy(c->tags, list, strlen(list) + 1);
 	}
 	if (log_level_parse(c->log_level) < 0) {
 		snprintf(why, whylen, "log_level: \"%s\" is not one of error, "

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/tags.h"
 #include "spool/hookcred.h"
 
 #define CONFIG_PATH_MAX 4096
@@ -34,6 +35,10 @@ struct config {
 	char spool[CONFIG_PATH_MAX];	/* spool root directory */
 	char hooks_dir[CONFIG_PATH_MAX]; /* "" = <spool>/hooks */
 	char node_id[CONFIG_NODE_MAX + 1]; /* "" = host name */
+	/* This node's tags (core/tags.h; README "Node tags"): as written
+	 * (room for white space around the names), made a sorted list by
+	 * config_finish; "" = none. */
+	char tags[2 * TAGS_TEXT_MAX];
 	char log_level[16];
 	char on_failure[65];	/* default onFailure taskCode; "" = none */
 	char on_failure_mode[16]; /* default onFailureMode: every|transition */
@@ -131,7 +136,8 @@ int config_locate(struct config *c, const char *explicit_path,
     const char *spool, char *why, size_t whylen);
 
 /* Resolve derived defaults (hooks_dir, node_id — the host name's first
- * label, with node_id_auto set —, slots) and check the values that need
+ * label, with node_id_auto set —, slots), make tags a sorted list
+ * (tags_parse_config) and check the values that need
  * more than a range.  Returns 0, or -1 with a message in why ("FILE:LINE:
  * key: ..." when the loaded file set the bad value, else "key: ...") and
  * errno EINVAL. */

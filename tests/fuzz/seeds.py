@@ -68,6 +68,13 @@ def main():
     ]
     for i, t in enumerate(tasks):
         put("fuzz_task", "task-%02d" % i, t)
+    # node tags (README "Node tags"): requireTags, route tag:<name>
+    put("fuzz_task", "task-tags",
+        '{"taskCode":"x","requireTags":["gpu","ssd"],"route":"tag:big"}')
+    put("fuzz_task", "task-tags-dup",
+        '{"taskCode":"x","requireTags":["gpu","gpu"]}')
+    put("fuzz_task", "task-tags-bad",
+        '{"taskCode":"x","requireTags":"gpu","route":"tag:"}')
 
     jobs = [
         '{"jobCode":"nightly","taskCode":"report","cron":"0 3 * * *"}',
@@ -84,6 +91,8 @@ def main():
     ]
     for i, j in enumerate(jobs):
         put("fuzz_job", "job-%02d" % i, j)
+    put("fuzz_job", "job-tags", '{"jobCode":"g","taskCode":"t",'
+        '"cron":"@hourly","requireTags":["gpu"],"route":"tag:ssd"}')
 
     seen = set()
     for line in open("tests/data/cron-vectors.jsonl"):
@@ -250,7 +259,9 @@ def main():
     put("fuzz_heartbeat", "node",
         "pid=4242\nslots=4\nrunning=1\nclaimed=10\nfinished=9\nleader=1\n"
         "at_ms=1717243200000\nstarted_ms=1717243100000\nload1=0.52\n"
-        "draining=1\nhooks=a,b,report\n")
+        "draining=1\nhooks=a,b,report\ntags=gpu,ssd\n")
+    put("fuzz_heartbeat", "bad-tags", "tags=gpu,,gpu\x1b[2J\ntags=" +
+        ",".join("t%d" % i for i in range(40)) + "\n")
     put("fuzz_heartbeat", "cut-hooks",
         "hooks=" + ",".join("code%04d" % i for i in range(1200)) + "\n")
     put("fuzz_heartbeat", "older", "pid=1\nslots=2\ndraining=7\n=x\nnoeq\n")

@@ -104,6 +104,7 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(c.result_max_bytes, 1048576);
 	ck_assert_int_eq(c.fsync, 1);
 	ck_assert_str_eq(c.source, "");		/* no file loaded */
+	ck_assert_str_eq(c.tags, "");		/* no tags */
 }
 END_TEST
 
@@ -152,6 +153,75 @@ START_TEST(test_finish)
 	    sizeof(why)), 0);
 	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "log_level"));
+}
+END_TEST
+
+/* tags (README "Node tags"): a list of names, sorted by config_finish;
+ * anything else refused at load with a reason naming tags, FILE:LINE. */
+START_TEST(test_tags)
+{
+	static const struct {
+		const char *value;
+		const char *want;	/* NULL: refused */
+	} cases[] = {
+		{ "", "" },
+		{ "gpu", "gpu" },
+		{ "ssd,gpu", "gpu,ssd" },
+		{ "ssd , gpu", "gpu,ssd" },
+		{ "gpu,,ssd", NULL },
+		{ "gpu,gpu", NULL },
+		{ "gpu ssd", NULL },
+		{ "gpu/x", NULL },
+		{ "gpu,", NULL },
+		{ "t1,t2,t3,t4,t5,t6,t7,t8,t9,t10,t11,t12,t13,t14,t15,t16,t17,"
+		    "t18,t19,t20,t21,t22,t23,t24,t25,t26,t27,t28,t29,t30,t31,"
+		    "t32", "t1,t10,t11,t12,t13,t14,t15,t16,t17,t18,t19,t2,t20,"
+		    "t21,t22,t23,t24,t25,t26,t27,t28,t29,t3,t30,t31,t32,t4,t5,"
+		    "t6,t7,t8,t9" },
+		{ "t1,t2,t3,t4,t5,t6,t7,t8,t9,t10,t11,t12,t13,t14,t15,t16,t17,"
+		    "t18,t19,t20,t21,t22,t23,t24,t25,t26,t27,t28,t29,t30,t31,"
+		    "t32,t33", NULL },
+		{ "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		    "aaa", NULL },		/* 65 bytes */
+	};
+	char why[WHY_LEN], path[512], *text;
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		config_defaults(&c);
+		ck_assert_int_eq(config_set(&c, "tags", cases[i].value, why,
+		    sizeof(why)), 0);
+		if (cases[i].want != NULL) {
+			ck_assert_msg(config_finish(&c, why, sizeof(why)) == 0,
+			    "\"%s\": %s", cases[i].value, why);
+			ck_assert_str_eq(c.tags, cases[i].want);
+		} else {
+			ck_assert_msg(config_finish(&c, why, sizeof(why)) ==
+			    -1, "\"%s\" accepted", cases[i].value);
+			ck_assert_msg(strncmp(why, "tags: ", 6) == 0, "%s",
+			    why);
+		}
+	}
+	/* the default: none */
+	config_defaults(&c);
+	ck_assert_str_eq(c.tags, "");
+	/* from a file: the reason names the file, the line and the key */
+	text = unit_fmt("slots = 2\ntags = gpu, gpu\n");
+	write_file("t.conf", text, path, sizeof(path));
+	free(text);
+	config_defaults(&c);
+	ck_assert_int_eq(config_load(&c, path, why, sizeof(why)), 0);
+	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "t.conf:2: tags: \"gpu\" given twice") !=
+	    NULL, "%s", why);
+	write_file("t.conf", "tags = ssd,gpu\n", path, sizeof(path));
+	config_defaults(&c);
+	ck_assert_int_eq(config_load(&c, path, why, sizeof(why)), 0);
+	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), 0);
+	ck_assert_str_eq(c.tags, "gpu,ssd");
+	/* finishing again keeps it (SIGHUP, -n) */
+	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), 0);
+	ck_assert_str_eq(c.tags, "gpu,ssd");
 }
 END_TEST
 
@@ -590,6 +660,7 @@ config_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_finish);
+	tcase_add_test(tc, test_tags);
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_load_missing_and_long);

@@ -443,6 +443,12 @@ START_TEST(test_rules_members)
 	    "must be any, round_robin");
 	bad_m("\"cron\":\"@daily\",\"route\":\"node:../x\"", "route",
 	    "node:<id>");
+	bad_m("\"cron\":\"@daily\",\"route\":\"tag:a b\"", "route",
+	    "tag:<tag>");
+	bad_m("\"cron\":\"@daily\",\"requireTags\":\"gpu\"", "requireTags",
+	    "must be an array");
+	bad_m("\"cron\":\"@daily\",\"requireTags\":[\"gpu\",\"gpu\"]",
+	    "requireTags[1]", "duplicate tag");
 
 	/* Unknown members, including task-only ones. */
 	bad_m("\"cron\":\"@daily\",\"cronn\":\"@daily\"", "cronn",
@@ -453,6 +459,32 @@ START_TEST(test_rules_members)
 	    "(did you mean \"fixedRateMs\"?");
 	bad_m("\"cron\":\"@daily\",\"triggerType\":\"now\"", "triggerType",
 	    "unknown member");
+}
+END_TEST
+
+/* requireTags and route tag:<name> (README "Node tags"): the job keeps
+ * them (the route folded in) and copies them into the tasks it fires,
+ * like route. */
+START_TEST(test_require_tags)
+{
+	char *s = doc("\"cron\":\"@daily\",\"route\":\"tag:ssd\","
+	    "\"requireTags\":[\"gpu\"]");
+	struct task_error err;
+	struct task t;
+	struct job j;
+
+	job_init(&j);
+	task_init(&t);
+	dec(s, &j);
+	ck_assert_ptr_null(j.route);
+	ck_assert_str_eq(j.require_tags, "gpu,ssd");
+	ck_assert_int_eq(job_roundtrip(s, strlen(s), &err), 0);
+	ck_assert_int_eq(job_make_task(&j, T_20240601_0200, &t), 0);
+	ck_assert_str_eq(t.require_tags, "gpu,ssd");
+	ck_assert_ptr_null(t.route);
+	task_fini(&t);
+	job_fini(&j);
+	free(s);
 }
 END_TEST
 
@@ -1244,6 +1276,7 @@ START_TEST(test_make_task)
 	ck_assert_int_eq(back.priority, 8);
 	ck_assert_int_eq(back.on_failure_mode, ALERT_MODE_TRANSITION);
 	ck_assert(back.trigger_ms == t.trigger_ms);
+	ck_assert_ptr_null(back.require_tags);
 
 	/* Reusing a filled task frees the old contents; bad t fails clean. */
 	ck_assert_int_eq(job_make_task(&j, T_20240601_0200, &t), 0);
@@ -1325,6 +1358,7 @@ job_suite(void)
 	tc = tcase_create("tasks");
 	tcase_add_test(tc, test_task_id);
 	tcase_add_test(tc, test_make_task);
+	tcase_add_test(tc, test_require_tags);
 	suite_add_tcase(s, tc);
 	return s;
 }

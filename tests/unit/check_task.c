@@ -443,6 +443,40 @@ static const struct bad_case bad_cases[] = {
 	    "priority", "integer 0..9" },
 	{ "priority null", "{\"taskCode\":\"a\",\"priority\":null}",
 	    "priority", "integer 0..9" },
+	/* requireTags (README "Node tags"): an array of at most 32
+	 * distinct names of [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
+	{ "tags string", "{\"taskCode\":\"a\",\"requireTags\":\"gpu\"}",
+	    "requireTags", "must be an array of tag names" },
+	{ "tags null", "{\"taskCode\":\"a\",\"requireTags\":null}",
+	    "requireTags", "must be an array" },
+	{ "tags object", "{\"taskCode\":\"a\",\"requireTags\":{}}",
+	    "requireTags", "must be an array" },
+	{ "tags number", "{\"taskCode\":\"a\",\"requireTags\":[1]}",
+	    "requireTags[0]", "[A-Za-z0-9]" },
+	{ "tags empty name", "{\"taskCode\":\"a\",\"requireTags\":"
+	    "[\"gpu\",\"\"]}", "requireTags[1]", "[A-Za-z0-9]" },
+	{ "tags comma", "{\"taskCode\":\"a\",\"requireTags\":[\"a,b\"]}",
+	    "requireTags[0]", "[A-Za-z0-9]" },
+	{ "tags dot first", "{\"taskCode\":\"a\",\"requireTags\":"
+	    "[\".gpu\"]}", "requireTags[0]", "[A-Za-z0-9]" },
+	{ "tags space", "{\"taskCode\":\"a\",\"requireTags\":[\"g u\"]}",
+	    "requireTags[0]", "[A-Za-z0-9]" },
+	{ "tags 65 bytes", "{\"taskCode\":\"a\",\"requireTags\":[\""
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "\"]}", "requireTags[0]", "{0,63}" },
+	{ "tags duplicate", "{\"taskCode\":\"a\",\"requireTags\":"
+	    "[\"gpu\",\"ssd\",\"gpu\"]}", "requireTags[2]",
+	    "duplicate tag \"gpu\"" },
+	{ "tags 33", "{\"taskCode\":\"a\",\"requireTags\":[\"t1\",\"t2\","
+	    "\"t3\",\"t4\",\"t5\",\"t6\",\"t7\",\"t8\",\"t9\",\"t10\","
+	    "\"t11\",\"t12\",\"t13\",\"t14\",\"t15\",\"t16\",\"t17\","
+	    "\"t18\",\"t19\",\"t20\",\"t21\",\"t22\",\"t23\",\"t24\","
+	    "\"t25\",\"t26\",\"t27\",\"t28\",\"t29\",\"t30\",\"t31\","
+	    "\"t32\",\"t33\"]}", "requireTags", "more than 32 tags" },
+	{ "route tag: empty", "{\"taskCode\":\"a\",\"route\":\"tag:\"}",
+	    "route", "tag:<tag>" },
+	{ "route tag bad", "{\"taskCode\":\"a\",\"route\":\"tag:a/b\"}",
+	    "route", "tag:<tag>" },
 	/* callbackUrl */
 	{ "cb ftp", "{\"taskCode\":\"a\",\"callbackUrl\":\"ftp://x/\"}",
 	    "callbackUrl", "https://" },
@@ -1216,6 +1250,71 @@ START_TEST(test_alert_members)
 }
 END_TEST
 
+/* requireTags and the route tag:<name> (README "Node tags"): kept in
+ * the file's order, the route folded into them, round-tripped. */
+START_TEST(test_require_tags)
+{
+	static const struct {
+		const char *doc;
+		const char *tags;	/* t.require_tags; NULL: none */
+		const char *route;	/* t.route; NULL: any */
+	} cases[] = {
+		{ "{\"taskCode\":\"c\",\"requireTags\":[\"ssd\",\"gpu\"]}",
+		    "ssd,gpu", NULL },
+		{ "{\"taskCode\":\"c\",\"requireTags\":[]}", NULL, NULL },
+		{ "{\"taskCode\":\"c\",\"route\":\"tag:gpu\"}", "gpu",
+		    NULL },
+		/* the route's tag added after the member's, once */
+		{ "{\"taskCode\":\"c\",\"route\":\"tag:gpu\","
+		    "\"requireTags\":[\"ssd\"]}", "ssd,gpu", NULL },
+		{ "{\"taskCode\":\"c\",\"requireTags\":[\"gpu\"],"
+		    "\"route\":\"tag:gpu\"}", "gpu", NULL },
+		/* another route keeps its meaning beside the tags */
+		{ "{\"taskCode\":\"c\",\"route\":\"round_robin\","
+		    "\"requireTags\":[\"A.b-c_9\"]}", "A.b-c_9",
+		    "round_robin" },
+	};
+	struct task t;
+
+	task_init(&t);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		expect_accept(cases[i].doc, cases[i].doc, &t);
+		if (cases[i].tags == NULL)
+			ck_assert_ptr_null(t.require_tags);
+		else
+			ck_assert_str_eq(t.require_tags, cases[i].tags);
+		if (cases[i].route == NULL)
+			ck_assert_ptr_null(t.route);
+		else
+			ck_assert_str_eq(t.route, cases[i].route);
+		roundtrip(&t);
+		ck_assert_int_eq(task_roundtrip(cases[i].doc,
+		    strlen(cases[i].doc), &(struct task_error){ 0 }), 0);
+		task_fini(&t);
+	}
+	/* 32 tags, 64 bytes each: the largest list */
+	{
+		struct buf b;
+
+		buf_init(&b, 0);
+		buf_puts(&b, "{\"taskCode\":\"c\",\"requireTags\":[");
+		for (int i = 0; i < 32; i++)
+			buf_printf(&b, "%s\"%02d%062d\"", i ? "," : "", i, 0);
+		buf_puts(&b, "]}");
+		expect_accept("32x64", b.data, &t);
+		ck_assert_uint_eq(strlen(t.require_tags), 32 * 65 - 1);
+		roundtrip(&t);
+		task_fini(&t);
+		/* ... and the route's tag is one too many */
+		b.len -= 2;
+		buf_puts(&b, "],\"route\":\"tag:x\"}");
+		expect_reject("32 + route", b.data, "requireTags",
+		    "more than 32 tags");
+		buf_fini(&b);
+	}
+}
+END_TEST
+
 /* ---- attempts history ------------------------------------------------- */
 
 START_TEST(test_attempts_cap)
@@ -1494,6 +1593,7 @@ task_suite(void)
 	tcase_add_test(tc, test_roundtrip_decoded);
 	tcase_add_test(tc, test_traceparent_member);
 	tcase_add_test(tc, test_alert_members);
+	tcase_add_test(tc, test_require_tags);
 	tcase_add_test(tc, test_attempts_cap);
 	tcase_add_test(tc, test_outcome_names);
 	tcase_add_test(tc, test_attempt_encode);
