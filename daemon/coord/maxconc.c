@@ -3,6 +3,7 @@
  */
 #include "coord/maxconc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
@@ -70,10 +71,35 @@ static const struct coord_rider limit_rider = {
 	limit_renew, limit_release
 };
 
-/* File mode: flock one of state/limits/<code>.<0..max-1>. */
+/* The slot l holds of a key (file mode): unlinked while still locked,
+ * then closed, so that no idle key leaves a file (maxconc.h). */
+static void
+file_key_free(struct coord *c, struct coord_lease *l)
+{
+	int dfd;
+
+	if (l->key_fd <= 0)
+		return;
+	dfd = openat(c->sp->dir[SPOOL_STATE], "limits", O_RDONLY |
+	    O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		(void)unlinkat(dfd, l->key_file, 0);
+		close(dfd);
+	}
+	close(l->key_fd - 1);
+	l->key_fd = 0;
+	l->key_file[0] = '\0';
+}
+
+/*
+ * File mode: flock one of state/limits/<code>.<0..max-1> (keyhash NULL)
+ * or of state/limits/<code>@<keyhash>.<0..max-1>; a key's file is
+ * verified to be the file of its name after the lock, since its holders
+ * unlink it (maxconc.h).
+ */
 static enum coord_status
 file_acquire(struct coord *c, struct coord_lease *l, const char *code,
-    long max, char *why, size_t whylen)
+    const char *keyhash, long max, char *why, size_t whylen)
 {
 	int dfd = state_subdir(c->sp, "limits");
 
@@ -82,10 +108,16 @@ file_acquire(struct coord *c, struct coord_lease *l, const char *code,
 		return COORD_ERR;
 	}
 	for (long i = 0; i < max; i++) {
-		char name[TASK_CODE_MAX + 32];
-		int fd;
+		char name[sizeof(l->key_file)];
+		struct stat a, b;
+		int fd, tries = 0;
 
-		snprintf(name, sizeof(name), "%s.%ld", code, i);
+		if (keyhash == NULL)
+			snprintf(name, sizeof(name), "%s.%ld", code, i);
+		else
+			snprintf(name, sizeof(name), "%s@%s.%ld", code,
+			    keyhash, i);
+	again:
 		fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC |
 		    O_NOFOLLOW, 0644);
 		if (fd < 0) {
@@ -94,13 +126,29 @@ file_acquire(struct coord *c, struct coord_lease *l, const char *code,
 			close(dfd);
 			return COORD_ERR;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			l->limit_fd = fd + 1;
-			l->rider = &limit_rider;
-			close(dfd);
-			return COORD_OK;
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			close(fd);
+			continue;	/* held */
 		}
-		close(fd);
+		if (keyhash != NULL && (fstat(fd, &a) != 0 || fstatat(dfd,
+		    name, &b, AT_SYMLINK_NOFOLLOW) != 0 || a.st_ino !=
+		    b.st_ino || a.st_dev != b.st_dev)) {
+			/* Freed (unlinked) between our open and our lock:
+			 * the name is another inode now, or none. */
+			close(fd);
+			if (++tries < 4)
+				goto again;
+			continue;
+		}
+		if (keyhash == NULL)
+			l->limit_fd = fd + 1;
+		else {
+			l->key_fd = fd + 1;
+			snprintf(l->key_file, sizeof(l->key_file), "%s", name);
+		}
+		l->rider = &limit_rider;
+		close(dfd);
+		return COORD_OK;
 	}
 	close(dfd);
 	return COORD_BUSY;
@@ -139,35 +187,59 @@ eval(struct coord *c, const char *src, const char *k, const char *token,
 	return 0;
 }
 
-enum coord_status
-coord_limit_acquire(struct coord *c, int fd, const char *code, long max,
-    char *why, size_t whylen)
+/* The slot of code (keyhash NULL) or of (code, keyhash): see
+ * coord_limit_acquire and coord_limit_acquire_key. */
+static enum coord_status
+acquire(struct coord *c, int fd, const char *code, const char *keyhash,
+    long max, char *why, size_t whylen)
 {
 	struct coord_lease *l;
-	char k[sizeof(l->limit_key)], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
+	char k[sizeof(l->key_limit)], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
+	char *held;
 	long long got;
 
 	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used) {
-		snprintf(why, whylen, "max_concurrent: no lease on the task");
+		snprintf(why, whylen, "%s: no lease on the task", keyhash ==
+		    NULL ? "max_concurrent" : "max_concurrent_per_key");
 		return COORD_ERR;
 	}
 	l = &c->leases[fd];
-	if (l->limit_fd > 0 || l->limit_key[0] != '\0')
+	held = keyhash == NULL ? l->limit_key : l->key_limit;
+	if ((keyhash == NULL ? l->limit_fd : l->key_fd) > 0 || held[0] != '\0')
 		return COORD_OK;
 	if (!c->ops->expires)
-		return file_acquire(c, l, code, max, why, whylen);
-	snprintf(k, sizeof(k), "%slimit:%s", c->prefix, code);
+		return file_acquire(c, l, code, keyhash, max, why, whylen);
+	if (keyhash == NULL)
+		snprintf(k, sizeof(k), "%slimit:%s", c->prefix, code);
+	else
+		snprintf(k, sizeof(k), "%slimit:%s:k:%s", c->prefix, code,
+		    keyhash);
 	holder(l, tok, sizeof(tok));
 	if (eval(c, acquire_lua, k, tok, max, &got, why, whylen) != 0)
 		return COORD_ERR;
 	if (got != 1)
 		return COORD_BUSY;
-	snprintf(l->limit_key, sizeof(l->limit_key), "%s", k);
+	snprintf(held, keyhash == NULL ? sizeof(l->limit_key) :
+	    sizeof(l->key_limit), "%s", k);
 	l->rider = &limit_rider;
 	return COORD_OK;
 }
 
-/* Renew the slot held with l after the lease (COORD_OK, COORD_LOST,
+enum coord_status
+coord_limit_acquire(struct coord *c, int fd, const char *code, long max,
+    char *why, size_t whylen)
+{
+	return acquire(c, fd, code, NULL, max, why, whylen);
+}
+
+enum coord_status
+coord_limit_acquire_key(struct coord *c, int fd, const char *code,
+    const char *keyhash, long max, char *why, size_t whylen)
+{
+	return acquire(c, fd, code, keyhash, max, why, whylen);
+}
+
+/* Renew the slots held with l after the lease (COORD_OK, COORD_LOST,
  * COORD_ERR); file mode: nothing to renew. */
 static enum coord_status
 limit_renew(struct coord *c, struct coord_lease *l)
@@ -175,38 +247,95 @@ limit_renew(struct coord *c, struct coord_lease *l)
 	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
 	long long got;
 
-	if (l->limit_key[0] == '\0')
-		return COORD_OK;
 	holder(l, tok, sizeof(tok));
-	if (eval(c, renew_lua, l->limit_key, tok, 0, &got, why,
-	    sizeof(why)) != 0)
-		return COORD_ERR;
-	return got == 1 ? COORD_OK : COORD_LOST;
+	if (l->limit_key[0] != '\0') {
+		if (eval(c, renew_lua, l->limit_key, tok, 0, &got, why,
+		    sizeof(why)) != 0)
+			return COORD_ERR;
+		if (got != 1)
+			return COORD_LOST;
+	}
+	if (l->key_limit[0] != '\0') {
+		if (eval(c, renew_lua, l->key_limit, tok, 0, &got, why,
+		    sizeof(why)) != 0)
+			return COORD_ERR;
+		if (got != 1)
+			return COORD_LOST;
+	}
+	return COORD_OK;
 }
 
-/* Free the slot held with l (the flock, or the ZREM of its member). */
+/* ZREM of l's member from the sorted set k (a failure is ignored: the
+ * member expires by itself). */
 static void
-limit_release(struct coord *c, struct coord_lease *l)
+redis_free(struct coord *c, struct coord_lease *l, const char *k)
 {
 	char why[256], tok[TASK_ID_MAX + COORD_TOKEN_MAX + 2];
 	const char *argv[3];
 	redisReply *r;
 
-	if (l->limit_fd > 0) {
-		close(l->limit_fd - 1);
-		l->limit_fd = 0;
-	}
-	if (l->limit_key[0] == '\0')
-		return;
 	holder(l, tok, sizeof(tok));
-	/* A failure is ignored: the member expires by itself. */
 	argv[0] = "ZREM";
-	argv[1] = l->limit_key;
+	argv[1] = k;
 	argv[2] = tok;
 	if ((r = coord_redis_command(c, -1, 3, argv, why, sizeof(why))) !=
 	    NULL)
 		freeReplyObject(r);
-	l->limit_key[0] = '\0';
+}
+
+/* Free the slots held with l (the flocks, or the ZREMs of its member). */
+static void
+limit_release(struct coord *c, struct coord_lease *l)
+{
+	file_key_free(c, l);
+	if (l->limit_fd > 0) {
+		close(l->limit_fd - 1);
+		l->limit_fd = 0;
+	}
+	if (l->key_limit[0] != '\0') {
+		redis_free(c, l, l->key_limit);
+		l->key_limit[0] = '\0';
+	}
+	if (l->limit_key[0] != '\0') {
+		redis_free(c, l, l->limit_key);
+		l->limit_key[0] = '\0';
+	}
+}
+
+size_t
+limits_sweep_keys(const struct spool *sp)
+{
+	struct dirent *de;
+	size_t k = 0;
+	DIR *dp;
+	int dfd = openat(sp->dir[SPOOL_STATE], "limits", O_RDONLY |
+	    O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0)
+		return 0;
+	if ((dp = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return 0;
+	}
+	while ((de = readdir(dp)) != NULL) {
+		struct stat a, b;
+		int fd;
+
+		if (de->d_name[0] == '.' || strchr(de->d_name, '@') == NULL)
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_CLOEXEC |
+		    O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+		    S_ISREG(a.st_mode) && fstatat(dfd, de->d_name, &b,
+		    AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
+		    a.st_dev == b.st_dev && unlinkat(dfd, de->d_name, 0) == 0)
+			k++;
+		close(fd);
+	}
+	closedir(dp);
+	return k;
 }
 
 int
@@ -331,11 +460,11 @@ by_name(const void *a, const void *b)
 
 size_t
 limits_requeue(struct nameset *waiting, const char *spec,
-    struct nameset *cand, struct nameset *qcand)
+    const char *key_spec, struct nameset *cand, struct nameset *qcand)
 {
 	size_t n = waiting->count, k = 0, moved = 0, run = 0;
 	struct nameset_node **v, **sel, *w;
-	char prev[TASK_CODE_MAX + 1] = "";
+	char prev[TASK_CODE_MAX + 48] = "";
 
 	if (n == 0)
 		return 0;
@@ -350,16 +479,24 @@ limits_requeue(struct nameset *waiting, const char *spec,
 	/* "<code>/<name>" sorts by code, then by requestId. */
 	qsort(v, k, sizeof(*v), by_code_name);
 	for (size_t i = 0; i < k; i++) {
-		char *slash = strchr(v[i]->name, '/');
+		char *slash = strchr(v[i]->name, '/'), *at;
 		size_t cl = slash != NULL ? (size_t)(slash - v[i]->name) : 0;
-		char code[TASK_CODE_MAX + 1];
+		char group[sizeof(prev)];
 		long mx;
 
-		snprintf(code, sizeof(code), "%.*s", (int)cl, v[i]->name);
-		if (i == 0 || strcmp(code, prev) != 0)
+		snprintf(group, sizeof(group), "%.*s", (int)cl, v[i]->name);
+		if (i == 0 || strcmp(group, prev) != 0)
 			run = 0;
-		memcpy(prev, code, sizeof(prev));
-		mx = limits_max(spec, code);
+		memcpy(prev, group, sizeof(prev));
+		if ((at = strchr(group, '@')) != NULL) {
+			/* "<code>@<keyhash>": that key's limit (a task's
+			 * own maxConcurrentPerKey is not known here: 1) */
+			*at = '\0';
+			mx = limits_max(key_spec, group);
+			if (mx <= 0)
+				mx = 1;
+		} else
+			mx = limits_max(spec, group);
 		if (slash != NULL && (mx <= 0 || run < (size_t)mx)) {
 			sel[moved++] = v[i];
 			run++;

@@ -47,6 +47,41 @@ enum coord_status coord_limit_acquire(struct coord *c, int fd,
     const char *code, long max, char *why, size_t whylen);
 
 /*
+ * Take one of max slots of the pair (code, key) for the lease held on
+ * fd, besides (after) the code's own slot of coord_limit_acquire: the
+ * limit max_concurrent_per_key (README.md, "Per-key concurrency").
+ * keyhash is the key's digest (core/conckey.h, conckey_hash), so any
+ * key makes names of one shape.  Idle keys cost nothing:
+ *
+ *  - embedded: slot i is the file state/limits/<code>@<keyhash>.<i>,
+ *    created when taken and unlinked by its holder, still locked, when
+ *    freed; a taker verifies after its flock that the name still
+ *    refers to the inode it locked (else it lost a race with that
+ *    unlink and tries again), so a slot is never held twice.  A holder
+ *    killed with -9 leaves its file, unlocked: the next taker of that
+ *    slot locks it, and frees (unlinks) it after.
+ *  - redis: the sorted set limit:<code>:k:<keyhash>, as for a code;
+ *    Redis deletes a sorted set whose last member is removed, and the
+ *    key expires 2 x lease_ms after its last acquire or renewal.
+ *
+ * Renewed and freed with the lease like the code's slot.  Returns
+ * COORD_OK (taken, or already held with this lease), COORD_BUSY (max
+ * held), COORD_ERR (why).
+ */
+enum coord_status coord_limit_acquire_key(struct coord *c, int fd,
+    const char *code, const char *keyhash, long max, char *why,
+    size_t whylen);
+
+/*
+ * Remove the slot files of keys (state/limits/<code>@<keyhash>.<i>) that
+ * no one holds: left by holders killed with -9 (file mode; tidying, as a
+ * later taker of the slot frees its file too).  Each is locked
+ * (LOCK_NB), verified to be the file of its name, unlinked, closed; a
+ * held one is left alone.  Returns how many were removed.
+ */
+size_t limits_sweep_keys(const struct spool *sp);
+
+/*
  * Mark (on = 1) or unmark (on = 0) request id as WAITING: the file
  * state/waiting/<id> of sp (created with its directory when missing; no
  * fsync: a lost marker only changes what status shows).  Returns 0 or -1
@@ -88,11 +123,14 @@ const char *limits_state_name(const struct spool *sp, enum spool_dir d,
 /*
  * A daemon's waiting candidates: names of incoming/ (or, with flag
  * LIMITS_FROM_QUEUE, of queue/<self>/) whose code's limit was full,
- * kept in waiting as "<taskCode>/<file name>" (nameset.h; flags as
- * given).  limits_requeue() moves back into cand (or qcand) the oldest
- * of each code — by file name, which is the requestId, time-ordered when
- * generated — at most that code's limit in spec, so that they are tried
- * again in submission order; the others stay in waiting.  Returns the
+ * kept in waiting as "<group>/<file name>" (nameset.h; flags as given),
+ * the group a task code, or "<taskCode>@<keyhash>" for a key's limit.
+ * limits_requeue() moves back into cand (or qcand) the oldest of each
+ * group — by file name, which is the requestId, time-ordered when
+ * generated — at most that code's limit in spec (a key's: in key_spec,
+ * max_concurrent_per_key, or 1 when only tasks set it), so that they
+ * are tried again in submission order; the others stay in waiting.
+ * Returns the
  * number moved.  Nodes are moved or freed: no memory is lost on ENOMEM,
  * a name is dropped (the periodic rescan finds it again).
  */
@@ -100,6 +138,6 @@ const char *limits_state_name(const struct spool *sp, enum spool_dir d,
 int limits_wait(struct nameset *waiting, const char *code, const char *name,
     int flags);
 size_t limits_requeue(struct nameset *waiting, const char *spec,
-    struct nameset *cand, struct nameset *qcand);
+    const char *key_spec, struct nameset *cand, struct nameset *qcand);
 
 #endif

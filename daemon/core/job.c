@@ -19,6 +19,7 @@
 #include "core/alert.h"
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
+#include "core/conckey.h"
 #include "core/priority.h"
 #include "core/suggest.h"
 #include "core/tags.h"
@@ -61,6 +62,7 @@ job_init(struct job *j)
 	j->dialect = CRON_DIALECT_VIXIE;
 	j->max_retries = j->timeout_sec = -1;
 	j->priority = -1;
+	j->max_per_key = -1;
 	j->misfire = JOB_MISFIRE_FIRE_ONCE;
 	j->misfire_cap = JOB_MISFIRE_CAP_DEFAULT;
 	j->overlap = JOB_OVERLAP_FORBID;
@@ -79,6 +81,7 @@ job_fini(struct job *j)
 	free(j->params);
 	free(j->route);
 	free(j->require_tags);
+	free(j->conc_key_tmpl);
 	job_init(j);
 }
 
@@ -132,7 +135,8 @@ static const char *const job_members[] = {
 	"dialect", "timezone", "executeParams", "route", "maxRetries",
 	"timeoutSec", "misfire", "misfireCap", "overlap", "enabled",
 	"startAt", "endAt", "createdAt", "jitterMs", "onFailure",
-	"onFailureMode", "priority", "requireTags"
+	"onFailureMode", "priority", "requireTags", "concurrencyKey",
+	"maxConcurrentPerKey"
 };
 
 static int
@@ -194,6 +198,18 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	}
 	if (strcmp(k, "requireTags") == 0)
 		return tags_json_decode(v, k, &j->require_tags, err);
+	if (strcmp(k, "concurrencyKey") == 0) {
+		if (jsonfield_dup(v, k, CONCKEY_TEMPLATE_MAX,
+		    &j->conc_key_tmpl, err) != 0)
+			return -1;
+		return conckey_template_check(j->conc_key_tmpl, k, err);
+	}
+	if (strcmp(k, "maxConcurrentPerKey") == 0) {
+		if (jsonfield_int(v, k, 1, CONCKEY_LIMIT_MAX, &n, err) != 0)
+			return -1;
+		j->max_per_key = (int)n;
+		return 0;
+	}
 	if (strcmp(k, "maxRetries") == 0) {
 		if (jsonfield_int(v, k, 0, 100, &n, err) != 0)
 			return -1;
@@ -437,6 +453,12 @@ job_encode(const struct job *j, struct buf *out)
 	if (j->require_tags != NULL)
 		bad |= json_object_set_new(o, "requireTags",
 		    tags_json(j->require_tags));
+	if (j->conc_key_tmpl != NULL)
+		bad |= json_object_set_new(o, "concurrencyKey",
+		    json_string(j->conc_key_tmpl));
+	if (j->max_per_key >= 0)
+		bad |= json_object_set_new(o, "maxConcurrentPerKey",
+		    json_integer(j->max_per_key));
 	if (j->max_retries >= 0)
 		bad |= json_object_set_new(o, "maxRetries",
 		    json_integer(j->max_retries));
@@ -508,6 +530,10 @@ job_diff(const struct job *a, const struct job *b)
 		return "route";
 	if (task_str_differs(a->require_tags, b->require_tags))
 		return "requireTags";
+	if (task_str_differs(a->conc_key_tmpl, b->conc_key_tmpl))
+		return "concurrencyKey";
+	if (a->max_per_key != b->max_per_key)
+		return "maxConcurrentPerKey";
 	if (a->max_retries != b->max_retries)
 		return "maxRetries";
 	if (a->timeout_sec != b->timeout_sec)
@@ -872,6 +898,10 @@ job_make_task(const struct job *j, int64_t t_ms, struct task *out)
 	if (j->require_tags != NULL && (out->require_tags =
 	    strdup(j->require_tags)) == NULL)
 		goto nomem;
+	if (j->conc_key_tmpl != NULL && (out->conc_key_tmpl =
+	    strdup(j->conc_key_tmpl)) == NULL)
+		goto nomem;
+	out->max_per_key = j->max_per_key;
 	if ((out->job_code = strdup(j->code)) == NULL)
 		goto nomem;
 	return 0;

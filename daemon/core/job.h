@@ -17,8 +17,9 @@
  *   timezone      IANA zone name; default (member absent): the host's zone
  *   executeParams any JSON; kept as the raw bytes of the file, as task.c
  *                 does, and handed to every task this job makes
- *   route, requireTags, maxRetries (0..100), timeoutSec (1..604800):
- *                 copied into each task; same rules as in a task file
+ *   route, requireTags, concurrencyKey, maxConcurrentPerKey, maxRetries
+ *                 (0..100), timeoutSec (1..604800): copied into each
+ *                 task; same rules as in a task file
  *                 (route tag:<name> is folded into requireTags)
  *   misfire       "fire_once" (default) | "skip" | "fire_all"
  *   misfireCap    1..1000, default 10; only with misfire "fire_all"
@@ -133,6 +134,9 @@ struct job {
 	size_t params_len;
 	char *route;		/* new or NULL (absent); never tag:<name> */
 	char *require_tags;	/* new or NULL: core/tags.h list, file order */
+	char *conc_key_tmpl;	/* concurrencyKey: new or NULL; copied into
+				 * the tasks (core/conckey.h) */
+	int max_per_key;	/* maxConcurrentPerKey; -1 = absent */
 	int max_retries;	/* -1 = absent (config default) */
 	int timeout_sec;	/* -1 = absent (config default) */
 	int priority;		/* 0..9, passed to the tasks it fires;
@@ -330,8 +334,9 @@ int	job_task_id(const char *job_code, int64_t t_ms, char *out,
 /*
  * job_make_task() fills *out (initialised; previous contents freed) with
  * the task of j's fire at t_ms: requestId from job_task_id(), taskCode,
- * a copy of executeParams, route, requireTags, maxRetries, timeoutSec,
- * priority, triggerTime =
+ * a copy of executeParams, route, requireTags, concurrencyKey (the
+ * template: the task's decoding expands it), maxConcurrentPerKey,
+ * maxRetries, timeoutSec, priority, triggerTime =
  * t_ms, jobCode = j->code, triggerType "now".  createdAt (and notBefore,
  * for jitter) are left to the caller.  Returns 0, or -1 with errno
  * (job_task_id's, or ENOMEM) and *out initialised-empty.

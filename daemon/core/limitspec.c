@@ -1,5 +1,6 @@
 /*
- * limitspec — the max_concurrent value "<taskCode>=<N>[,...]"; see
+ * limitspec — the max_concurrent (and max_concurrent_per_key) value
+ * "<taskCode>=<N>[,...]"; see
  * limitspec.h.
  */
 #include "core/limitspec.h"
@@ -8,10 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/conckey.h"
 #include "core/task.h"
+
+/* A task's maxConcurrentPerKey and the configuration's N agree. */
+_Static_assert(CONCKEY_LIMIT_MAX == LIMIT_MAX, "per-key limit bounds");
 
 int
 limits_check(const char *spec, char *why, size_t whylen)
+{
+	return limits_check_key("max_concurrent", spec, why, whylen);
+}
+
+int
+limits_check_key(const char *key, const char *spec, char *why,
+    size_t whylen)
 {
 	const char *p = spec;
 
@@ -22,36 +34,36 @@ limits_check(const char *spec, char *why, size_t whylen)
 		long v;
 
 		if (len == 0 || len >= sizeof(item)) {
-			snprintf(why, whylen, "max_concurrent: empty or too "
-			    "long item in \"%.200s\"", spec);
+			snprintf(why, whylen, "%s: empty or too "
+			    "long item in \"%.200s\"", key, spec);
 			return -1;
 		}
 		memcpy(item, p, len);
 		item[len] = '\0';
 		eq = strchr(item, '=');
 		if (eq == NULL) {
-			snprintf(why, whylen, "max_concurrent: \"%s\" is not "
-			    "<taskCode>=<N>", item);
+			snprintf(why, whylen, "%s: \"%s\" is not "
+			    "<taskCode>=<N>", key, item);
 			return -1;
 		}
 		item[eq - item] = '\0';
 		v = strtol(eq + 1, &num, 10);
 		if (!task_name_ok(item, TASK_CODE_MAX) || eq[1] == '\0' || *num != '\0' ||
 		    v < 1 || v > LIMIT_MAX) {
-			snprintf(why, whylen, "max_concurrent: \"%.*s\" is not "
-			    "<taskCode>=<N> with 1 <= N <= %d", (int)len, p,
+			snprintf(why, whylen, "%s: \"%.*s\" is not "
+			    "<taskCode>=<N> with 1 <= N <= %d", key, (int)len, p,
 			    LIMIT_MAX);
 			return -1;
 		}
 		if (limits_max(p + len, item) != 0) {	/* again later */
-			snprintf(why, whylen, "max_concurrent: task code "
-			    "\"%s\" given twice", item);
+			snprintf(why, whylen, "%s: task code "
+			    "\"%s\" given twice", key, item);
 			return -1;
 		}
 		p += len;
 		if (*p == ',' && *++p == '\0') {
-			snprintf(why, whylen, "max_concurrent: empty item at "
-			    "the end of \"%.200s\"", spec);
+			snprintf(why, whylen, "%s: empty item at "
+			    "the end of \"%.200s\"", key, spec);
 			return -1;
 		}
 	}

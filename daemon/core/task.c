@@ -11,6 +11,7 @@
 
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
+#include "core/conckey.h"
 #include "core/priority.h"
 #include "core/suggest.h"
 #include "core/tags.h"
@@ -99,6 +100,7 @@ task_init(struct task *t)
 	t->created_ms = t->not_before_ms = t->trigger_ms = -1;
 	t->on_failure_mode = -1;
 	t->priority = -1;
+	t->max_per_key = -1;
 }
 
 void
@@ -111,6 +113,8 @@ task_fini(struct task *t)
 	free(t->callback_url);
 	free(t->route);
 	free(t->require_tags);
+	free(t->conc_key_tmpl);
+	free(t->conc_key);
 	free(t->traceparent);
 	free(t->shard_key);
 	free(t->job_code);
@@ -160,7 +164,8 @@ static const char *const task_members[] = {
 	"route", "shardKey", "shardIndex", "shardTotal", "jobCode", "appId",
 	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
 	"traceparent", "dependsOn", "releasedBy", "onFailure", "onFailureMode",
-	"alertFor", "priority", "requireTags"
+	"alertFor", "priority", "requireTags", "concurrencyKey",
+	"maxConcurrentPerKey"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -559,6 +564,18 @@ decode_member(struct task *t, const char *k, json_t *v,
 	}
 	if (strcmp(k, "requireTags") == 0)
 		return tags_json_decode(v, k, &t->require_tags, err);
+	if (strcmp(k, "concurrencyKey") == 0) {
+		if (jsonfield_dup(v, k, CONCKEY_TEMPLATE_MAX,
+		    &t->conc_key_tmpl, err) != 0)
+			return -1;
+		return conckey_template_check(t->conc_key_tmpl, k, err);
+	}
+	if (strcmp(k, "maxConcurrentPerKey") == 0) {
+		if (jsonfield_int(v, k, 1, CONCKEY_LIMIT_MAX, &n, err))
+			return -1;
+		t->max_per_key = (int)n;
+		return 0;
+	}
 	if (strcmp(k, "shardKey") == 0)
 		return jsonfield_dup(v, k, TASK_NAME_MAX, &t->shard_key, err);
 	if (strcmp(k, "traceparent") == 0)
@@ -777,6 +794,15 @@ task_decode(const char *data, size_t len, struct task *t,
 	/* route tag:<name> is requireTags [name] with route any */
 	if (tags_route_fold(&t->route, &t->require_tags, err) != 0)
 		goto bad;
+	if (t->max_per_key >= 0 && t->conc_key_tmpl == NULL) {
+		fail(err, "maxConcurrentPerKey", "only allowed with "
+		    "concurrencyKey");
+		goto bad;
+	}
+	if (t->conc_key_tmpl != NULL && conckey_expand(t->conc_key_tmpl,
+	    json_object_get(root, "executeParams"), "concurrencyKey",
+	    &t->conc_key, err) != 0)
+		goto bad;
 	if (task_copy_params(data, len, json_object_get(root,
 	    "executeParams") != NULL, &t->params, &t->params_len, err) != 0)
 		goto bad;
@@ -880,6 +906,12 @@ task_encode(const struct task *t, struct buf *out)
 	if (t->require_tags != NULL)
 		json_object_set_new(o, "requireTags",
 		    tags_json(t->require_tags));
+	if (t->conc_key_tmpl != NULL)
+		json_object_set_new(o, "concurrencyKey",
+		    json_string(t->conc_key_tmpl));
+	if (t->max_per_key >= 0)
+		json_object_set_new(o, "maxConcurrentPerKey",
+		    json_integer(t->max_per_key));
 	if (t->shard_key != NULL)
 		json_object_set_new(o, "shardKey", json_string(t->shard_key));
 	if (t->traceparent != NULL)
@@ -994,6 +1026,10 @@ task_diff(const struct task *a, const struct task *b)
 		return "route";
 	if (task_str_differs(a->require_tags, b->require_tags))
 		return "requireTags";
+	if (task_str_differs(a->conc_key_tmpl, b->conc_key_tmpl))
+		return "concurrencyKey";
+	if (a->max_per_key != b->max_per_key)
+		return "maxConcurrentPerKey";
 	if (task_str_differs(a->shard_key, b->shard_key))
 		return "shardKey";
 	if (task_str_differs(a->traceparent, b->traceparent))

@@ -82,6 +82,14 @@ struct task {
 					 * require_tags (core/tags.h) */
 	char *require_tags;		/* requireTags: new or NULL (none), a
 					 * core/tags.h list in file order */
+	char *conc_key_tmpl;		/* concurrencyKey as written: new or
+					 * NULL (core/conckey.h template) */
+	char *conc_key;			/* new or NULL: conc_key_tmpl expanded
+					 * with executeParams by task_decode
+					 * (never encoded) */
+	int max_per_key;		/* maxConcurrentPerKey 1..4096
+					 * (core/conckey.h); -1 = absent
+					 * (max_concurrent_per_key) */
 	char *shard_key;		/* new or NULL */
 	char *traceparent;		/* new or NULL: W3C, version 00 */
 	int shard_index, shard_total;	/* -1 = absent */

@@ -40,6 +40,7 @@
 #include "core/limitspec.h"
 #include "spool/log.h"
 #include "coord/maxconc.h"
+#include "core/conckey.h"
 #include "core/nameset.h"
 #include "core/priority.h"
 #include "core/tags.h"
@@ -246,38 +247,100 @@ node_other_copy(struct node *n, const char *id, int dirfd, const char *name,
 	return 0;
 }
 
-/* maxConcurrent (maxconc.h): 0 when t may start (its code's slot taken
- * with the lease on fd), 1 when it waits (kept in n->waiting). */
+/* The per-key limit of t (README.md, "Per-key concurrency"): its
+ * maxConcurrentPerKey, else max_concurrent_per_key's for its code; 0
+ * when t has no concurrencyKey or no limit applies. */
+static long
+key_max(const struct node *n, const struct task *t)
+{
+	if (t->conc_key == NULL)
+		return 0;
+	if (t->max_per_key > 0)
+		return t->max_per_key;
+	return limits_max(n->cfg->max_concurrent_per_key, t->task_code);
+}
+
+/*
+ * t waits for a limit: kept in n->waiting under group (its code, or
+ * "<code>@<keyhash>"); with a reason (NULL: the store failed, nothing
+ * to show) marked WAITING with it, logged and announced to the index
+ * when the reason is new.
+ */
+static void
+limit_park(struct node *n, const struct task *t, int dfd, const char *name,
+    int announced, const char *group, const char *reason)
+{
+	char old[LIMITS_REASON_MAX];
+	int had;
+
+	if (reason != NULL && (!(had = limits_waiting_reason(&n->sp,
+	    t->request_id, old, sizeof(old))) || strcmp(old, reason) != 0)) {
+		log_info("%s: WAITING: %s", t->request_id, reason);
+		if (limits_mark_waiting_why(&n->sp, t->request_id, reason) !=
+		    0)
+			log_warn("%s: state/waiting/", t->request_id);
+		if (!had)
+			node_index_note(n, t->request_id, dfd == n->qself ?
+			    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING",
+			    dfd == n->qself ? n->sp.node : NULL, t, -1);
+	}
+	(void)limits_wait(&n->waiting, group, name, (announced ?
+	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
+}
+
+/* maxConcurrent and max_concurrent_per_key (maxconc.h): 0 when t may
+ * start (its slots taken with the lease on fd), 1 when it waits (kept
+ * in n->waiting; the lease's close frees a slot taken). */
 static int
 limit_wait(struct node *n, int fd, const struct task *t, int dfd,
     const char *name, int announced)
 {
 	long max = limits_max(n->cfg->max_concurrent, t->task_code);
-	char why[256];
+	long kmax = key_max(n, t);
+	char why[256], reason[LIMITS_REASON_MAX], hash[CONCKEY_HASH_LEN + 1];
+	char group[TASK_CODE_MAX + CONCKEY_HASH_LEN + 2];
 	enum coord_status st;
 
-	if (max <= 0)
+	if (max <= 0 && kmax <= 0)
 		return 0;
-	st = coord_limit_acquire(n->coord, fd, t->task_code, max, why,
-	    sizeof(why));
-	if (st == COORD_OK) {
-		(void)limits_mark_waiting(&n->sp, t->request_id, 0);
-		return 0;
+	if (max > 0) {
+		st = coord_limit_acquire(n->coord, fd, t->task_code, max,
+		    why, sizeof(why));
+		if (st != COORD_OK) {
+			if (st == COORD_ERR)
+				log_warnx("%s: maxConcurrent: %s",
+				    t->request_id, why);
+			snprintf(reason, sizeof(reason), "maxConcurrent "
+			    "%s=%ld reached", t->task_code, max);
+			limit_park(n, t, dfd, name, announced, t->task_code,
+			    st == COORD_ERR ? NULL : reason);
+			return 1;
+		}
 	}
-	if (st == COORD_ERR)
-		log_warnx("%s: maxConcurrent: %s", t->request_id, why);
-	else if (!limits_is_waiting(&n->sp, t->request_id)) {
-		log_info("%s: WAITING: maxConcurrent %s=%ld reached",
-		    t->request_id, t->task_code, max);
-		if (limits_mark_waiting(&n->sp, t->request_id, 1) != 0)
-			log_warn("%s: state/waiting/", t->request_id);
-		node_index_note(n, t->request_id, dfd == n->qself ?
-		    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING", dfd == n->qself ?
-		    n->sp.node : NULL, t, -1);
+	if (kmax > 0) {
+		if (conckey_hash(t->conc_key, hash) != 0) {
+			log_warnx("%s: concurrencyKey: cannot digest the key "
+			    "(OpenSSL); tried again later", t->request_id);
+			node_cand_again(n, dfd, name, announced);
+			return 1;
+		}
+		st = coord_limit_acquire_key(n->coord, fd, t->task_code, hash,
+		    kmax, why, sizeof(why));
+		if (st != COORD_OK) {
+			if (st == COORD_ERR)
+				log_warnx("%s: max_concurrent_per_key: %s",
+				    t->request_id, why);
+			snprintf(reason, sizeof(reason), "max_concurrent_per_key "
+			    "%s=%ld reached for key '%.120s'", t->task_code,
+			    kmax, t->conc_key);
+			snprintf(group, sizeof(group), "%s@%s", t->task_code,
+			    hash);
+			limit_park(n, t, dfd, name, announced, group, reason);
+			return 1;
+		}
 	}
-	(void)limits_wait(&n->waiting, t->task_code, name, (announced ?
-	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
-	return 1;
+	(void)limits_mark_waiting(&n->sp, t->request_id, 0);
+	return 0;
 }
 
 /*

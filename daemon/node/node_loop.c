@@ -211,6 +211,7 @@ loop_work(struct node *n)
 {
 	if (n->waiting.head != NULL && tstime_mono_ms() >= n->next_wait) {
 		(void)limits_requeue(&n->waiting, n->cfg->max_concurrent,
+		    n->cfg->max_concurrent_per_key,
 		    &n->cand, &n->qcand);
 		n->next_wait = tstime_mono_ms() + 100;
 	}

@@ -149,6 +149,10 @@ static const struct key_def keys[] = {
 	S(max_concurrent, "", "maxConcurrent per task code across every "
 	    "daemon of the spool: <taskCode>=<N>[,...]; tasks over it wait "
 	    "(WAITING) in incoming/ or queue/; empty = no limit but slots"),
+	S(max_concurrent_per_key, "", "attempts at once per task code and "
+	    "concurrencyKey across every daemon of the spool: "
+	    "<taskCode>=<N>[,...]; a task's maxConcurrentPerKey overrides "
+	    "it; tasks over it wait (WAITING, with the key)"),
 	L(index_ttl_sec, 1, 31536000, "86400", "s a finished task's entry "
 	    "stays in the Redis index (cluster mode; status then reads the "
 	    "spool)"),
@@ -659,6 +663,8 @@ config_check(struct config *c, char *why, size_t whylen)
 	}
 	if (config_check_callback(c, why, whylen) != 0 ||
 	    limits_check(c->max_concurrent, why, whylen) != 0 ||
+	    limits_check_key("max_concurrent_per_key",
+	    c->max_concurrent_per_key, why, whylen) != 0 ||
 	    hooklimit_keys_check(c, why, whylen) != 0)
 		return -1;
 	if (c->slots == 0) {

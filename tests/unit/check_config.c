@@ -225,6 +225,46 @@ START_TEST(test_tags)
 }
 END_TEST
 
+/* max_concurrent_per_key (README "Per-key concurrency"): the grammar of
+ * max_concurrent, refused with a reason naming this key. */
+START_TEST(test_max_per_key)
+{
+	static const struct {
+		const char *value;
+		int ok;
+	} cases[] = {
+		{ "", 1 },
+		{ "mail=2", 1 },
+		{ "mail=2,fax=4096", 1 },
+		{ "mail=0", 0 },		/* N >= 1 */
+		{ "mail=4097", 0 },		/* N <= 4096 */
+		{ "mail", 0 },
+		{ "mail=2,mail=3", 0 },		/* twice */
+		{ "mail=2,", 0 },
+		{ "m ail=2", 0 },
+	};
+	char why[WHY_LEN];
+	struct config c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		config_defaults(&c);
+		ck_assert_int_eq(config_set(&c, "max_concurrent_per_key",
+		    cases[i].value, why, sizeof(why)), 0);
+		if (cases[i].ok)
+			ck_assert_msg(config_finish(&c, why, sizeof(why)) == 0,
+			    "\"%s\": %s", cases[i].value, why);
+		else {
+			ck_assert_msg(config_finish(&c, why, sizeof(why)) ==
+			    -1, "\"%s\" accepted", cases[i].value);
+			ck_assert_msg(strncmp(why, "max_concurrent_per_key: ",
+			    24) == 0, "%s", why);
+		}
+	}
+	config_defaults(&c);
+	ck_assert_str_eq(c.max_concurrent_per_key, "");
+}
+END_TEST
+
 START_TEST(test_load_file)
 {
 	static const char text[] =
@@ -661,6 +701,7 @@ config_suite(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_finish);
 	tcase_add_test(tc, test_tags);
+	tcase_add_test(tc, test_max_per_key);
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_load_missing_and_long);

@@ -12,6 +12,7 @@
  * release and renewal are token-checked; one leader at a time, with a
  * growing epoch (redis); heartbeats list what was written.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
@@ -312,6 +313,77 @@ START_TEST(limit_semaphore)
 }
 END_TEST
 
+/* Entries of state/limits/ holding '@' (a key's slot files). */
+static int
+key_files(void)
+{
+	char path[300];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/spool/state/limits", tmpdir);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		n += strchr(e->d_name, '@') != NULL;
+	closedir(d);
+	return n;
+}
+
+/*
+ * max_concurrent_per_key: max slots per (code, key), each key its own;
+ * a slot is freed with its lease; an idle key leaves no slot file
+ * (file mode) and no Redis key (redis mode: EXISTS is 0).
+ */
+START_TEST(limit_key_semaphore)
+{
+	struct coord *a = open_node(_i, "a");
+	int f1 = task_fd("k1"), f2 = task_fd("k2"), f3 = task_fd("k3");
+	const char *h1 = "00112233445566778899aabbccddeeff";
+	const char *h2 = "ffeeddccbbaa99887766554433221100";
+	char why[256], k[300];
+
+	ck_assert_int_eq(claim(a, f1, "k1", 1), COORD_OK);
+	ck_assert_int_eq(claim(a, f2, "k2", 1), COORD_OK);
+	ck_assert_int_eq(claim(a, f3, "k3", 1), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire_key(a, f1, "probe", h1, 2, why,
+	    sizeof(why)), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire_key(a, f1, "probe", h1, 2, why,
+	    sizeof(why)), COORD_OK);	/* held already: not a second */
+	ck_assert_int_eq(coord_limit_acquire_key(a, f2, "probe", h1, 2, why,
+	    sizeof(why)), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire_key(a, f3, "probe", h1, 2, why,
+	    sizeof(why)), COORD_BUSY);
+	/* Another key, and the same key of another code, are free. */
+	ck_assert_int_eq(coord_limit_acquire_key(a, f3, "probe", h2, 1, why,
+	    sizeof(why)), COORD_OK);
+	coord_lease_close(a, f3);
+	f3 = task_fd("k3");
+	ck_assert_int_eq(claim(a, f3, "k3", 2), COORD_OK);
+	ck_assert_int_eq(coord_limit_acquire_key(a, f3, "other", h1, 1, why,
+	    sizeof(why)), COORD_OK);
+	coord_lease_close(a, f3);
+	f3 = task_fd("k3");
+	ck_assert_int_eq(claim(a, f3, "k3", 3), COORD_OK);
+	coord_lease_close(a, f1);		/* frees a slot of h1 */
+	ck_assert_int_eq(coord_limit_acquire_key(a, f3, "probe", h1, 2, why,
+	    sizeof(why)), COORD_OK);
+	coord_lease_close(a, f2);
+	coord_lease_close(a, f3);
+	/* Every key idle: nothing left of them. */
+	if (_i == 0)
+		ck_assert_int_eq(key_files(), 0);
+	else {
+		snprintf(k, sizeof(k), "%slimit:probe:k:%s", prefix, h1);
+		ck_assert_int_eq(raw("EXISTS %s", k), 0);
+		snprintf(k, sizeof(k), "%slimit:probe:k:%s", prefix, h2);
+		ck_assert_int_eq(raw("EXISTS %s", k), 0);
+	}
+	coord_close(a);
+}
+END_TEST
+
 /* max_concurrent values: parsing and checking (hand-made cases). */
 START_TEST(limit_config)
 {
@@ -342,8 +414,8 @@ START_TEST(limit_requeue)
 {
 	struct nameset w, cand, q;
 	struct nameset_node *p;
-	const char *want[] = { "r-001.json", "r-002.json", "x-1.json",
-	    "z-1.json" };
+	const char *want[] = { "k-1.json", "k-5.json", "r-001.json",
+	    "r-002.json", "x-1.json", "z-1.json" };
 
 	ck_assert_int_eq(nameset_init(&w), 0);
 	ck_assert_int_eq(nameset_init(&cand), 0);
@@ -356,20 +428,27 @@ START_TEST(limit_requeue)
 	ck_assert_int_eq(limits_wait(&w, "other", "q-9.json",
 	    LIMITS_FROM_QUEUE), 0);
 	ck_assert_int_eq(limits_wait(&w, "gone", "x-1.json", 0), 0);
+	/* Keys' groups: mail's key limit 1 by key_spec; fax has none
+	 * there (tasks' own maxConcurrentPerKey): one at a time. */
+	ck_assert_int_eq(limits_wait(&w, "mail@00ff", "k-2.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "mail@00ff", "k-1.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "fax@11", "k-6.json", 0), 0);
+	ck_assert_int_eq(limits_wait(&w, "fax@11", "k-5.json", 0), 0);
 	/* probe=2; other=1; "gone" has no limit any more: it goes back. */
-	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1,zeta=1", &cand,
-	    &q), 5);
-	ck_assert_int_eq(w.count, 2);
-	ck_assert_str_eq(w.head->name, "probe/r-003.json");
+	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1,zeta=1",
+	    "mail=1", &cand, &q), 7);
+	ck_assert_int_eq(w.count, 4);
+	ck_assert_str_eq(w.head->name, "fax@11/k-6.json");
+	ck_assert_str_eq(w.head->fnext->name, "mail@00ff/k-2.json");
 	ck_assert_str_eq(w.tail->name, "probe/r-004.json");
 	ck_assert_int_eq(q.count, 1);
 	ck_assert_str_eq(q.head->name, "q-9.json");
 	ck_assert_int_eq(q.head->flags & LIMITS_FROM_QUEUE, 0);
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 6; i++) {
 		p = nameset_pop(&cand);
 		ck_assert_ptr_nonnull(p);
 		ck_assert_str_eq(p->name, want[i]);
-		ck_assert_int_eq(p->flags, i == 0 ? 1 : 0);
+		ck_assert_int_eq(p->flags, i == 2 ? 1 : 0);
 		free(p);
 	}
 	ck_assert_ptr_null(nameset_pop(&cand));
@@ -938,6 +1017,7 @@ coord_suite(void)
 	tcase_add_loop_test(tc, heartbeat_registry, 0, 2);
 	tcase_add_test(tc, counters_lost);
 	tcase_add_loop_test(tc, limit_semaphore, 0, 2);
+	tcase_add_loop_test(tc, limit_key_semaphore, 0, 2);
 	tcase_add_test(tc, limit_config);
 	tcase_add_test(tc, limit_requeue);
 	tcase_add_loop_test(tc, nodes_connection_lost, 0, 2);
