@@ -42,7 +42,8 @@ static const char *const submit_members[] = {
 	"requestId", "taskCode", "taskName", "triggerType", "delayMs", "runAt",
 	"executeParams", "callbackUrl", "maxRetries", "timeoutSec", "route",
 	"shardKey", "traceparent", "batchId", "dependsOn", "onFailure",
-	"onFailureMode", "priority", "requireTags", NULL
+	"onFailureMode", "priority", "requireTags", "concurrencyKey",
+	"maxConcurrentPerKey", NULL
 };
 
 

@@ -179,6 +179,15 @@ view_unfinished(struct api_ctx *c, const struct api_marker *m,
 	if (t.require_tags != NULL)	/* README.md, "Node tags" */
 		json_object_set_new(o, "requireTags",
 		    tags_json(t.require_tags));
+	if (t.conc_key != NULL) {	/* "Per-key concurrency" */
+		json_object_set_new(o, "concurrencyKey",
+		    json_string(t.conc_key_tmpl));
+		json_object_set_new(o, "concurrencyKeyValue",
+		    json_string(t.conc_key));
+		if (t.max_per_key > 0)
+			json_object_set_new(o, "maxConcurrentPerKey",
+			    json_integer(t.max_per_key));
+	}
 	if (t.traceparent != NULL)
 		json_object_set_new(o, "traceparent",
 		    json_string(t.traceparent));

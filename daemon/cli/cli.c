@@ -77,7 +77,8 @@ static const char *const top_usage =
 "  submit FILE|-              submit a task file (JSON)\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S]\n"
-"         [--priority 0-9] [--require-tag TAG]... [--wait]\n"
+"         [--priority 0-9] [--require-tag TAG]...\n"
+"         [--concurrency-key KEY [--max-per-key N]] [--wait]\n"
 "         [--wait-timeout S] [--traceparent TP] [--batch ID]\n"
 "         [--after ID[:afterok|afternotok|afterany]]...\n"
 "         [--on-failure CODE [--on-failure-mode every|transition]]\n"
@@ -324,6 +325,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "on-failure", required_argument, NULL, 'F' },
 		{ "on-failure-mode", required_argument, NULL, 'M' },
 		{ "require-tag", required_argument, NULL, 'R' },
+		{ "concurrency-key", required_argument, NULL, 'K' },
+		{ "max-per-key", required_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	json_t *after = NULL;		/* dependsOn, from --after */
@@ -333,6 +336,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	const char *wait_timeout = NULL, *traceparent = NULL, *batch = NULL;
 	const char *on_failure = NULL, *on_failure_mode = NULL;
 	const char *priority = NULL;
+	const char *conc_key = NULL, *max_per_key = NULL;
 	int ch, waitp = 0, rc;
 	struct buf in, out;
 	struct task t;
@@ -352,6 +356,8 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'r': retries = optarg; break;
 		case 't': timeout = optarg; break;
 		case 'P': priority = optarg; break;
+		case 'K': conc_key = optarg; break;
+		case 'X': max_per_key = optarg; break;
 		case 'w': waitp = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
@@ -395,11 +401,11 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	}
 	{
 		const char *nums[] = { retries, timeout, wait_timeout,
-		    priority };
+		    priority, max_per_key };
 		const char *names[] = { "--retries", "--timeout",
-		    "--wait-timeout", "--priority" };
+		    "--wait-timeout", "--priority", "--max-per-key" };
 
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < 5; i++)
 			if (nums[i] != NULL && (nums[i][0] == '\0' ||
 			    strspn(nums[i], "0123456789") != strlen(nums[i]) ||
 			    strlen(nums[i]) > 9)) {
@@ -413,11 +419,12 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		/* json_string() is NULL for bytes that are not UTF-8, and
 		 * json_object_set_new() then drops the member silently. */
 		const char *strs[] = { code, name, at, on_failure,
-		    on_failure_mode };
+		    on_failure_mode, conc_key };
 		const char *names[] = { "--code", "--name", "--at",
-		    "--on-failure", "--on-failure-mode" };
+		    "--on-failure", "--on-failure-mode",
+		    "--concurrency-key" };
 
-		for (int i = 0; i < 5; i++) {
+		for (int i = 0; i < 6; i++) {
 			json_t *s = strs[i] != NULL ? json_string(strs[i]) :
 			    NULL;
 
@@ -444,6 +451,19 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "taskspool submit: --on-failure and "
 		    "--on-failure-mode go with --code (a task file names "
 		    "onFailure and onFailureMode itself)\n");
+		return EX_USAGE;
+	}
+	if (code == NULL && (conc_key != NULL || max_per_key != NULL)) {
+		fprintf(stderr, "taskspool submit: --concurrency-key and "
+		    "--max-per-key go with --code (a task file names "
+		    "concurrencyKey and maxConcurrentPerKey itself)\n");
+		json_decref(rtags);
+		return EX_USAGE;
+	}
+	if (max_per_key != NULL && conc_key == NULL) {
+		fprintf(stderr, "taskspool submit: --max-per-key goes with "
+		    "--concurrency-key\n");
+		json_decref(rtags);
 		return EX_USAGE;
 	}
 	if (code == NULL && rtags != NULL) {
@@ -513,6 +533,14 @@ cmd_submit(struct cli *c, int argc, char **argv)
 			json_object_set(o, "dependsOn", after);
 		if (rtags != NULL)
 			json_object_set(o, "requireTags", rtags);
+		/* The codec checks the template (and expands it with
+		 * --params), naming concurrencyKey. */
+		if (conc_key != NULL)
+			json_object_set_new(o, "concurrencyKey",
+			    json_string(conc_key));
+		if (max_per_key != NULL)
+			json_object_set_new(o, "maxConcurrentPerKey",
+			    json_integer(strtoll(max_per_key, NULL, 10)));
 		if (on_failure != NULL)
 			json_object_set_new(o, "onFailure",
 			    json_string(on_failure));

@@ -75,6 +75,13 @@ def main():
         '{"taskCode":"x","requireTags":["gpu","gpu"]}')
     put("fuzz_task", "task-tags-bad",
         '{"taskCode":"x","requireTags":"gpu","route":"tag:"}')
+    put("fuzz_task", "task-conckey",
+        '{"taskCode":"x","concurrencyKey":"c:{id}/{n}",'
+        '"maxConcurrentPerKey":2,"executeParams":{"id":"a","n":7}}')
+    put("fuzz_task", "task-conckey-bad",
+        '{"taskCode":"x","concurrencyKey":"c:{id","executeParams":{}}')
+    put("fuzz_task", "task-conckey-missing",
+        '{"taskCode":"x","concurrencyKey":"{id}{}","executeParams":[1]}')
 
     jobs = [
         '{"jobCode":"nightly","taskCode":"report","cron":"0 3 * * *"}',
@@ -93,6 +100,9 @@ def main():
         put("fuzz_job", "job-%02d" % i, j)
     put("fuzz_job", "job-tags", '{"jobCode":"g","taskCode":"t",'
         '"cron":"@hourly","requireTags":["gpu"],"route":"tag:ssd"}')
+    put("fuzz_job", "job-conckey", '{"jobCode":"g","taskCode":"t",'
+        '"cron":"@hourly","concurrencyKey":"t:{tenant}",'
+        '"maxConcurrentPerKey":1,"executeParams":{"tenant":3}}')
 
     seen = set()
     for line in open("tests/data/cron-vectors.jsonl"):

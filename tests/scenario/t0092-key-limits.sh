@@ -12,9 +12,16 @@
 #  - a task's maxConcurrentPerKey 1 overrides the config's 2;
 #  - a concurrencyKey naming a member executeParams lacks, dropped into
 #    incoming/: corrupt/ with a reason naming concurrencyKey;
-#  - kill -9 of a node holding key slots: no slot leaked, all finish.
+#  - kill -9 of a node holding key slots: no slot leaked, all finish;
+#  - (embedded) the API: POST /api/tasks with concurrencyKey waits behind
+#    the key's holders, its view shows the template and the key; a bad
+#    template is 422 naming concurrencyKey; the CLI's submit
+#    --concurrency-key/--max-per-key, a bad template exit 65.
 . "$(dirname "$0")/test-lib.sh"
+. "$(dirname "$0")/api-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
+trap 'api_stop; redis_teardown' EXIT
+TSAPI="$API_HERE/contrib/clients/tsapi.sh"
 echo "fsync = 0" >>"$CONF"
 echo "max_concurrent_per_key = probe=2" >>"$CONF"
 : >"$TRASH/ids"		# every id dropped, both phases (check_once)
@@ -144,11 +151,45 @@ test_expect_success "$M: kill -9 of a node holding key slots: nothing leaked, al
 	start_daemon "$victim" -j 4
 '
 
+[ $M = e ] && test_expect_success "$M: API: a task with concurrencyKey waits behind its key, its view shows template and key; a bad one is 422" '
+	drop_keys $M-ab 1 2 2500 &&
+	wait_for "test \$(find $SPOOL/active -name \"$M-ab-*.json\" | wc -l) = 2" 20 &&
+	printf "{\"requestId\":\"$M-api\",\"taskCode\":\"probe\",\"concurrencyKey\":\"customer:{customer}\",\"executeParams\":{\"customer\":\"c01\"}}" >"$TRASH/$M-api.json" &&
+	sh "$TSAPI" submit "$TRASH/$M-api.json" >"$TRASH/out" &&
+	wait_for "ts status $M-api | grep -q WAITING" 10 &&
+	sh "$TSAPI" get $M-api >"$TRASH/out" && cat "$TRASH/out" &&
+	jq -e ".status == \"WAITING\" and .concurrencyKey == \"customer:{customer}\" and .concurrencyKeyValue == \"customer:c01\"" "$TRASH/out" &&
+	sh "$TSAPI" wait $M-api 30 >/dev/null &&
+	test "$(state_of $M-api)" = done &&
+	printf "{\"requestId\":\"$M-api2\",\"taskCode\":\"probe\",\"concurrencyKey\":\"c:{nope}\"}" >"$TRASH/$M-api2.json" &&
+	rc=0 && sh "$TSAPI" submit "$TRASH/$M-api2.json" >"$TRASH/out" || rc=$? &&
+	test $rc = 1 && cat "$TRASH/out" &&
+	test "$(jq -r .code "$TRASH/out")" = VALIDATION_FAILED &&
+	test "$(jq -r ".errors[0].field" "$TRASH/out")" = concurrencyKey &&
+	test ! -e "$SPOOL/incoming/$M-api2.json" &&
+	echo "$M-api" >>"$TRASH/ids"
+'
+
+[ $M = e ] && test_expect_success "$M: CLI: submit --concurrency-key with --params and --max-per-key; bad ones are refused" '
+	ts submit --code probe --id $M-cli --params "{\"customer\":\"c07\"}" --concurrency-key "customer:{customer}" --max-per-key 1 >/dev/null &&
+	wait_terminal $M-cli 20 && test "$(state_of $M-cli)" = done &&
+	jq -e ".concurrencyKey == \"customer:{customer}\" and .maxConcurrentPerKey == 1" "$SPOOL/done/$M-cli.json" &&
+	rc=0 && ts submit --code probe --concurrency-key "c:{x" 2>"$TRASH/err" || rc=$? &&
+	test $rc = 65 && cat "$TRASH/err" && grep -q "concurrencyKey" "$TRASH/err" &&
+	rc=0 && ts submit --code probe --max-per-key 2 2>"$TRASH/err" || rc=$? &&
+	test $rc = 64 && grep -q "max-per-key goes with --concurrency-key" "$TRASH/err" &&
+	echo "$M-cli" >>"$TRASH/ids"
+'
+
 test_expect_success "$M: daemons stop" '
 	stop_daemon ${M}1 && stop_daemon ${M}2 && stop_daemon ${M}3
 '
 }
 
+api_server
+export TS_APP_ID=tester
+TS_SECRET=$(ts apps add tester --codes probe) || exit 1
+export TS_SECRET
 phase e
 redis_setup
 phase c
