@@ -273,6 +273,9 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 		t->created_ms = c->rq->now * 1000 + t->created_ms % 1000;
 	free(t->app_id);
 	t->app_id = strdup(c->app_id);
+	/* The app's share of claims (apps.conf weight=, README.md "Fair
+	 * sharing"): the daemons read it from the task. */
+	t->app_weight = c->app.weight > 0 ? c->app.weight : -1;
 	if (api_trace_choose(c, t) != 0)
 		return api_unavailable(c, out, "traceparent");
 	/* A body under the 1 MiB limit can still make a task file over it

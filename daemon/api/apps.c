@@ -131,11 +131,26 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 			continue;
 		memset(&app, 0, sizeof(app));
 		app.rate = APPS_RATE_DEFAULT;
-		/* The optional rate=N field, anywhere after taskCodes. */
+		app.weight = APPS_WEIGHT_DEFAULT;
+		/* The optional rate=N and weight=N fields, anywhere after
+		 * taskCodes. */
 		for (int i = 3; i < nf; i++) {
-			if (strncmp(f[i], "rate=", 5) != 0)
+			long w = 0;
+
+			if (strncmp(f[i], "weight=", 7) == 0) {
+				if (app.weight != APPS_WEIGHT_DEFAULT ||
+				    apps_rate_parse(f[i] + 7, &w) != 0 ||
+				    w < 1 || w > APPS_WEIGHT_MAX) {
+					snprintf(why, whylen, "line %zu: "
+					    "weight= must be given once, as a "
+					    "whole number 1..%d", line,
+					    APPS_WEIGHT_MAX);
+					goto bad;
+				}
+				app.weight = (int)w;
+			} else if (strncmp(f[i], "rate=", 5) != 0)
 				continue;
-			if (app.rate != APPS_RATE_DEFAULT ||
+			else if (app.rate != APPS_RATE_DEFAULT ||
 			    apps_rate_parse(f[i] + 5, &app.rate) != 0) {
 				snprintf(why, whylen, "line %zu: rate= must be "
 				    "given once, as a whole number 0..%d",
@@ -150,7 +165,7 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 		if (nf < 4 || nf > 5) {
 			snprintf(why, whylen, "line %zu: expected \"appId "
 			    "enabled|disabled taskCodes secret [secret] "
-			    "[rate=N]\"", line);
+			    "[rate=N] [weight=N]\"", line);
 			goto bad;
 		}
 		if (!apps_id_ok(f[0])) {
@@ -294,7 +309,7 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 	buf_init(&b, 0);
 	buf_puts(&b, "# taskspool apps.conf (README.md, \"Apps\"): appId  "
 	    "enabled|disabled  taskCodes  secrets (newest first)  "
-	    "[rate=N]\n");
+	    "[rate=N]  [weight=N]\n");
 	for (size_t i = 0; i < a->nv; i++) {
 		const struct app *p = &a->v[i];
 
@@ -304,6 +319,8 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 			buf_printf(&b, " %s", p->secrets[j]);
 		if (p->rate != APPS_RATE_DEFAULT)
 			buf_printf(&b, " rate=%ld", p->rate);
+		if (p->weight != APPS_WEIGHT_DEFAULT)
+			buf_printf(&b, " weight=%d", p->weight);
 		buf_puts(&b, "\n");
 	}
 	(void)unlink(tmp);

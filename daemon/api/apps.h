@@ -16,8 +16,11 @@
  * base64url alphabet (A-Z a-z 0-9 - _), and optionally, anywhere after
  * taskCodes, "rate=N": the app's own request limit per api_rate_window_sec
  * window (0 .. APPS_RATE_MAX, 0 = not limited), overriding api_rate_limit
- * (ratelimit.h).  A secret never holds '=', so the two cannot be confused,
- * and files without rate= keep their meaning.  The file holds secrets: it must
+ * (ratelimit.h), and "weight=N": the app's share of the daemons' claims
+ * against other apps' tasks (1..APPS_WEIGHT_MAX, default 1;
+ * core/fairshare.h), which the API writes into each task it makes as
+ * appWeight.  A secret never holds '=', so they cannot be confused,
+ * and files without rate= or weight= keep their meaning.  The file holds secrets: it must
  * be readable only by its owner and the group the CGI runs as (0640);
  * apps_write creates it so.
  */
@@ -34,6 +37,8 @@
 #define APPS_FILE_MAX		(4 * 1024 * 1024)
 #define APPS_RATE_MAX		1000000	/* requests per window */
 #define APPS_RATE_DEFAULT	(-1)	/* no rate=: api_rate_limit */
+#define APPS_WEIGHT_MAX		100	/* = FAIR_WEIGHT_MAX */
+#define APPS_WEIGHT_DEFAULT	(-1)	/* no weight=: 1 */
 
 struct app {
 	char id[APPS_ID_MAX + 1];
@@ -42,6 +47,7 @@ struct app {
 	char secrets[APPS_SECRETS_MAX][APPS_SECRET_MAX + 1];
 	int nsecrets;			/* 1 or 2; [0] is the newest */
 	long rate;			/* rate=N, or APPS_RATE_DEFAULT */
+	int weight;			/* weight=N, or APPS_WEIGHT_DEFAULT */
 };
 
 struct apps {

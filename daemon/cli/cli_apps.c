@@ -1,5 +1,6 @@
 /*
- * cli_apps — `taskspool apps add|list|rotate|disable|enable|rate`; see
+ * cli_apps — `taskspool apps add|list|rotate|disable|enable|rate|weight`;
+ * see
  * cli_apps.h and taskspool(1).  Edits are serialised with flock(2) on
  * <apps file>.lock and written with apps_write (tmp + fsync + rename).
  */
@@ -22,6 +23,7 @@ static const char usage[] =
 "usage: taskspool apps add APPID --codes CODE[,CODE...]|'*' [--rate N]\n"
 "       taskspool apps list\n"
 "       taskspool apps rate APPID N|default\n"
+"       taskspool apps weight APPID N|default   (1..100: its fair share)\n"
 "       taskspool apps rotate APPID [--revoke-old]\n"
 "       taskspool apps disable APPID\n"
 "       taskspool apps enable APPID\n";
@@ -63,6 +65,7 @@ list(const struct apps *a, int json)
 		const char *h1 = p->nsecrets > 1 ? p->secrets[1] +
 		    strlen(p->secrets[1]) - 4 : NULL;
 		char rate[24];
+		int weight = p->weight > 0 ? p->weight : 1;
 
 		if (p->rate == APPS_RATE_DEFAULT)
 			snprintf(rate, sizeof(rate), json ? "null" :
@@ -73,15 +76,17 @@ list(const struct apps *a, int json)
 		if (json)
 			printf("{\"appId\":\"%s\",\"enabled\":%s,"
 			    "\"taskCodes\":\"%s\",\"secrets\":%d,"
-			    "\"secretHints\":[\"%s\"%s%s%s],\"rate\":%s}\n",
+			    "\"secretHints\":[\"%s\"%s%s%s],\"rate\":%s,"
+			    "\"weight\":%d}\n",
 			    p->id, p->enabled ? "true" : "false", p->codes,
 			    p->nsecrets, h0, h1 ? ",\"" : "", h1 ? h1 : "",
-			    h1 ? "\"" : "", rate);
+			    h1 ? "\"" : "", rate, weight);
 		else
 			printf("%-24s %-8s secrets=%d (...%s%s%s) codes=%s "
-			    "rate=%s\n", p->id, p->enabled ? "enabled" :
-			    "disabled", p->nsecrets, h0, h1 ? ", ..." : "",
-			    h1 ? h1 : "", p->codes, rate);
+			    "weight=%d rate=%s\n", p->id, p->enabled ?
+			    "enabled" : "disabled", p->nsecrets, h0, h1 ?
+			    ", ..." : "", h1 ? h1 : "", p->codes, weight,
+			    rate);
 	}
 	return 0;
 }
@@ -157,6 +162,7 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 		memcpy(n.id, argv[2], strlen(argv[2]) + 1);
 		n.enabled = 1;
 		n.rate = rate;
+		n.weight = APPS_WEIGHT_DEFAULT;
 		snprintf(n.codes, sizeof(n.codes), "%s", argv[4]);
 		if (apps_new_secret(n.secrets[0], sizeof(n.secrets[0])) != 0) {
 			rc = EX_SOFTWARE;
@@ -219,6 +225,23 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 			goto out;
 		}
 		p->rate = rate;
+		rc = save(&a, path);
+	} else if (strcmp(cmd, "weight") == 0) {
+		long w = 0;
+
+		if (argc != 4 || (strcmp(argv[3], "default") != 0 &&
+		    (apps_rate_parse(argv[3], &w) != 0 || w < 1 ||
+		    w > APPS_WEIGHT_MAX))) {
+			if (argc == 4)
+				fprintf(stderr, "taskspool apps: weight: "
+				    "\"%s\" is not \"default\" or a whole "
+				    "number 1..%d\n", argv[3], APPS_WEIGHT_MAX);
+			else
+				fputs(usage, stderr);
+			goto out;
+		}
+		p->weight = strcmp(argv[3], "default") == 0 ?
+		    APPS_WEIGHT_DEFAULT : (int)w;
 		rc = save(&a, path);
 	} else if (strcmp(cmd, "rotate") == 0) {
 		if (argc == 4 && strcmp(argv[3], "--revoke-old") == 0) {

@@ -91,6 +91,9 @@ nameset_add(struct nameset *ns, const char *name, int *added)
 	n->flags = 0;
 	n->prio = PRIORITY_DEFAULT;
 	ns->nlevel[PRIORITY_DEFAULT]++;
+	n->flow = FAIR_LOCAL;
+	if (ns->fair != NULL)
+		fair_enter(ns->fair, FAIR_LOCAL);
 	n->fnext = NULL;
 	if (ns->count + 1 > ns->nbucket * 2)
 		grow(ns);
@@ -181,6 +184,8 @@ nameset_remove(struct nameset *ns, const char *name)
 		ns->tail = prev;
 	ns->count--;
 	ns->nlevel[n->prio]--;
+	if (ns->fair != NULL)
+		fair_leave(ns->fair, n->flow);
 	free(n);
 	return 0;
 }
@@ -198,6 +203,8 @@ nameset_pop(struct nameset *ns)
 		ns->tail = NULL;
 	ns->count--;
 	ns->nlevel[n->prio]--;
+	if (ns->fair != NULL)
+		fair_leave(ns->fair, n->flow);
 	n->fnext = n->hnext = NULL;
 	return n;
 }
@@ -212,6 +219,37 @@ nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio)
 	ns->nlevel[c->prio]--;
 	c->prio = prio;
 	ns->nlevel[prio]++;
+}
+
+void
+nameset_set_flow(struct nameset *ns, struct nameset_node *c, int i)
+{
+	if (ns->fair == NULL || i < 0 || (size_t)i >= ns->fair->n)
+		return;
+	fair_leave(ns->fair, c->flow);
+	c->flow = i;
+	fair_enter(ns->fair, i);
+}
+
+/* Whether p is claimed before best (nameset_pop_priority's order). */
+static int
+better(const struct nameset *ns, const struct nameset_node *p,
+    const struct nameset_node *best, int64_t now_ms, int64_t aging_ms)
+{
+	int ep, eb;
+
+	if (ns->fair == NULL || p->flow == best->flow)
+		return priority_before(p->prio, p->key, best->prio, best->key,
+		    now_ms, aging_ms);
+	ep = priority_effective(p->prio, p->key, now_ms, aging_ms);
+	eb = priority_effective(best->prio, best->key, now_ms, aging_ms);
+	if (ep != eb)
+		return ep > eb;
+	if (fair_before(ns->fair, p->flow, best->flow))
+		return 1;
+	if (fair_before(ns->fair, best->flow, p->flow))
+		return 0;
+	return p->key < best->key;
 }
 
 /* Whether the nodes of ns have more than one priority. */
@@ -233,24 +271,36 @@ nameset_pop_priority(struct nameset *ns, size_t maxwalk, int64_t now_ms,
 	struct nameset_node *best, *bprev = NULL, *prev, *p;
 	size_t walked = 1;
 
-	if (ns->head == NULL || !mixed(ns))
-		return nameset_pop(ns);	/* one priority: the order */
+	if (ns->head == NULL || (!mixed(ns) && (ns->fair == NULL ||
+	    ns->fair->backlogged < 2))) {
+		best = nameset_pop(ns);	/* one priority, one flow */
+		if (best != NULL && ns->fair != NULL)
+			fair_served(ns->fair, best->flow);
+		return best;
+	}
 	best = ns->head;
 	for (prev = ns->head, p = prev->fnext; p != NULL && walked < maxwalk;
 	    prev = p, p = p->fnext, walked++)
-		if (priority_before(p->prio, p->key, best->prio, best->key,
-		    now_ms, aging_ms)) {
+		if (better(ns, p, best, now_ms, aging_ms)) {
 			best = p;
 			bprev = prev;
 		}
-	if (bprev == NULL)
-		return nameset_pop(ns);
+	if (bprev == NULL) {
+		best = nameset_pop(ns);
+		if (ns->fair != NULL)
+			fair_served(ns->fair, best->flow);
+		return best;
+	}
 	unhash(ns, best);
 	bprev->fnext = best->fnext;
 	if (ns->tail == best)
 		ns->tail = bprev;
 	ns->count--;
 	ns->nlevel[best->prio]--;
+	if (ns->fair != NULL) {
+		fair_leave(ns->fair, best->flow);
+		fair_served(ns->fair, best->flow);
+	}
 	best->fnext = best->hnext = NULL;
 	return best;
 }

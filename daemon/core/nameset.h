@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fairshare.h"
 #include "core/priority.h"
 
 struct nameset_node {
@@ -22,6 +23,8 @@ struct nameset_node {
 	int flags;			/* caller's flags */
 	int prio;			/* 0..9, PRIORITY_DEFAULT when new;
 					 * set with nameset_set_prio */
+	int flow;			/* its flow in ns->fair, FAIR_LOCAL
+					 * when new; nameset_set_flow */
 	char name[];
 };
 
@@ -30,6 +33,9 @@ struct nameset {
 	size_t nbucket, count;
 	struct nameset_node *head, *tail;
 	size_t nlevel[PRIORITY_MAX + 1];	/* nodes per prio */
+	struct fairshare *fair;		/* borrowed, or NULL: the flows of
+					 * nameset_pop_priority (the caller
+					 * sets it while the set is empty) */
 };
 
 /* Initialise an empty set.  Returns 0 or -1 (ENOMEM). */
@@ -65,12 +71,21 @@ struct nameset_node *nameset_add_ordered(struct nameset *ns, const char *name,
 void nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio);
 
 /*
+ * Set node c's flow to i (an index of ns->fair; ignored without one):
+ * it leaves its old flow and joins i (core/fairshare.h, fair_enter).
+ */
+void nameset_set_flow(struct nameset *ns, struct nameset_node *c, int i);
+
+/*
  * Detach the node to claim first at now_ms (core/priority.h): among the
  * first maxwalk nodes of the order, the one of highest effective
  * priority, aging by one level per aging_ms since its key (a due time
- * in ms); ties go to the earliest in the order.  When every node has one
- * priority it is the head (nameset_pop, O(1)), else O(maxwalk).
- * Returns it (new: caller frees with free()) or NULL when empty.
+ * in ms); with ns->fair, among those the one whose flow has the
+ * smallest start tag (core/fairshare.h), and that flow is served; ties
+ * go to the smaller key, then the earliest in the order.  When every
+ * node has one priority and one flow it is the head (nameset_pop,
+ * O(1)), else O(maxwalk).  Returns it (new: caller frees with free())
+ * or NULL when empty.
  */
 struct nameset_node *nameset_pop_priority(struct nameset *ns,
     size_t maxwalk, int64_t now_ms, int64_t aging_ms);

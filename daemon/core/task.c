@@ -12,6 +12,7 @@
 #include "core/jsonfield.h"
 #include "core/jsontext.h"
 #include "core/conckey.h"
+#include "core/fairshare.h"
 #include "core/priority.h"
 #include "core/suggest.h"
 #include "core/tags.h"
@@ -101,6 +102,7 @@ task_init(struct task *t)
 	t->on_failure_mode = -1;
 	t->priority = -1;
 	t->max_per_key = -1;
+	t->app_weight = -1;
 }
 
 void
@@ -165,7 +167,7 @@ static const char *const task_members[] = {
 	"batchId", "createdAt", "notBefore", "triggerTime", "attempts",
 	"traceparent", "dependsOn", "releasedBy", "onFailure", "onFailureMode",
 	"alertFor", "priority", "requireTags", "concurrencyKey",
-	"maxConcurrentPerKey"
+	"maxConcurrentPerKey", "appWeight"
 };
 static const char *const attempt_members[] = {
 	"attempt", "node", "startedAt", "finishedAt", "retryAt",
@@ -576,6 +578,12 @@ decode_member(struct task *t, const char *k, json_t *v,
 		t->max_per_key = (int)n;
 		return 0;
 	}
+	if (strcmp(k, "appWeight") == 0) {
+		if (jsonfield_int(v, k, 1, FAIR_WEIGHT_MAX, &n, err))
+			return -1;
+		t->app_weight = (int)n;
+		return 0;
+	}
 	if (strcmp(k, "shardKey") == 0)
 		return jsonfield_dup(v, k, TASK_NAME_MAX, &t->shard_key, err);
 	if (strcmp(k, "traceparent") == 0)
@@ -794,6 +802,10 @@ task_decode(const char *data, size_t len, struct task *t,
 	/* route tag:<name> is requireTags [name] with route any */
 	if (tags_route_fold(&t->route, &t->require_tags, err) != 0)
 		goto bad;
+	if (t->app_weight >= 0 && t->app_id == NULL) {
+		fail(err, "appWeight", "only allowed with appId");
+		goto bad;
+	}
 	if (t->max_per_key >= 0 && t->conc_key_tmpl == NULL) {
 		fail(err, "maxConcurrentPerKey", "only allowed with "
 		    "concurrencyKey");
@@ -927,6 +939,9 @@ task_encode(const struct task *t, struct buf *out)
 		json_object_set_new(o, "jobCode", json_string(t->job_code));
 	if (t->app_id != NULL)
 		json_object_set_new(o, "appId", json_string(t->app_id));
+	if (t->app_weight >= 0)
+		json_object_set_new(o, "appWeight",
+		    json_integer(t->app_weight));
 	if (t->batch_id[0] != '\0')
 		json_object_set_new(o, "batchId", json_string(t->batch_id));
 	if (t->on_failure[0] != '\0')
@@ -1040,6 +1055,8 @@ task_diff(const struct task *a, const struct task *b)
 		return "shardTotal";
 	if (task_str_differs(a->job_code, b->job_code))
 		return "jobCode";
+	if (a->app_weight != b->app_weight)
+		return "appWeight";
 	if (task_str_differs(a->app_id, b->app_id))
 		return "appId";
 	if (strcmp(a->batch_id, b->batch_id) != 0)

@@ -95,6 +95,9 @@ struct task {
 	int shard_index, shard_total;	/* -1 = absent */
 	char *job_code;			/* new or NULL (fired by job) */
 	char *app_id;			/* new or NULL (API submitter) */
+	int app_weight;			/* appWeight 1..100 (core/fairshare.h:
+					 * the app's share), only with
+					 * appId; -1 = absent (1) */
 	char batch_id[TASK_BATCH_ID_MAX + 1];	/* batchId (README "Batches"),
 					 * requestId grammar; "" = none */
 	int64_t created_ms;		/* createdAt; -1 = absent */

@@ -373,6 +373,12 @@ setup(struct node *n)
 	    nameset_init(&n->cancels) != 0 ||
 	    nameset_init(&n->cancel_wait) != 0)
 		return EX_OSERR;
+	/* Claims shared fairly between sources (README.md, "Fair
+	 * sharing"): retries, job fires, each API app, the rest. */
+	fair_init(&n->fair_cand);
+	fair_init(&n->fair_q);
+	n->cand.fair = &n->fair_cand;
+	n->qcand.fair = &n->fair_q;
 	(void)node_hooks_rescan(n, 0);	/* before the first heartbeat */
 
 	if ((rc = setup_events(n)) != 0)

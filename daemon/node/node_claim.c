@@ -87,29 +87,46 @@ generated_id(char *out, size_t len, const char *name, const struct stat *st)
 }
 
 /*
- * The priority of task file name in dfd (core/priority.h), read when it
- * becomes a candidate so that the claim can take the highest first;
- * PRIORITY_DEFAULT for a file that cannot be read or decoded (its claim
- * refuses it, with the reason).
+ * What the claim order needs of task file name in dfd, read when it
+ * becomes a candidate: its priority (core/priority.h) and its flow
+ * (core/fairshare.h): "retry" for a task with attempts behind it,
+ * "app:<appId>" (weight appWeight) for the API's, "jobs" for the fires
+ * of recurring jobs, else "local".  A file that cannot be read or
+ * decoded is PRIORITY_DEFAULT and "local" (its claim refuses it, with
+ * the reason).  Sets c's priority and flow in ns.
  * XXX one read and decode per candidate, besides the claim's own.
  */
-static int
-cand_priority(int dfd, const char *name)
+static void
+cand_meta(struct nameset *ns, struct nameset_node *c, int dfd,
+    const char *name)
 {
 	size_t len;
 	char *data = spool_read_file(dfd, name, TASK_FILE_MAX, &len);
+	char flow[FAIR_NAME_MAX] = "local";
 	struct task t;
 	struct task_error err;
-	int prio = PRIORITY_DEFAULT;
+	int prio = PRIORITY_DEFAULT, weight = 1;
 
-	if (data == NULL)
-		return prio;
-	task_init(&t);
-	if (task_decode(data, len, &t, &err) == 0 && t.priority >= 0)
-		prio = t.priority;
-	task_fini(&t);
-	free(data);
-	return prio;
+	if (data != NULL) {
+		task_init(&t);
+		if (task_decode(data, len, &t, &err) == 0) {
+			if (t.priority >= 0)
+				prio = t.priority;
+			if (t.nattempts > 0)
+				snprintf(flow, sizeof(flow), "retry");
+			else if (t.app_id != NULL) {
+				snprintf(flow, sizeof(flow), "app:%s",
+				    t.app_id);
+				weight = t.app_weight > 0 ? t.app_weight : 1;
+			} else if (t.job_code != NULL)
+				snprintf(flow, sizeof(flow), "jobs");
+		}
+		task_fini(&t);
+		free(data);
+	}
+	nameset_set_prio(ns, c, prio);
+	if (ns->fair != NULL)
+		nameset_set_flow(ns, c, fair_flow_of(ns->fair, flow, weight));
 }
 
 void
@@ -129,8 +146,7 @@ node_cand_add(struct node *n, const char *name, int announced)
 	    SPOOL_INCOMING], name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
 	    node_mtime_ms(&st) : INT64_MAX, CAND_ORDER_WALK, &added);
 	if (c != NULL && added)
-		nameset_set_prio(&n->cand, c, cand_priority(
-		    n->sp.dir[SPOOL_INCOMING], name));
+		cand_meta(&n->cand, c, n->sp.dir[SPOOL_INCOMING], name);
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
 }
@@ -151,7 +167,7 @@ node_cand_again(struct node *n, int dfd, const char *name, int announced)
 		/* Routed tasks too: by priority, aging from the mtime. */
 		c->key = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
 		    node_mtime_ms(&st) : INT64_MAX;
-		nameset_set_prio(&n->qcand, c, cand_priority(dfd, name));
+		cand_meta(&n->qcand, c, dfd, name);
 	}
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;

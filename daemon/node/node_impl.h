@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/drainmark.h"
+#include "core/fairshare.h"
 #include "core/nameset.h"
 #include "core/task.h"
 #include "records/records.h"
@@ -151,6 +152,8 @@ struct node {
 	struct workdir *work;		/* one per slot */
 	long nslots, nrunning;
 	struct nameset cand;		/* names waiting in incoming/ */
+	struct fairshare fair_cand, fair_q;	/* the flows of cand and
+					 * qcand (core/fairshare.h) */
 	struct nameset waiting;		/* over maxConcurrent (maxconc.h) */
 	int64_t next_wait;		/* mono ms: retry waiting/ names */
 	struct due_index *delayed;	/* leader: delayed/ names by due */

@@ -75,6 +75,8 @@ def main():
         '{"taskCode":"x","requireTags":["gpu","gpu"]}')
     put("fuzz_task", "task-tags-bad",
         '{"taskCode":"x","requireTags":"gpu","route":"tag:"}')
+    put("fuzz_task", "task-appweight",
+        '{"taskCode":"x","appId":"shop","appWeight":7}')
     put("fuzz_task", "task-conckey",
         '{"taskCode":"x","concurrencyKey":"c:{id}/{n}",'
         '"maxConcurrentPerKey":2,"executeParams":{"id":"a","n":7}}')
@@ -139,7 +141,7 @@ def main():
     put("fuzz_apps", "two", "# test apps\n"
         "app-test-01 enabled report.generate,notify.sms "
         "q8Yv2Kp0fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz "
-        "Z0yX9wfuzzfuzzfuzzfuzz rate=5\n\n"
+        "Z0yX9wfuzzfuzzfuzzfuzz rate=5 weight=3\n\n"
         "other\tdisabled\t*\tAAAAAAAAAAAAAAAA\n")
 
     put("fuzz_promtext", "two-nodes",

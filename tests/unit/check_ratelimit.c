@@ -289,6 +289,53 @@ START_TEST(test_apps_rate)
 }
 END_TEST
 
+/* apps.conf weight=N (README "Fair sharing"): 1..100, once, anywhere
+ * after taskCodes; written back after rate=. */
+START_TEST(test_apps_weight)
+{
+	struct apps a;
+	char why[256], path[200], buf[512];
+	int fd;
+	ssize_t n;
+
+	ck_assert_int_eq(parse("x enabled * " S1 "\n"
+	    "y enabled a,b weight=3 " S1 " rate=7\n"
+	    "z enabled * " S1 " weight=100\n", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(a.nv, 3);
+	ck_assert_int_eq(a.v[0].weight, APPS_WEIGHT_DEFAULT);
+	ck_assert_int_eq(a.v[1].weight, 3);
+	ck_assert_int_eq(a.v[1].rate, 7);
+	ck_assert_int_eq(a.v[2].weight, 100);
+	snprintf(path, sizeof(path), "%s/apps.conf", dir);
+	ck_assert_int_eq(apps_write(&a, path, why, sizeof(why)), 0);
+	apps_free(&a);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(strstr(buf, "\nx enabled * " S1 "\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\ny enabled a,b " S1
+	    " rate=7 weight=3\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nz enabled * " S1
+	    " weight=100\n"));
+	/* refused: 0, 101, twice, empty, negative */
+	ck_assert_int_eq(parse("x enabled * " S1 " weight=0\n", &a, why,
+	    sizeof(why)), -1);
+	ck_assert_str_eq(why, "line 1: weight= must be given once, as a whole "
+	    "number 1..100");
+	ck_assert_int_eq(parse("x enabled * " S1 " weight=101\n", &a, why,
+	    sizeof(why)), -1);
+	ck_assert_int_eq(parse("x enabled * " S1 " weight=2 weight=2\n", &a,
+	    why, sizeof(why)), -1);
+	ck_assert_int_eq(parse("x enabled * " S1 " weight=\n", &a, why,
+	    sizeof(why)), -1);
+	ck_assert_int_eq(parse("x enabled * " S1 " weight=-3\n", &a, why,
+	    sizeof(why)), -1);
+}
+END_TEST
+
 /* ---- hook limits ------------------------------------------------------- */
 
 START_TEST(test_hooklimit_config)
@@ -392,6 +439,7 @@ ratelimit_suite(void)
 	tcase_add_test(tc, test_retry_after);
 	tcase_add_test(tc, test_store_error);
 	tcase_add_test(tc, test_apps_rate);
+	tcase_add_test(tc, test_apps_weight);
 	tcase_add_test(tc, test_apps_control_bytes);
 	tcase_add_test(tc, test_hooklimit_config);
 	tcase_add_test(tc, test_hooklimit_process);
