@@ -246,13 +246,14 @@ nodes_drain(const struct config *cfg, const struct spool *sp, int drain,
     int argc, char **argv)
 {
 	const char *node = NULL, *reason = "";
-	int force = 0, nowait = 0, known, ok;
+	int force = 0, nowait = 0, known, ok, reason_given = 0;
 	char why[512];
 
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--reason") == 0 && drain && i + 1 < argc)
+		if (strcmp(argv[i], "--reason") == 0 && drain && i + 1 < argc) {
 			reason = argv[++i];
-		else if (strcmp(argv[i], "--force") == 0 && drain)
+			reason_given = 1;
+		} else if (strcmp(argv[i], "--force") == 0 && drain)
 			force = 1;
 		else if (strcmp(argv[i], "--no-wait") == 0)
 			nowait = 1;
@@ -298,6 +299,16 @@ nodes_drain(const struct config *cfg, const struct spool *sp, int drain,
 			return EX_USAGE;
 		}
 		json_decref(t);
+		/* Draining a drained node again without --reason keeps the
+		 * reason and the time it has. */
+		if (!reason_given && drain_read(sp, node, &m, why,
+		    sizeof(why)) == 1) {
+			printf("node %s is already drained (since %s%s%s)\n",
+			    node, tstime_format_ms(why, sizeof(why),
+			    m.since_ms), m.reason[0] != '\0' ? ": " : "",
+			    m.reason);
+			return 0;
+		}
 		memset(&m, 0, sizeof(m));
 		snprintf(m.node, sizeof(m.node), "%s", node);
 		snprintf(m.reason, sizeof(m.reason), "%s", reason);

@@ -495,10 +495,11 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 		put_line(b, &rows, "BACK-PRESSURE %.20s (%s): no claims until "
 		    "the spool takes writes", d->bp[i].node, d->bp[i].reason);
 	if (d->q_ok)
-		put_line(b, &rows, "QUEUE pending %ld  waiting %ld  delayed %ld  "
-		    "dispatched %ld  running %ld  held %ld%s", d->q.pending,
-		    d->q.waiting, d->q.delayed, d->q.dispatched, d->q.running,
-		    d->q.held, d->q.truncated ? " (capped)" : "");
+		put_line(b, &rows, "QUEUE pending %ld  waiting %ld  blocked %ld  "
+		    "delayed %ld  dispatched %ld  running %ld  held %ld%s",
+		    d->q.pending, d->q.waiting, d->q.blocked, d->q.delayed,
+		    d->q.dispatched, d->q.running, d->q.held, d->q.truncated ?
+		    " (capped)" : "");
 	else
 		put_line(b, &rows, "QUEUE unreadable: %s", strerror(errno));
 	put_line(b, &rows, "  oldest pending %s", d->q.pending > 0 ?
@@ -592,6 +593,7 @@ render_json(struct buf *b, const struct config *cfg, const struct spool *sp,
 		q = json_object();
 		json_object_set_new(q, "pending", json_integer(d->q.pending));
 		json_object_set_new(q, "waiting", json_integer(d->q.waiting));
+		json_object_set_new(q, "blocked", json_integer(d->q.blocked));
 		json_object_set_new(q, "delayed", json_integer(d->q.delayed));
 		json_object_set_new(q, "dispatched",
 		    json_integer(d->q.dispatched));

@@ -346,9 +346,15 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 			if (st == COORD_ERR)
 				log_warnx("%s: max_concurrent_per_key: %s",
 				    t->request_id, why);
-			snprintf(reason, sizeof(reason), "max_concurrent_per_key "
-			    "%s=%ld reached for key '%.120s'", t->task_code,
-			    kmax, t->conc_key);
+			if (t->max_per_key > 0)	/* the task's own limit */
+				snprintf(reason, sizeof(reason),
+				    "maxConcurrentPerKey %ld reached for key "
+				    "'%.120s'", kmax, t->conc_key);
+			else
+				snprintf(reason, sizeof(reason),
+				    "max_concurrent_per_key %s=%ld reached for "
+				    "key '%.120s'", t->task_code, kmax,
+				    t->conc_key);
 			snprintf(group, sizeof(group), "%s@%s", t->task_code,
 			    hash);
 			limit_park(n, t, dfd, name, announced, group, reason);

@@ -722,6 +722,12 @@ config_dump(const struct config *c, FILE *fp, int hide_secrets)
 			if (pl > 0)
 				fprintf(fp, "# %s = %.*s(not shown)%s\n",
 				    k->name, (int)off, v, v + off + pl);
+			else if (c->node_id_auto && strcmp(k->name,
+			    "node_id") == 0)
+				/* What the daemon adds at start (README.md,
+				 * "Configuration"): a free <host>-<date>-<nn>. */
+				fprintf(fp, "# %s = (not set: %s-<yyyymmdd>-<nn> "
+				    "chosen at start)\n", k->name, v);
 			else
 				fprintf(fp, "%s = %s\n", k->name, v);
 		} else

@@ -53,6 +53,8 @@ test_expect_success "$M: drain the node running a hook; it finishes there, nothi
 	grep -q "^$D draining .* 1/2.*(drain: kernel update)$" "$TRASH/$M.nodes" &&
 	grep -q "^$O alive " "$TRASH/$M.nodes" &&
 	test "$(ts nodes --json | jq -r ".[] | select(.node == \"$D\") | .drain.reason")" = "kernel update" &&
+	ts nodes drain "$D" | grep -q "node $D is already drained (since .*: kernel update)" &&
+	test "$(ts nodes --json | jq -r ".[] | select(.node == \"$D\") | .drain.reason")" = "kernel update" &&
 	for i in 1 2 3 4 5 6 7 8; do ts submit --code probe --id $M-p$i >/dev/null || return 1; done &&
 	for i in 1 2 3 4 5 6 7 8; do wait_terminal $M-p$i || return 1; done &&
 	for i in 1 2 3 4 5 6 7 8; do test "$(ran_on $M-p$i)" = "$O" || { echo "$M-p$i on $(ran_on $M-p$i)"; return 1; }; done &&
