@@ -337,6 +337,15 @@ release(struct node *n, const char *name, struct task *t,
 		t->released.v[i].state = st[i];
 	}
 	release_trace(n, t);
+	/* It is due from its release, not from its submission: the fire
+	 * lag (taskspool_trigger_delay_seconds) and priority aging count
+	 * from here, not the time it waited for its parents. */
+	{
+		int64_t now = tstime_now_ms();
+
+		if (t->not_before_ms < now)
+			t->not_before_ms = now;
+	}
 	buf_init(&b, TASK_FILE_MAX);
 	/* The file is fsynced before its rename; blocked/ itself is synced
 	 * with incoming/ at the end of this pass (node_flush_dirty), after
