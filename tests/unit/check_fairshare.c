@@ -75,7 +75,7 @@ drain(char *out, size_t len)
  */
 START_TEST(test_equal_weights)
 {
-	char got[512], name[8];
+	char got[512], name[16];
 
 	for (int i = 1; i <= 10; i++) {
 		snprintf(name, sizeof(name), "A%d", i);
@@ -101,7 +101,7 @@ END_TEST
  */
 START_TEST(test_weights)
 {
-	char got[512], name[8];
+	char got[512], name[16];
 
 	for (int i = 1; i <= 8; i++) {
 		snprintf(name, sizeof(name), "A%d", i);
@@ -124,7 +124,7 @@ END_TEST
  */
 START_TEST(test_no_idle_credit)
 {
-	char got[512], name[8];
+	char got[512], name[16];
 	struct nameset_node *p;
 
 	for (int i = 1; i <= 7; i++) {
