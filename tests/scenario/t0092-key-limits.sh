@@ -110,11 +110,11 @@ test_expect_success "$M: the tasks over a key's limit were WAITING with the key 
 '
 
 test_expect_success "$M: status shows WAITING with the key while a key is busy" '
-	drop_keys $M-st 1 3 2000 &&
+	drop_keys $M-st 1 3 5000 &&
 	wait_for "ts status $M-st-k01-003 | grep -q WAITING" 20 &&
 	test "$(ts status $M-st-k01-003)" = "$M-st-k01-003 WAITING (max_concurrent_per_key probe=2 reached for key '"'"'customer:c01'"'"')" &&
 	ts --json status $M-st-k01-003 | jq -e ".status == \"WAITING\" and (.reason | test(\"customer:c01\"))" &&
-	wait_for "test \$(ls $SPOOL/done | grep -c \"^$M-st-\") -ge 3" 30
+	wait_for "test \$(ls $SPOOL/done | grep -c \"^$M-st-\") -ge 3" 40
 '
 
 test_expect_success "$M: idle keys leave nothing behind (no slot file, no Redis key)" '
