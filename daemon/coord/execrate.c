@@ -34,7 +34,7 @@
  * clock (Redis >= 5 replicates a script's effects, so TIME may be read
  * in it).  A value that is not a number (tonumber nil, or NaN) counts as
  * no state; one past now + tau + T (the server's clock went back, or
- * garbage) is clamped.  The key expires at its TAT: an idle limit has
+ * garbage) is clamped, and the clamp stored.  The key expires at its TAT: an idle limit has
  * no key.  Lua numbers are doubles: ms instants (< 2^53) are exact, and
  * written with %.0f, never in exponent form.
  */
@@ -44,9 +44,13 @@ static const char take_lua[] =
 	"local T=tonumber(ARGV[1]) local tau=tonumber(ARGV[2]) "
 	"local tat=tonumber(redis.call('GET',KEYS[1]) or '') "
 	"if tat==nil or tat~=tat or tat<now then tat=now end "
-	"if tat>now+tau+T then tat=now+tau+T end "
+	"local clamped=tat>now+tau+T "
+	"if clamped then tat=now+tau+T end "
 	"local allow=tat-tau "
-	"if now<allow then return {0,allow-now} end "
+	"if now<allow then "
+	"if clamped then redis.call('SET',KEYS[1],string.format('%.0f',tat),"
+	"'PX',string.format('%.0f',tat-now)) end "
+	"return {0,allow-now} end "
 	"local new=tat+T "
 	"redis.call('SET',KEYS[1],string.format('%.0f',new),'PX',"
 	"string.format('%.0f',new-now)) "
@@ -210,8 +214,10 @@ file_take(struct coord *c, const char *name, const struct gcra_params *p,
 	if (read_tat(fd, name, &tat, bad, why, whylen) != 0)
 		goto out;
 	if (!gcra_take(p, tat, now_ms, &nt, wait_ms)) {
-		st = EXECRATE_WAIT;	/* a refusal writes nothing */
-		goto out;
+		st = EXECRATE_WAIT;
+		if (nt == tat)
+			goto out;	/* a refusal writes nothing ... */
+		/* ... but a clamped TAT (gcra.h, "Clock steps back") */
 	}
 	len = snprintf(b, sizeof(b), "%020" PRId64 "\n", nt);
 	do
@@ -220,15 +226,18 @@ file_take(struct coord *c, const char *name, const struct gcra_params *p,
 	if (n != len) {
 		snprintf(why, whylen, "state/rates/%s: write: %s", name,
 		    n < 0 ? strerror(errno) : "short write");
+		st = EXECRATE_ERR;
 		goto out;
 	}
 	/* A shorter text than the file held (a hand-edited one). */
 	if (ftruncate(fd, len) != 0) {
 		snprintf(why, whylen, "state/rates/%s: ftruncate: %s", name,
 		    strerror(errno));
+		st = EXECRATE_ERR;
 		goto out;
 	}
-	st = EXECRATE_OK;
+	if (st != EXECRATE_WAIT)
+		st = EXECRATE_OK;
 out:
 	close(fd);	/* drops the lock */
 	return st;

@@ -57,8 +57,9 @@ int gcra_params(int64_t n, int64_t period_ms, int64_t burst,
  * (GCRA_NONE, or a TAT in ms; any value is accepted: see the clock
  * rule above).  Returns 1 (allowed: *new_tat is the state to keep, *wait_ms
  * 0) or 0 (not now: *wait_ms >= 1 is the time until a start would be
- * allowed, *new_tat the state to keep, tat itself or its clamp after a
- * clock step back).
+ * allowed, *new_tat the state to keep: tat itself, or its clamp after a
+ * clock step back, which the caller must store, or the wait would be
+ * computed again from the unclamped tat forever).
  */
 int gcra_take(const struct gcra_params *p, int64_t tat, int64_t now_ms,
     int64_t *new_tat, int64_t *wait_ms);

@@ -374,7 +374,7 @@ rate_wait(struct node *n, const struct task *t, int dfd, const char *name,
 	 * concurrencyKey ("" or NULL: no per-key rate limit applies). */
 	const char *key = NULL;
 	char ent[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
-	char reason[LIMITS_REASON_MAX];
+	char reason[LIMITS_REASON_MAX], old[LIMITS_REASON_MAX];
 	struct nameset_node *w;
 	int64_t mono = tstime_mono_ms(), wait_ms = 0;
 	int bykey = 0;
@@ -398,15 +398,19 @@ rate_wait(struct node *n, const struct task *t, int dfd, const char *name,
 			(void)nameset_remove(&n->ratewait, ent);
 		return 0;
 	}
-	if (limits_mark_waiting_why(&n->sp, t->request_id, reason) != 0)
-		log_warn("%s: state/waiting/", t->request_id);
-	if (w == NULL) {
+	/* Said once per wait: while the marker holds a rate reason (its
+	 * next start time moves, the wait goes on). */
+	if (limits_waiting_reason(&n->sp, t->request_id, old,
+	    sizeof(old)) != 1 || strncmp(old, "rate_limit", 10) != 0) {
 		log_info("%s: WAITING: %s", t->request_id, reason);
 		node_index_note(n, t->request_id, dfd == n->qself ?
 		    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING", dfd == n->qself ?
 		    n->sp.node : NULL, t, -1);
-		w = nameset_add(&n->ratewait, ent, NULL);
 	}
+	if (limits_mark_waiting_why(&n->sp, t->request_id, reason) != 0)
+		log_warn("%s: state/waiting/", t->request_id);
+	if (w == NULL)
+		w = nameset_add(&n->ratewait, ent, NULL);
 	if (w == NULL) {
 		node_cand_again(n, dfd, name, announced);	/* ENOMEM */
 		return 1;

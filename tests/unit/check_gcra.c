@@ -426,6 +426,15 @@ START_TEST(test_file_code_and_key)
 	ck_assert_int_eq(take("customer:43", 1000, &w, &bad), EXECRATE_OK);
 	ck_assert_int_eq(take(NULL, 1100, &w, &bad), EXECRATE_OK);
 	ck_assert_int_eq(bad, 0);
+	/* A TAT far ahead (the clock went back, or a limit of 1/1h before
+	 * a reload): clamped to now + tau + T = 10000 + 200, and the clamp
+	 * stored, so the next start comes T later, not an hour later. */
+	put("probe", "00000000000003610000\n");
+	ck_assert_int_eq(take(NULL, 10000, &w, &bad), EXECRATE_WAIT);
+	ck_assert_int_eq(w, 100);		/* 10200 - 100 - 10000 */
+	state_is("probe", "00000000000000010200\n");
+	ck_assert_int_eq(take(NULL, 10100, &w, &bad), EXECRATE_OK);
+	state_is("probe", "00000000000000010300\n");
 }
 END_TEST
 
