@@ -369,6 +369,7 @@ setup(struct node *n)
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
 	    nameset_init(&n->waiting) != 0 ||
 	    nameset_init(&n->ratewait) != 0 ||
+	    nameset_init(&n->ratepark) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
 	    nameset_init(&n->nohook) != 0 ||
 	    nameset_init(&n->cancels) != 0 ||
@@ -466,6 +467,7 @@ stop(struct node *n)
 	nameset_fini(&n->qcand);
 	nameset_fini(&n->waiting);
 	nameset_fini(&n->ratewait);
+	nameset_fini(&n->ratepark);
 	router_free(n->router);
 	resrepair_free(n->repair);
 	if (n->qself >= 0)

@@ -116,6 +116,19 @@ cand_priority(int dfd, const char *name)
 	return prio;
 }
 
+/*
+ * Whether name waits for a rate limit until an instant still to come
+ * (n->ratepark): it is not a candidate before (a rescan would only
+ * take its lease to find it waiting); n->ratewait brings it back.
+ */
+static int
+rate_parked(struct node *n, const char *name)
+{
+	struct nameset_node *p = nameset_find(&n->ratepark, name);
+
+	return p != NULL && p->key > tstime_mono_ms();
+}
+
 void
 node_cand_add(struct node *n, const char *name, int announced)
 {
@@ -127,6 +140,8 @@ node_cand_add(struct node *n, const char *name, int announced)
 		return;		/* editor/NFS temporaries, never tasks */
 	if (nameset_find(&n->nohook, name) != NULL)
 		return;		/* for another node: node_hooks_rescan() */
+	if (rate_parked(n, name))
+		return;		/* node_rate_requeue() brings it back */
 	/* Claim order is the files' mtime order (their submit or due
 	 * time): a released held task keeps its place (coord/hold.h). */
 	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
@@ -150,6 +165,8 @@ node_cand_again(struct node *n, int dfd, const char *name, int announced)
 		node_cand_add(n, name, announced);
 		return;
 	}
+	if (rate_parked(n, name))
+		return;		/* node_rate_requeue() brings it back */
 	c = nameset_add(&n->qcand, name, &added);
 	if (c != NULL && added) {
 		/* Routed tasks too: by priority, aging from the mtime. */
@@ -353,6 +370,17 @@ rate_one(struct node *n, const struct task *t, const char *which,
 	return 1;
 }
 
+/* name waits for a rate limit until mono ms at (n->ratepark; ENOMEM:
+ * not parked, rescans then try it as any candidate). */
+static void
+rate_park(struct node *n, const char *name, int64_t at)
+{
+	struct nameset_node *p = nameset_add(&n->ratepark, name, NULL);
+
+	if (p != NULL)
+		p->key = at;
+}
+
 /*
  * Execution rate limits (coord/execrate.h, README.md "Execution rate
  * limits"): 0 when t may start now (a token of each limit that applies
@@ -362,9 +390,12 @@ rate_one(struct node *n, const struct task *t, const char *which,
  * (incoming/ or queue/<self>/), marked WAITING with the reason
  * (limits_mark_waiting_why; the dispatcher clears only its own
  * reasons, claim_run this one), logged once, and kept in n->ratewait
- * until the instant a start may be allowed (node_rate_requeue; the
- * periodic rescan is the fallback, and finds it still waiting before
- * that instant without asking the store again).
+ * until the instant a start may be allowed (node_rate_requeue), its
+ * name in n->ratepark so that rescans skip it until then (it is not
+ * lost: n->ratewait holds it; when memory ran out for that entry, the
+ * periodic rescan is the fallback).
+ * XXX with max_concurrent on the same code, limit_wait's slot removes
+ * the marker before each retry, so the wait is logged again each time.
  */
 static int
 rate_wait(struct node *n, const struct task *t, int dfd, const char *name,
@@ -396,6 +427,7 @@ rate_wait(struct node *n, const struct task *t, int dfd, const char *name,
 	    &wait_ms, reason, sizeof(reason))) {
 		if (w != NULL)
 			(void)nameset_remove(&n->ratewait, ent);
+		(void)nameset_remove(&n->ratepark, name);
 		return 0;
 	}
 	/* Said once per wait: while the marker holds a rate reason (its
@@ -411,15 +443,14 @@ rate_wait(struct node *n, const struct task *t, int dfd, const char *name,
 		log_warn("%s: state/waiting/", t->request_id);
 	if (w == NULL)
 		w = nameset_add(&n->ratewait, ent, NULL);
-	if (w == NULL) {
-		node_cand_again(n, dfd, name, announced);	/* ENOMEM */
-		return 1;
-	}
+	if (w == NULL)
+		return 1;	/* ENOMEM: the next rescan finds it */
 	w->key = mono + wait_ms;
 	w->flags = (announced ? CAND_ANNOUNCED : 0) | (dfd == n->qself ?
 	    LIMITS_FROM_QUEUE : 0) | (bykey ? RATE_BY_KEY : 0);
 	if (w->key < n->next_rate)
 		n->next_rate = w->key;
+	rate_park(n, name, w->key);
 	return 1;
 }
 
@@ -467,6 +498,7 @@ node_rate_requeue(struct node *n, int64_t now_mono)
 		if (slash != NULL && key <= now_mono && ((flags & RATE_BY_KEY)
 		    || cap == 0 || run < (size_t)cap)) {
 			run += !(flags & RATE_BY_KEY);
+			(void)nameset_remove(&n->ratepark, slash + 1);
 			node_cand_again(n, flags & LIMITS_FROM_QUEUE ? n->qself :
 			    n->sp.dir[SPOOL_INCOMING], slash + 1,
 			    flags & CAND_ANNOUNCED);
@@ -483,7 +515,9 @@ node_rate_requeue(struct node *n, int64_t now_mono)
 				w->flags = flags;
 				if (key < next)
 					next = key;
-			}
+				rate_park(n, slash + 1, key);
+			} else
+				(void)nameset_remove(&n->ratepark, slash + 1);
 		}
 		free(v[i]);
 	}

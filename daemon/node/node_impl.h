@@ -156,6 +156,8 @@ struct node {
 	struct nameset ratewait;	/* over a rate limit: "<code>/<file>",
 					 * key = mono ms it may start */
 	int64_t next_rate;		/* mono ms: the earliest of them */
+	struct nameset ratepark;	/* their file names, key = the same
+					 * instant: rescans skip them */
 	int rate_bad_logged;		/* a bad state/rates/ file was said */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
