@@ -368,6 +368,8 @@ setup(struct node *n)
 		}
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
 	    nameset_init(&n->waiting) != 0 ||
+	    nameset_init(&n->ratewait) != 0 ||
+	    nameset_init(&n->ratepark) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
 	    nameset_init(&n->nohook) != 0 ||
 	    nameset_init(&n->cancels) != 0 ||
@@ -470,6 +472,8 @@ stop(struct node *n)
 	nameset_fini(&n->cand);
 	nameset_fini(&n->qcand);
 	nameset_fini(&n->waiting);
+	nameset_fini(&n->ratewait);
+	nameset_fini(&n->ratepark);
 	router_free(n->router);
 	resrepair_free(n->repair);
 	if (n->qself >= 0)

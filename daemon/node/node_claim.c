@@ -4,8 +4,9 @@
  * decode and settle the requestId (claim_decode), the claim marker
  * (claim_mark), duplicates (node_other_copy), not due yet (claim_delay,
  * into delayed/), not ours (claim_placement: routed elsewhere, no
- * hook), the lease (node_lease_take) and maxConcurrent (limit_wait), the
- * fencing rename (claim_rename) and the run (claim_run).
+ * hook), the lease (node_lease_take), maxConcurrent (limit_wait), the
+ * execution rate limits (rate_wait), the fencing rename (claim_rename)
+ * and the run (claim_run).
  *
  * The fence rule: a task file is claimed only while its flock is held
  * (coord_flock_verify: the locked inode is the one at that name) and
@@ -43,11 +44,15 @@
 #include "core/conckey.h"
 #include "core/nameset.h"
 #include "core/priority.h"
+#include "core/ratespec.h"
+#include "coord/execrate.h"
+#include "spool/metrics.h"
 #include "core/tags.h"
 #include "spool/readfd.h"
 #include "node/router.h"
 #include "spool/spool.h"
 #include "core/task.h"
+#include "core/tstime.h"
 
 /* How far back into the candidates a late arrival (older mtime than the
  * newest candidate) is placed by its mtime: beyond, it waits at the
@@ -129,6 +134,19 @@ cand_meta(struct nameset *ns, struct nameset_node *c, int dfd,
 		nameset_set_flow(ns, c, fair_flow_of(ns->fair, flow, weight));
 }
 
+/*
+ * Whether name waits for a rate limit until an instant still to come
+ * (n->ratepark): it is not a candidate before (a rescan would only
+ * take its lease to find it waiting); n->ratewait brings it back.
+ */
+static int
+rate_parked(struct node *n, const char *name)
+{
+	struct nameset_node *p = nameset_find(&n->ratepark, name);
+
+	return p != NULL && p->key > tstime_mono_ms();
+}
+
 void
 node_cand_add(struct node *n, const char *name, int announced)
 {
@@ -140,6 +158,8 @@ node_cand_add(struct node *n, const char *name, int announced)
 		return;		/* editor/NFS temporaries, never tasks */
 	if (nameset_find(&n->nohook, name) != NULL)
 		return;		/* for another node: node_hooks_rescan() */
+	if (rate_parked(n, name))
+		return;		/* node_rate_requeue() brings it back */
 	/* Claim order is the files' mtime order (their submit or due
 	 * time): a released held task keeps its place (coord/hold.h). */
 	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
@@ -162,6 +182,8 @@ node_cand_again(struct node *n, int dfd, const char *name, int announced)
 		node_cand_add(n, name, announced);
 		return;
 	}
+	if (rate_parked(n, name))
+		return;		/* node_rate_requeue() brings it back */
 	c = nameset_add(&n->qcand, name, &added);
 	if (c != NULL && added) {
 		/* Routed tasks too: by priority, aging from the mtime. */
@@ -361,8 +383,230 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 			return 1;
 		}
 	}
-	(void)limits_mark_waiting(&n->sp, t->request_id, 0);
+	/* The marker stays until claim_run: a rate limit's wait after
+	 * these slots keeps its reason (rate_wait says it once). */
 	return 0;
+}
+
+/* n->ratewait flag: held by a per-key limit (no cap per code when
+ * tried again: node_rate_requeue). */
+#define RATE_BY_KEY	0x200
+
+/* When the rate limit's store fails (Redis, state/rates/): the task
+ * waits this long (ms) and is tried again; never more starts. */
+#define RATE_ERR_WAIT_MS	1000
+
+/* Bytes of a key shown in a WAITING reason. */
+#define RATE_KEY_SHOWN	64
+
+/*
+ * One execution rate limit of spec (rate_limit or rate_limit_per_key,
+ * which: the key's name) for t, per key when key is not NULL.  Returns
+ * 0 when t's code has no limit in spec or a start was allowed (and
+ * counted), 1 when t must wait *wait_ms, with the WAITING reason in
+ * reason (rlen bytes).
+ */
+static int
+rate_one(struct node *n, const struct task *t, const char *which,
+    const char *spec, const char *key, int64_t *wait_ms, char *reason,
+    size_t rlen)
+{
+	struct ratespec_item it;
+	struct gcra_params p;
+	enum execrate_status st;
+	char why[256], at[TSTIME_BUF], shown[RATE_KEY_SHOWN + 1] = "";
+	int64_t now = tstime_now_ms();
+	int bad = 0;
+
+	if (spec[0] == '\0' || ratespec_find(spec, t->task_code, &it) != 1 ||
+	    gcra_params(it.n, it.period_ms, it.burst, &p) != 0)
+		return 0;
+	st = execrate_take(n->coord, t->task_code, key, &p, now, wait_ms,
+	    &bad, why, sizeof(why));
+	if (bad && !n->rate_bad_logged) {
+		n->rate_bad_logged = 1;
+		log_warnx("state/rates/: a state file of %s did not parse; "
+		    "taken as no state (said once)", t->task_code);
+	}
+	if (st == EXECRATE_OK)
+		return 0;
+	if (key != NULL) {
+		/* Text only: the reason is shown by status and the API. */
+		size_t i;
+
+		for (i = 0; key[i] != '\0' && i < RATE_KEY_SHOWN; i++)
+			shown[i] = (unsigned char)key[i] < 0x20 ||
+			    key[i] == 0x7f ? '?' : key[i];
+		shown[i] = '\0';
+	}
+	if (st == EXECRATE_ERR) {
+		*wait_ms = RATE_ERR_WAIT_MS;
+		/* A long why is cut: the reason is for people. */
+		if (snprintf(reason, rlen, "%s %s: cannot decide (%s); tried "
+		    "again in %d ms", which, it.text, why, RATE_ERR_WAIT_MS) < 0)
+			reason[0] = '\0';
+		return 1;
+	}
+	metrics_rate_limited(t->task_code);
+	tstime_format_ms(at, sizeof(at), now + *wait_ms);
+	if (snprintf(reason, rlen, "%s %s%s%s%s: next start at %s", which,
+	    it.text, key != NULL ? " (key \"" : "", shown, key != NULL ?
+	    "\")" : "", at) < 0)
+		reason[0] = '\0';
+	return 1;
+}
+
+/* name waits for a rate limit until mono ms at (n->ratepark; ENOMEM:
+ * not parked, rescans then try it as any candidate). */
+static void
+rate_park(struct node *n, const char *name, int64_t at)
+{
+	struct nameset_node *p = nameset_add(&n->ratepark, name, NULL);
+
+	if (p != NULL)
+		p->key = at;
+}
+
+/*
+ * Execution rate limits (coord/execrate.h, README.md "Execution rate
+ * limits"): 0 when t may start now (a token of each limit that applies
+ * taken: per key first, then per code; a token taken is not given back,
+ * so a later refusal or a failed claim rename costs one start of that
+ * limit, fewer runs, never more), 1 when it waits: it stays in dfd
+ * (incoming/ or queue/<self>/), marked WAITING with the reason
+ * (limits_mark_waiting_why; the dispatcher clears only its own
+ * reasons, claim_run this one), logged once, and kept in n->ratewait
+ * until the instant a start may be allowed (node_rate_requeue), its
+ * name in n->ratepark so that rescans skip it until then (it is not
+ * lost: n->ratewait holds it; when memory ran out for that entry, the
+ * periodic rescan is the fallback).
+ */
+static int
+rate_wait(struct node *n, const struct task *t, int dfd, const char *name,
+    int announced)
+{
+	/* The expanded concurrencyKey (core/conckey.h): NULL, no per-key
+	 * rate limit applies. */
+	const char *key = t->conc_key;
+	char ent[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
+	char reason[LIMITS_REASON_MAX], old[LIMITS_REASON_MAX];
+	struct nameset_node *w;
+	int64_t mono = tstime_mono_ms(), wait_ms = 0;
+	int bykey = 0;
+
+	if (key != NULL && key[0] == '\0')
+		key = NULL;
+	if (n->cfg->rate_limit[0] == '\0' && (key == NULL ||
+	    n->cfg->rate_limit_per_key[0] == '\0'))
+		return 0;
+	snprintf(ent, sizeof(ent), "%s/%s", t->task_code, name);
+	w = nameset_find(&n->ratewait, ent);
+	if (w != NULL && w->key > mono)
+		return 1;	/* waiting: no decision before its instant */
+	if (key != NULL && rate_one(n, t, "rate_limit_per_key",
+	    n->cfg->rate_limit_per_key, key, &wait_ms, reason,
+	    sizeof(reason)))
+		bykey = 1;
+	else if (!rate_one(n, t, "rate_limit", n->cfg->rate_limit, NULL,
+	    &wait_ms, reason, sizeof(reason))) {
+		if (w != NULL)
+			(void)nameset_remove(&n->ratewait, ent);
+		(void)nameset_remove(&n->ratepark, name);
+		return 0;
+	}
+	/* Said once per wait: while the marker holds a rate reason (its
+	 * next start time moves, the wait goes on). */
+	if (limits_waiting_reason(&n->sp, t->request_id, old,
+	    sizeof(old)) != 1 || strncmp(old, "rate_limit", 10) != 0) {
+		log_info("%s: WAITING: %s", t->request_id, reason);
+		node_index_note(n, t->request_id, dfd == n->qself ?
+		    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING", dfd == n->qself ?
+		    n->sp.node : NULL, t, -1);
+	}
+	if (limits_mark_waiting_why(&n->sp, t->request_id, reason) != 0)
+		log_warn("%s: state/waiting/", t->request_id);
+	if (w == NULL)
+		w = nameset_add(&n->ratewait, ent, NULL);
+	if (w == NULL)
+		return 1;	/* ENOMEM: the next rescan finds it */
+	w->key = mono + wait_ms;
+	w->flags = (announced ? CAND_ANNOUNCED : 0) | (dfd == n->qself ?
+	    LIMITS_FROM_QUEUE : 0) | (bykey ? RATE_BY_KEY : 0);
+	if (w->key < n->next_rate)
+		n->next_rate = w->key;
+	rate_park(n, name, w->key);
+	return 1;
+}
+
+static int
+by_wait_name(const void *a, const void *b)
+{
+	return strcmp((*(struct nameset_node *const *)a)->name,
+	    (*(struct nameset_node *const *)b)->name);
+}
+
+void
+node_rate_requeue(struct node *n, int64_t now_mono)
+{
+	size_t k = 0, cnt = n->ratewait.count, run = 0;
+	struct nameset_node **v, *w;
+	char prev[TASK_CODE_MAX + 1] = "";
+	struct ratespec_item it;
+	struct gcra_params p = { 1, 0 };
+	long cap = 0;
+	int64_t next = INT64_MAX;
+
+	if (cnt == 0 || (v = calloc(cnt, sizeof(*v))) == NULL) {
+		n->next_rate = cnt == 0 ? INT64_MAX : now_mono + 100;
+		return;
+	}
+	while (k < cnt && (w = nameset_pop(&n->ratewait)) != NULL)
+		v[k++] = w;
+	/* "<code>/<name>": by code, then requestId (time-ordered). */
+	qsort(v, k, sizeof(*v), by_wait_name);
+	for (size_t i = 0; i < k; i++) {
+		const char *slash = strchr(v[i]->name, '/');
+		char code[TASK_CODE_MAX + 1];
+		int64_t key = v[i]->key;
+		int flags = v[i]->flags;
+
+		snprintf(code, sizeof(code), "%.*s", slash != NULL ?
+		    (int)(slash - v[i]->name) : 0, v[i]->name);
+		if (strcmp(code, prev) != 0) {
+			memcpy(prev, code, sizeof(prev));
+			run = 0;
+			cap = ratespec_find(n->cfg->rate_limit, code, &it) == 1
+			    && gcra_params(it.n, it.period_ms, it.burst, &p) ==
+			    0 ? it.burst : 0;	/* 0: no limit now */
+		}
+		if (slash != NULL && key <= now_mono && ((flags & RATE_BY_KEY)
+		    || cap == 0 || run < (size_t)cap)) {
+			run += !(flags & RATE_BY_KEY);
+			(void)nameset_remove(&n->ratepark, slash + 1);
+			node_cand_again(n, flags & LIMITS_FROM_QUEUE ? n->qself :
+			    n->sp.dir[SPOOL_INCOMING], slash + 1,
+			    flags & CAND_ANNOUNCED);
+			free(v[i]);
+			continue;
+		}
+		if (slash != NULL) {
+			/* Not yet, or past the cap: one interval later. */
+			if (key <= now_mono)
+				key = now_mono + p.interval_ms;
+			if ((w = nameset_add(&n->ratewait, v[i]->name, NULL)) !=
+			    NULL) {
+				w->key = key;
+				w->flags = flags;
+				if (key < next)
+					next = key;
+				rate_park(n, slash + 1, key);
+			} else
+				(void)nameset_remove(&n->ratepark, slash + 1);
+		}
+		free(v[i]);
+	}
+	free(v);
+	n->next_rate = next;
 }
 
 /*
@@ -793,6 +1037,7 @@ node_claim(struct node *n, int dfd, const char *name, int announced)
 		goto out;		/* leased elsewhere, or no backend */
 	}
 	if (limit_wait(n, fd, &t, dfd, name, announced) ||
+	    rate_wait(n, &t, dfd, name, announced) ||
 	    claim_rename(n, dfd, name, announced, fd, id, final) != 0)
 		goto out;
 	claim_run(n, &t, name, final, fd, now);

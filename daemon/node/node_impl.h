@@ -156,6 +156,12 @@ struct node {
 					 * qcand (core/fairshare.h) */
 	struct nameset waiting;		/* over maxConcurrent (maxconc.h) */
 	int64_t next_wait;		/* mono ms: retry waiting/ names */
+	struct nameset ratewait;	/* over a rate limit: "<code>/<file>",
+					 * key = mono ms it may start */
+	int64_t next_rate;		/* mono ms: the earliest of them */
+	struct nameset ratepark;	/* their file names, key = the same
+					 * instant: rescans skip them */
+	int rate_bad_logged;		/* a bad state/rates/ file was said */
 	struct due_index *delayed;	/* leader: delayed/ names by due */
 	struct nameset hookcache;	/* codes with a hook, key = checked */
 	char hooks[HOOKSET_MAX];	/* advertised in the heartbeat */
@@ -431,6 +437,17 @@ int node_other_copy(struct node *n, const char *id, int dirfd,
  * node_claim.c for the steps and the fence rule.
  */
 void node_claim(struct node *n, int dfd, const char *name, int announced);
+
+/*
+ * The candidates waiting for a rate limit (n->ratewait, README.md
+ * "Execution rate limits") whose instant has come at now_mono are
+ * candidates again (incoming/ or queue/<self>/ as they came): of those
+ * waiting for a per-code limit, at most its burst per code and pass,
+ * oldest requestId first (the others are tried one interval later); of
+ * those waiting for a per-key limit, all.  n->next_rate becomes the
+ * earliest instant left (INT64_MAX when none).
+ */
+void node_rate_requeue(struct node *n, int64_t now_mono);
 
 /* --- node_hooks.c: the hooks this node has --- */
 

@@ -26,6 +26,7 @@
 
 #include "spool/clock.h"
 #include "coord/coord.h"
+#include "coord/execrate.h"
 #include "core/dueindex.h"
 #include "spool/hook.h"
 #include "coord/index.h"
@@ -188,6 +189,8 @@ next_wakeup(struct node *n)
 			t = now + 1000;	/* a batch could not start */
 	if (n->waiting.head != NULL && n->next_wait < t)
 		t = n->next_wait;
+	if (n->ratewait.head != NULL && n->next_rate < t)
+		t = n->next_rate;	/* a rate-limited task may start */
 	if (n->claim_pause > now && (n->cand.head != NULL ||
 	    n->qcand.head != NULL || n->cancel_wait.head != NULL ||
 	    n->recover_self) && n->claim_pause < t)
@@ -215,6 +218,8 @@ loop_work(struct node *n)
 		    &n->cand, &n->qcand);
 		n->next_wait = tstime_mono_ms() + 100;
 	}
+	if (n->ratewait.head != NULL && tstime_mono_ms() >= n->next_rate)
+		node_rate_requeue(n, tstime_mono_ms());
 	node_bp_check(n);
 	log_tick();
 	if (n->recover_self && !n->draining && !node_claims_held(n))
@@ -317,6 +322,8 @@ loop_timers(struct node *n, int64_t now)
 			node_scan_delayed(n);
 			node_deps_scan(n);
 			node_clean_tmp(n);
+			/* Idle rate limits' files (execrate.h). */
+			(void)execrate_sweep(n->coord, tstime_now_ms());
 		}
 	}
 	if (now >= n->next_reap) {

@@ -6,7 +6,8 @@
  * configuration; node_id and hooks_dir keep their values (a restart
  * changes them), slots only grow, a Redis change that fails keeps the
  * old Redis settings; the callback sender gets the new callback_* keys
- * (callback_sender_reconfigure).
+ * (callback_sender_reconfigure); tasks waiting for a rate limit are
+ * decided again at once when rate_limit or rate_limit_per_key changed.
  *
  * Longest: node_reload (about 90 lines) is one sequence of checks over
  * one new struct config, committed at its end.
@@ -122,6 +123,20 @@ node_reload(struct node *n)
 		snprintf(c.sentinel, sizeof(c.sentinel), "%s",
 		    n->cfg->sentinel);
 		break;
+	}
+	/* Changed rate limits (README.md "Execution rate limits") apply
+	 * to the tasks already waiting too: each is decided again now under
+	 * the new value, not at the instant the old one gave it. */
+	if (strcmp(c.rate_limit, n->cfg->rate_limit) != 0 ||
+	    strcmp(c.rate_limit_per_key, n->cfg->rate_limit_per_key) != 0) {
+		for (struct nameset_node *w = n->ratewait.head; w != NULL;
+		    w = w->fnext)
+			w->key = 0;
+		n->next_rate = 0;
+		log_info("SIGHUP: rate_limit = %s, rate_limit_per_key = %s",
+		    c.rate_limit[0] != '\0' ? c.rate_limit : "(none)",
+		    c.rate_limit_per_key[0] != '\0' ? c.rate_limit_per_key :
+		    "(none)");
 	}
 	*n->cfg = c;
 	/* The callback sender keeps its own copy: the new callback_* keys

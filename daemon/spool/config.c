@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/delivery.h"
 #include "core/limitspec.h"
+#include "core/ratespec.h"
 #include "core/ssrf.h"
 #include "core/suggest.h"
 #include "core/tags.h"
@@ -153,6 +154,13 @@ static const struct key_def keys[] = {
 	    "concurrencyKey across every daemon of the spool: "
 	    "<taskCode>=<N>[,...]; a task's maxConcurrentPerKey overrides "
 	    "it; tasks over it wait (WAITING, with the key)"),
+	S(rate_limit, "", "execution rate limit per task code across every "
+	    "daemon of the spool: <taskCode>=<N>/<period>[:<burst>][,...], "
+	    "period <n>ms|s|m|h|d, burst default N (GCRA: at most burst "
+	    "starts at once, then one per period/N); tasks over it wait "
+	    "(WAITING); empty = none"),
+	S(rate_limit_per_key, "", "the same per (task code, concurrencyKey): "
+	    "each key of a code has its own bucket; empty = none"),
 	L(index_ttl_sec, 1, 31536000, "86400", "s a finished task's entry "
 	    "stays in the Redis index (cluster mode; status then reads the "
 	    "spool)"),
@@ -665,6 +673,9 @@ config_check(struct config *c, char *why, size_t whylen)
 	    limits_check(c->max_concurrent, why, whylen) != 0 ||
 	    limits_check_key("max_concurrent_per_key",
 	    c->max_concurrent_per_key, why, whylen) != 0 ||
+	    ratespec_check("rate_limit", c->rate_limit, why, whylen) != 0 ||
+	    ratespec_check("rate_limit_per_key", c->rate_limit_per_key, why,
+	    whylen) != 0 ||
 	    hooklimit_keys_check(c, why, whylen) != 0)
 		return -1;
 	if (c->slots == 0) {

@@ -89,6 +89,9 @@ struct config {
 	char max_concurrent[1024]; /* "<code>=<N>,...": maxconc.h */
 	char max_concurrent_per_key[1024]; /* the same grammar: per
 				 * (code, concurrencyKey), maxconc.h */
+	char rate_limit[1024];	/* "<code>=<N>/<period>[:<burst>],...":
+				 * core/ratespec.h, coord/execrate.h */
+	char rate_limit_per_key[1024];	/* the same, per (code, key) */
 	long index_ttl_sec;	/* life of a finished task's index hash */
 	long inotify;		/* 0 = ignore inotify (tests: rescans, wake-ups) */
 	/* HTTP API rate limit (ratelimit.h): requests per AppId per window;

@@ -50,6 +50,7 @@ struct code_stats {
 	char code[65];
 	unsigned long long tasks[NSTATUS];
 	unsigned long long attempts[NOUTCOME];
+	unsigned long long rate_limited;	/* claims a rate limit held */
 	struct hist dur;
 };
 
@@ -203,6 +204,17 @@ metrics_task_finished(const char *task_code, const char *status)
 	pthread_mutex_lock(&M.mu);
 	if ((c = code_get(task_code)) != NULL)
 		c->tasks[s >= 0 ? s : 1]++;
+	pthread_mutex_unlock(&M.mu);
+}
+
+void
+metrics_rate_limited(const char *task_code)
+{
+	struct code_stats *c;
+
+	pthread_mutex_lock(&M.mu);
+	if ((c = code_get(task_code)) != NULL)
+		c->rate_limited++;
 	pthread_mutex_unlock(&M.mu);
 }
 
@@ -521,6 +533,17 @@ metrics_render(struct buf *b, const struct spool *sp, int64_t now_ms,
 			rc |= buf_printf(b, "taskspool_attempts_total{node=\"%s\""
 			    ",task_code=\"%s\",outcome=\"%s\"} %llu\n", nd,
 			    c->code, outcomes[o], c->attempts[o]);
+	}
+	rc |= family(b, "taskspool_rate_limited_total", "counter", "Claims "
+	    "an execution rate limit (rate_limit, rate_limit_per_key) held "
+	    "back on this node, by task code: the task waited.");
+	for (size_t i = 0; M.codes != NULL && i <= METRICS_CODES_MAX; i++) {
+		const struct code_stats *c = &M.codes[i];
+
+		if (c->code[0] == '\0')
+			continue;
+		rc |= buf_printf(b, "taskspool_rate_limited_total{node=\"%s\","
+		    "task_code=\"%s\"} %llu\n", nd, c->code, c->rate_limited);
 	}
 	rc |= family(b, "taskspool_retries_total", "counter", "Failed "
 	    "attempts queued in delayed/ for another attempt.");

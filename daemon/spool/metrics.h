@@ -120,6 +120,13 @@ void metrics_retry(void);
  */
 void metrics_task_finished(const char *task_code, const char *status);
 
+/*
+ * A claim of a task of task_code was refused by an execution rate limit
+ * (rate_limit or rate_limit_per_key): the task waits
+ * (taskspool_rate_limited_total{task_code}).
+ */
+void metrics_rate_limited(const char *task_code);
+
 /* A file was moved to corrupt/ (taskspool_corrupt_total). */
 void metrics_corrupt(void);
 

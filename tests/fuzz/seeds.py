@@ -137,6 +137,11 @@ def main():
     put("fuzz_config", "small", "fsync = 0\nmax_retries = 5\n"
         "retry_base_ms = 200 # comment\napi_rate_limit = 10\n"
         "callback_delays = 1s,5s,30s\nhook_limit_nofile = 64\n")
+    put("fuzz_config", "rates", "rate_limit = mail=10/1m,probe=10/1s:20,"
+        "a.b-c_d=1/1ms,x=1000000/7d:1000000\n"
+        "rate_limit_per_key = probe=2/500ms,mail=1/1h:3\n")
+    put("fuzz_config", "rates-bad", "rate_limit = probe=10/1s,"
+        "mail=2000/1s,p=1/8d,q=0/1s,r=1/1s:0,s=1/1x,probe=1/1s\n")
 
     put("fuzz_apps", "two", "# test apps\n"
         "app-test-01 enabled report.generate,notify.sms "

@@ -32,6 +32,7 @@
 #include "spool/config.h"
 #include "coord/coord.h"
 #include "coord/coord_open.h"
+#include "coord/execrate.h"
 #include "coord/maxconc.h"
 #include "core/nameset.h"
 #include "spool/spool.h"
@@ -759,6 +760,68 @@ raw_get(const char *k, char *out, size_t len)
 }
 
 /*
+ * Execution rate limits (execrate.h) in both backends, per code and per
+ * key, under 10/1s burst 2 (T = 100, tau = 100): two starts at once, the
+ * third waits 1..100 ms (the Redis server's clock in cluster mode: at
+ * most 100).  Redis: the keys execrate:probe and execrate:probe:<hex of
+ * SHA-256("customer:42")> expire at their TAT (zero keys when idle), and
+ * a value that is not a TAT (garbage, NaN, a huge number) is no crash:
+ * as no state, or clamped to one interval's wait.
+ */
+START_TEST(execrate_backends)
+{
+	struct coord *a = open_node(_i, "a");
+	struct gcra_params p;
+	char why[256], k[300];
+	int64_t w, now = 1000;
+	static const char *const junk[] = { "abc", "nan", "1e300", "-7" };
+
+	ck_assert_int_eq(gcra_params(10, 1000, 2, &p), 0);
+	for (int key = 0; key < 2; key++) {
+		const char *kv = key ? "customer:42" : NULL;
+
+		ck_assert_msg(execrate_take(a, "probe", kv, &p, now, &w, NULL,
+		    why, sizeof(why)) == EXECRATE_OK, "%s", why);
+		ck_assert_msg(execrate_take(a, "probe", kv, &p, now, &w, NULL,
+		    why, sizeof(why)) == EXECRATE_OK, "%s", why);
+		ck_assert_msg(execrate_take(a, "probe", kv, &p, now, &w, NULL,
+		    why, sizeof(why)) == EXECRATE_WAIT, "%s", why);
+		ck_assert_msg(w >= 1 && w <= 100, "wait %lld", (long long)w);
+	}
+	if (_i == 1) {
+		snprintf(k, sizeof(k), "%sexecrate:probe", prefix);
+		ck_assert_int_gt(raw("PTTL %s", k), 0);
+		ck_assert_int_le(raw("PTTL %s", k), 300);	/* TAT - now */
+		snprintf(k, sizeof(k), "%sexecrate:probe:"
+		    "67f22bfd8b982e1bd0dbfecc6f68ae2b", prefix);
+		ck_assert_int_gt(raw("PTTL %s", k), 0);
+		for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+			char cmd[64];
+			enum execrate_status st;
+
+			snprintf(cmd, sizeof(cmd), "SET %%s %s", junk[i]);
+			(void)raw(cmd, k);
+			st = execrate_take(a, "probe", "customer:42", &p, now,
+			    &w, NULL, why, sizeof(why));
+			ck_assert_msg(st == EXECRATE_OK || (st == EXECRATE_WAIT &&
+			    w >= 1 && w <= 100), "%s: %d %s", junk[i], st, why);
+		}
+		sleep_ms(400);	/* past every TAT: nothing left */
+		snprintf(k, sizeof(k), "%sexecrate:probe", prefix);
+		ck_assert_int_eq(raw("EXISTS %s", k), 0);
+		snprintf(k, sizeof(k), "%sexecrate:probe:"
+		    "67f22bfd8b982e1bd0dbfecc6f68ae2b", prefix);
+		ck_assert_int_eq(raw("EXISTS %s", k), 0);
+	} else {
+		/* File mode: idle once the clock passes the TATs (1200). */
+		ck_assert_int_eq(execrate_sweep(a, 1199), 0);
+		ck_assert_int_eq(execrate_sweep(a, 1200), 2);
+	}
+	coord_close(a);
+}
+END_TEST
+
+/*
  * Issue 11 item 2: Redis forgets a lease (FLUSHALL, a restart or a
  * failover without the data).  The holder's next renewal sets the key
  * again with a fencing token greater than its old one, and is not
@@ -1020,6 +1083,7 @@ coord_suite(void)
 	tcase_add_loop_test(tc, limit_key_semaphore, 0, 2);
 	tcase_add_test(tc, limit_config);
 	tcase_add_test(tc, limit_requeue);
+	tcase_add_loop_test(tc, execrate_backends, 0, 2);
 	tcase_add_loop_test(tc, nodes_connection_lost, 0, 2);
 	tcase_add_loop_test(tc, lease_reestablished, 0, 2);
 	tcase_add_loop_test(tc, lease_takeover_after_death, 0, 2);
