@@ -339,12 +339,16 @@ conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
 	buf_init(&enc, 0);
 	if (task_encode(t, &enc) != 0 || spool_publish(&n->sp,
 	    n->sp.dir[to], name, enc.data, enc.len, a->retry_at_ms, 0) != 0) {
-		/* Leave it in active/ unlocked: the reaper (or our
-		 * restart) retries the conclusion as a lost attempt. */
+		/* Leave it in active/ unlocked: it is recovered again as a
+		 * lost attempt — ours by our own recovery pass once claims
+		 * resume (the leader's reaper skips its own node's
+		 * directory), another node's by the reaper. */
 		int e = errno;
 
 		log_warn("%s: cannot queue retry", t->request_id);
 		(void)node_spool_full(n, e, spool_dir_name(to));
+		if (srcfd == n->sp.self)
+			n->recover_self = 1;
 		buf_fini(&enc);
 		if (lockfd >= 0)
 			coord_lease_close(n->coord, lockfd);

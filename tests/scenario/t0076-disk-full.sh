@@ -173,6 +173,28 @@ test_expect_success 'the output lost while full is named in the attempts'"'"' re
 	jq -r ".attempts[-1].reason" "$SPOOL/results/q1.json" | grep -vq lost
 '
 
+# A daemon killed with -9 while full: restarted (without waiting for a
+# heartbeat it cannot write), its recovery of the attempt it left cannot
+# queue the retry (ENOSPC), the file stays in active/n1/; once the spool
+# takes writes its own recovery runs again (found by a breaker: the task
+# stayed RUNNING until a restart).
+test_expect_success 'kill -9 while full, restarted: the task its recovery could not requeue runs once space is back' '
+	ts submit --code slow --id k1 >/dev/null &&
+	wait_for "test \$(grep -c \"^START k1\$\" $HLOG) -eq 1" 10 &&
+	fill &&
+	wait_for "grep -q \"^END k1\$\" $HLOG" 10 && sleep 0.5 &&
+	kill9_daemon n1 &&
+	{ "$TSD" -d -c "$CONF" -i n1 -j 2 >>"$TRASH/log.n1" 2>&1 &
+	  echo $! >"$TRASH/pid.n1"; DAEMON_PIDS="$DAEMON_PIDS $!"; } &&
+	wait_for "grep -q \"k1: cannot queue retry\" $TRASH/log.n1" 20 &&
+	test -e "$SPOOL/active/n1/k1.json" &&
+	rm -rf "$MNT/filler" && sync &&
+	wait_terminal k1 30 &&
+	valid_results k1 &&
+	test ! -e "$SPOOL/active/n1/k1.json" ||
+	{ rm -rf "$MNT/filler"; return 1; }
+'
+
 test_expect_success 'it stops cleanly' 'stop_daemon n1'
 
 # --- 2. MariaDB: rows repaired by the reconcile pass ---------------------
