@@ -13,7 +13,7 @@
 #    of each task under its priority label once they ran.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
-trap 'api_stop' EXIT
+trap 'api_cleanup' EXIT
 TSAPI="$API_HERE/contrib/clients/tsapi.sh"
 echo "fsync = 0" >>"$CONF"
 api_server
