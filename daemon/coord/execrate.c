@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <inttypes.h>
-#include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "coord/coord_impl.h"
 #include "coord/coord_redis.h"
+#include "core/conckey.h"
 
 /* Tries to lock a state file that a sweep unlinks meanwhile. */
 #define EXECRATE_OPEN_TRIES	8
@@ -59,16 +59,19 @@ static const char take_lua[] =
 void
 execrate_name(const char *code, const char *key, char *out)
 {
-	unsigned char d[SHA256_DIGEST_LENGTH];
-	char hex[33];
+	char hex[CONCKEY_HASH_LEN + 1];
 
 	if (key == NULL || key[0] == '\0') {
 		snprintf(out, EXECRATE_NAME_MAX, "%.64s", code);
 		return;
 	}
-	SHA256((const unsigned char *)key, strlen(key), d);
-	for (int i = 0; i < 16; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	/* The key's digest of core/conckey.h, as the per-key slots use;
+	 * should OpenSSL fail, every key shares one bucket (fewer starts,
+	 * never more). */
+	if (conckey_hash(key, hex) != 0) {
+		memset(hex, '0', CONCKEY_HASH_LEN);
+		hex[CONCKEY_HASH_LEN] = '\0';
+	}
 	snprintf(out, EXECRATE_NAME_MAX, "%.64s@%s", code, hex);
 }
 

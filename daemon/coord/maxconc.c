@@ -109,7 +109,6 @@ file_acquire(struct coord *c, struct coord_lease *l, const char *code,
 	}
 	for (long i = 0; i < max; i++) {
 		char name[sizeof(l->key_file)];
-		struct stat a, b;
 		int fd, tries = 0;
 
 		if (keyhash == NULL)
@@ -126,17 +125,15 @@ file_acquire(struct coord *c, struct coord_lease *l, const char *code,
 			close(dfd);
 			return COORD_ERR;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (keyhash == NULL ? flock(fd, LOCK_EX | LOCK_NB) != 0 :
+		    coord_flock_verify(fd, dfd, name) != 0) {
+			/* Held; or (ESTALE) freed, unlinked, between our
+			 * open and our lock: the name is another file now,
+			 * or none. */
+			int stale = errno == ESTALE;
+
 			close(fd);
-			continue;	/* held */
-		}
-		if (keyhash != NULL && (fstat(fd, &a) != 0 || fstatat(dfd,
-		    name, &b, AT_SYMLINK_NOFOLLOW) != 0 || a.st_ino !=
-		    b.st_ino || a.st_dev != b.st_dev)) {
-			/* Freed (unlinked) between our open and our lock:
-			 * the name is another inode now, or none. */
-			close(fd);
-			if (++tries < 4)
+			if (stale && ++tries < 4)
 				goto again;
 			continue;
 		}
@@ -318,7 +315,6 @@ limits_sweep_keys(const struct spool *sp)
 		return 0;
 	}
 	while ((de = readdir(dp)) != NULL) {
-		struct stat a, b;
 		int fd;
 
 		if (de->d_name[0] == '.' || strchr(de->d_name, '@') == NULL)
@@ -327,11 +323,9 @@ limits_sweep_keys(const struct spool *sp)
 		    O_NOFOLLOW | O_NONBLOCK);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
-		    S_ISREG(a.st_mode) && fstatat(dfd, de->d_name, &b,
-		    AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino &&
-		    a.st_dev == b.st_dev && unlinkat(dfd, de->d_name, 0) == 0)
-			k++;
+		if (coord_flock_verify(fd, dfd, de->d_name) == 0 &&
+		    unlinkat(dfd, de->d_name, 0) == 0)
+			k++;	/* (a directory is not unlinked: EISDIR) */
 		close(fd);
 	}
 	closedir(dp);
