@@ -42,9 +42,7 @@ struct coord_lease {
 	int limit_fd;			/* file mode: flocked slot fd + 1 */
 	char limit_key[96];		/* redis: limit:<code>, "" = none */
 	/* max_concurrent_per_key slot (maxconc.c) held with this lease */
-	int key_fd;			/* file mode: flocked slot fd + 1 */
-	char key_file[TASK_CODE_MAX + 48];	/* file mode: its name in
-					 * state/limits/, unlinked with it */
+	int key_fd;			/* file mode: fd + 1 of the OFD lock */
 	char key_limit[160];		/* redis: limit:<code>:k:<hash> */
 };
 

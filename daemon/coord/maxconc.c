@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hiredis/hiredis.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 
 #include "coord/coord_impl.h"
 #include "coord/coord_redis.h"
+#include "core/conckey.h"
 #include "core/task.h"
 
 
@@ -45,21 +47,26 @@ static const char renew_lua[] = NOW_MS
 	"redis.call('ZADD',KEYS[1],now+ttl,ARGV[1]) "
 	"redis.call('PEXPIRE',KEYS[1],2*ttl) return 1";
 
+/* dirfd's subdirectory sub, created when missing: a new descriptor or
+ * -1 (errno). */
+static int
+subdir_at(int dirfd, const char *sub)
+{
+	int fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(dirfd, sub, 0755) != 0 && errno != EEXIST)
+			return -1;
+		fd = openat(dirfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return fd;
+}
+
 /* state/<sub>/, created when missing: a new descriptor or -1. */
 static int
 state_subdir(const struct spool *sp, const char *sub)
 {
-	int fd = openat(sp->dir[SPOOL_STATE], sub, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC);
-
-	if (fd < 0 && errno == ENOENT) {
-		if (mkdirat(sp->dir[SPOOL_STATE], sub, 0755) != 0 &&
-		    errno != EEXIST)
-			return -1;
-		fd = openat(sp->dir[SPOOL_STATE], sub, O_RDONLY |
-		    O_DIRECTORY | O_CLOEXEC);
-	}
-	return fd;
+	return subdir_at(sp->dir[SPOOL_STATE], sub);
 }
 
 static enum coord_status limit_renew(struct coord *, struct coord_lease *);
@@ -71,52 +78,114 @@ static const struct coord_rider limit_rider = {
 	limit_renew, limit_release
 };
 
-/* The slot l holds of a key (file mode): unlinked while still locked,
- * then closed, so that no idle key leaves a file (maxconc.h). */
-static void
-file_key_free(struct coord *c, struct coord_lease *l)
-{
-	int dfd;
+/* Hex digits of a key's digest that place its slots in the lock file
+ * of its code (48 bits: the offset of a slot stays below 2^60). */
+#define KEY_OFFSET_HEX	12
 
-	if (l->key_fd <= 0)
-		return;
-	dfd = openat(c->sp->dir[SPOOL_STATE], "limits", O_RDONLY |
-	    O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)unlinkat(dfd, l->key_file, 0);
-		close(dfd);
+/*
+ * File mode, per key: the byte offset of slot i of the key whose digest
+ * is keyhash in state/limits/keys/<code>: the first KEY_OFFSET_HEX hex
+ * digits of keyhash times CONCKEY_LIMIT_MAX, plus i.  Returns the
+ * offset, or -1 when keyhash does not start with that many hex digits.
+ */
+static off_t
+key_offset(const char *keyhash, long i)
+{
+	uint64_t h = 0;
+
+	for (int k = 0; k < KEY_OFFSET_HEX; k++) {
+		int c = (unsigned char)keyhash[k], v;
+
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else
+			return -1;
+		h = h << 4 | (uint64_t)v;
 	}
-	close(l->key_fd - 1);
-	l->key_fd = 0;
-	l->key_file[0] = '\0';
+	return (off_t)(h * CONCKEY_LIMIT_MAX + (uint64_t)i);
 }
 
 /*
- * File mode: flock one of state/limits/<code>.<0..max-1> (keyhash NULL)
- * or of state/limits/<code>@<keyhash>.<0..max-1>; a key's file is
- * verified to be the file of its name after the lock, since its holders
- * unlink it (maxconc.h).
+ * File mode, per key: take one of max slots of (code, keyhash) as an
+ * open file description lock (fcntl(2) F_OFD_SETLK, a write lock of one
+ * byte) on state/limits/keys/<code>, a file created once and never
+ * removed: a slot held is a lock of the kernel (dropped when its holder
+ * closes it or dies), an idle key is nothing at all (maxconc.h).
+ */
+static enum coord_status
+file_acquire_key(struct coord *c, struct coord_lease *l, const char *code,
+    const char *keyhash, long max, char *why, size_t whylen)
+{
+	int dfd = state_subdir(c->sp, "limits"), kfd, fd;
+
+	if (max > CONCKEY_LIMIT_MAX)
+		max = CONCKEY_LIMIT_MAX;	/* checked before; never more */
+	if (key_offset(keyhash, 0) < 0) {
+		snprintf(why, whylen, "max_concurrent_per_key: not a key "
+		    "digest: '%.40s'", keyhash);
+		if (dfd >= 0)
+			close(dfd);
+		return COORD_ERR;
+	}
+	if (dfd < 0 || (kfd = subdir_at(dfd, "keys")) < 0) {
+		snprintf(why, whylen, "state/limits/keys/: %s",
+		    strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return COORD_ERR;
+	}
+	close(dfd);
+	fd = openat(kfd, code, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	close(kfd);
+	if (fd < 0) {
+		snprintf(why, whylen, "state/limits/keys/%s: %s", code,
+		    strerror(errno));
+		return COORD_ERR;
+	}
+	for (long i = 0; i < max; i++) {
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+		    .l_start = key_offset(keyhash, i), .l_len = 1 };
+
+		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
+			l->key_fd = fd + 1;
+			l->rider = &limit_rider;
+			return COORD_OK;
+		}
+		if (errno != EAGAIN && errno != EACCES) {
+			snprintf(why, whylen, "state/limits/keys/%s: lock: "
+			    "%s", code, strerror(errno));
+			close(fd);
+			return COORD_ERR;
+		}
+	}
+	close(fd);
+	return COORD_BUSY;
+}
+
+/*
+ * File mode: flock one of state/limits/<code>.<0..max-1> (keyhash NULL);
+ * a key's slot is file_acquire_key's.
  */
 static enum coord_status
 file_acquire(struct coord *c, struct coord_lease *l, const char *code,
     const char *keyhash, long max, char *why, size_t whylen)
 {
-	int dfd = state_subdir(c->sp, "limits");
+	int dfd;
 
-	if (dfd < 0) {
+	if (keyhash != NULL)
+		return file_acquire_key(c, l, code, keyhash, max, why, whylen);
+	if ((dfd = state_subdir(c->sp, "limits")) < 0) {
 		snprintf(why, whylen, "state/limits/: %s", strerror(errno));
 		return COORD_ERR;
 	}
 	for (long i = 0; i < max; i++) {
-		char name[sizeof(l->key_file)];
-		int fd, tries = 0;
+		char name[TASK_CODE_MAX + 24];
+		int fd;
 
-		if (keyhash == NULL)
-			snprintf(name, sizeof(name), "%s.%ld", code, i);
-		else
-			snprintf(name, sizeof(name), "%s@%s.%ld", code,
-			    keyhash, i);
-	again:
+		snprintf(name, sizeof(name), "%s.%ld", code, i);
 		fd = openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC |
 		    O_NOFOLLOW, 0644);
 		if (fd < 0) {
@@ -125,24 +194,11 @@ file_acquire(struct coord *c, struct coord_lease *l, const char *code,
 			close(dfd);
 			return COORD_ERR;
 		}
-		if (keyhash == NULL ? flock(fd, LOCK_EX | LOCK_NB) != 0 :
-		    coord_flock_verify(fd, dfd, name) != 0) {
-			/* Held; or (ESTALE) freed, unlinked, between our
-			 * open and our lock: the name is another file now,
-			 * or none. */
-			int stale = errno == ESTALE;
-
-			close(fd);
-			if (stale && ++tries < 4)
-				goto again;
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			close(fd);	/* held */
 			continue;
 		}
-		if (keyhash == NULL)
-			l->limit_fd = fd + 1;
-		else {
-			l->key_fd = fd + 1;
-			snprintf(l->key_file, sizeof(l->key_file), "%s", name);
-		}
+		l->limit_fd = fd + 1;
 		l->rider = &limit_rider;
 		close(dfd);
 		return COORD_OK;
@@ -284,7 +340,10 @@ redis_free(struct coord *c, struct coord_lease *l, const char *k)
 static void
 limit_release(struct coord *c, struct coord_lease *l)
 {
-	file_key_free(c, l);
+	if (l->key_fd > 0) {
+		close(l->key_fd - 1);	/* drops its lock (fcntl(2)) */
+		l->key_fd = 0;
+	}
 	if (l->limit_fd > 0) {
 		close(l->limit_fd - 1);
 		l->limit_fd = 0;

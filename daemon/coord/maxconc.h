@@ -53,13 +53,14 @@ enum coord_status coord_limit_acquire(struct coord *c, int fd,
  * keyhash is the key's digest (core/conckey.h, conckey_hash), so any
  * key makes names of one shape.  Idle keys cost nothing:
  *
- *  - embedded: slot i is the file state/limits/<code>@<keyhash>.<i>,
- *    created when taken and unlinked by its holder, still locked, when
- *    freed; a taker verifies after its flock that the name still
- *    refers to the inode it locked (else it lost a race with that
- *    unlink and tries again), so a slot is never held twice.  A holder
- *    killed with -9 leaves its file, unlocked: the next taker of that
- *    slot locks it, and frees (unlinks) it after.
+ *  - embedded: slot i is the byte at offset h * CONCKEY_LIMIT_MAX + i of
+ *    the file state/limits/keys/<code> (h: the first 12 hex digits of
+ *    keyhash, 48 bits), held as an open file description write lock
+ *    (fcntl(2) F_OFD_SETLK, Linux >= 3.15) on a descriptor of its own,
+ *    which the lease's end closes; the kernel drops it when its holder
+ *    dies.  The file is created once per code and never removed, so an
+ *    idle key has nothing on disk; keys sharing h share slots (never
+ *    more than max at once).
  *  - redis: the sorted set limit:<code>:k:<keyhash>, as for a code;
  *    Redis deletes a sorted set whose last member is removed, and the
  *    key expires 2 x lease_ms after its last acquire or renewal.
@@ -73,9 +74,9 @@ enum coord_status coord_limit_acquire_key(struct coord *c, int fd,
     size_t whylen);
 
 /*
- * Remove the slot files of keys (state/limits/<code>@<keyhash>.<i>) that
- * no one holds: left by holders killed with -9 (file mode; tidying, as a
- * later taker of the slot frees its file too).  Each is locked
+ * Remove the slot files of keys of daemons before 0.14
+ * (state/limits/<code>@<keyhash>.<i>, which they unlinked when freed)
+ * that no one holds: left by such holders killed with -9 (tidying).  Each is locked
  * (LOCK_NB), verified to be the file of its name, unlinked, closed; a
  * held one is left alone.  Returns how many were removed.
  */

@@ -199,7 +199,7 @@ node_leader_tick(struct node *n)
 		node_deps_scan(n);
 		if (limits_sweep_keys(&n->sp) > 0)
 			log_info("removed max_concurrent_per_key slot files "
-			    "of state/limits/ left by holders that died");
+			    "of state/limits/ left by daemons before 0.14");
 		scheduler_free(n->sched);
 		n->sched = scheduler_new(&n->sp, n->cfg, tstime_now_ms());
 		if (n->sched == NULL)
@@ -235,16 +235,6 @@ node_clean_tmp(struct node *n)
 			    "publishing it)", de->d_name);
 	}
 	closedir(dp);
-	/* Slot files of keys whose holders died (file mode): the next
-	 * taker of each frees it anyway; this is tidying too. */
-	{
-		size_t k = limits_sweep_keys(&n->sp);
-
-		if (k > 0)
-			log_info("removed %zu max_concurrent_per_key slot "
-			    "file(s) of state/limits/ left by holders that "
-			    "died", k);
-	}
 	/* Claim markers nobody holds (claimants that died mid-claim): the
 	 * next claimant would take each over anyway; this is tidying. */
 	{

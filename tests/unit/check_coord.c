@@ -314,22 +314,43 @@ START_TEST(limit_semaphore)
 }
 END_TEST
 
-/* Entries of state/limits/ holding '@' (a key's slot files). */
+/* Entries of state/limits/ (sub "") or state/limits/keys/ (sub "keys")
+ * holding '@', or (at = 0) any but "." and "..". */
 static int
-key_files(void)
+limit_files(const char *sub, int at)
 {
 	char path[300];
 	struct dirent *e;
 	DIR *d;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "%s/spool/state/limits", tmpdir);
+	snprintf(path, sizeof(path), "%s/spool/state/limits/%s", tmpdir, sub);
 	if ((d = opendir(path)) == NULL)
 		return 0;
 	while ((e = readdir(d)) != NULL)
-		n += strchr(e->d_name, '@') != NULL;
+		if (e->d_name[0] != '.')
+			n += !at || strchr(e->d_name, '@') != NULL;
 	closedir(d);
 	return n;
+}
+
+/* Whether byte off of state/limits/keys/<code> is write-locked by an
+ * open file description lock (fcntl(2) F_OFD_GETLK from a new one). */
+static int
+key_byte_locked(const char *code, off_t off)
+{
+	char path[300];
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+	    .l_start = off, .l_len = 1 };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/spool/state/limits/keys/%s", tmpdir,
+	    code);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	ck_assert_int_eq(fcntl(fd, F_OFD_GETLK, &fl), 0);
+	close(fd);
+	return fl.l_type != F_UNLCK;
 }
 
 /*
@@ -356,6 +377,14 @@ START_TEST(limit_key_semaphore)
 	    sizeof(why)), COORD_OK);
 	ck_assert_int_eq(coord_limit_acquire_key(a, f3, "probe", h1, 2, why,
 	    sizeof(why)), COORD_BUSY);
+	if (_i == 0) {	/* h1's slots 0 and 1: bytes 0x001122334455 x 4096
+			 * + 0, 1 (maxconc.h), not the next one */
+		ck_assert(key_byte_locked("probe", 0x001122334455LL * 4096));
+		ck_assert(key_byte_locked("probe", 0x001122334455LL * 4096 +
+		    1));
+		ck_assert(!key_byte_locked("probe", 0x001122334455LL * 4096 +
+		    2));
+	}
 	/* Another key, and the same key of another code, are free. */
 	ck_assert_int_eq(coord_limit_acquire_key(a, f3, "probe", h2, 1, why,
 	    sizeof(why)), COORD_OK);
@@ -372,10 +401,14 @@ START_TEST(limit_key_semaphore)
 	    sizeof(why)), COORD_OK);
 	coord_lease_close(a, f2);
 	coord_lease_close(a, f3);
-	/* Every key idle: nothing left of them. */
-	if (_i == 0)
-		ck_assert_int_eq(key_files(), 0);
-	else {
+	/* Every key idle: nothing left of them (file mode: one lock file
+	 * per code, no file per key, no lock). */
+	if (_i == 0) {
+		ck_assert_int_eq(limit_files("", 1), 0);
+		ck_assert_int_eq(limit_files("keys", 0), 2);	/* probe, other */
+		ck_assert_int_eq(key_byte_locked("probe", 0x001122334455LL *
+		    4096), 0);
+	} else {
 		snprintf(k, sizeof(k), "%slimit:probe:k:%s", prefix, h1);
 		ck_assert_int_eq(raw("EXISTS %s", k), 0);
 		snprintf(k, sizeof(k), "%slimit:probe:k:%s", prefix, h2);
