@@ -72,6 +72,59 @@ nameset_find(const struct nameset *ns, const char *name)
 	return NULL;
 }
 
+/* Whether (key, name) comes before node o: a smaller key, or the same
+ * key and a smaller name (file times are coarse: the kernel's tick). */
+static int
+ordered_before(int64_t key, const char *name, const struct nameset_node *o)
+{
+	return key < o->key || (key == o->key && strcmp(name, o->name) < 0);
+}
+
+/* Nodes of its level a new node walks back over to find its place by
+ * (key, name) (past them it stays there: a long unordered backlog costs
+ * O(LEVEL_WALK) per name, as nameset_add_ordered's maxwalk). */
+#define LEVEL_WALK	4096
+
+/* Put n into the list of its priority level, after the last node not
+ * after it by (key, name), walking back from the level's tail. */
+static void
+level_insert(struct nameset *ns, struct nameset_node *n)
+{
+	struct nameset_node *p = ns->ltail[n->prio];
+	size_t walked = 0;
+
+	while (p != NULL && walked < LEVEL_WALK &&
+	    ordered_before(n->key, n->name, p)) {
+		p = p->lprev;
+		walked++;
+	}
+	n->lprev = p;
+	n->lnext = p != NULL ? p->lnext : ns->lhead[n->prio];
+	if (n->lnext != NULL)
+		n->lnext->lprev = n;
+	else
+		ns->ltail[n->prio] = n;
+	if (p != NULL)
+		p->lnext = n;
+	else
+		ns->lhead[n->prio] = n;
+}
+
+/* Take n out of the list of its priority level. */
+static void
+level_remove(struct nameset *ns, struct nameset_node *n)
+{
+	if (n->lprev != NULL)
+		n->lprev->lnext = n->lnext;
+	else
+		ns->lhead[n->prio] = n->lnext;
+	if (n->lnext != NULL)
+		n->lnext->lprev = n->lprev;
+	else
+		ns->ltail[n->prio] = n->lprev;
+	n->lprev = n->lnext = NULL;
+}
+
 struct nameset_node *
 nameset_add(struct nameset *ns, const char *name, int *added)
 {
@@ -100,30 +153,24 @@ nameset_add(struct nameset *ns, const char *name, int *added)
 	i = hash(name) & (ns->nbucket - 1);
 	n->hnext = ns->bucket[i];
 	ns->bucket[i] = n;
+	n->fprev = ns->tail;
 	if (ns->tail != NULL)
 		ns->tail->fnext = n;
 	else
 		ns->head = n;
 	ns->tail = n;
 	ns->count++;
+	level_insert(ns, n);
 	if (added != NULL)
 		*added = 1;
 	return n;
-}
-
-/* Whether (key, name) comes before node o: a smaller key, or the same
- * key and a smaller name (file times are coarse: the kernel's tick). */
-static int
-ordered_before(int64_t key, const char *name, const struct nameset_node *o)
-{
-	return key < o->key || (key == o->key && strcmp(name, o->name) < 0);
 }
 
 struct nameset_node *
 nameset_add_ordered(struct nameset *ns, const char *name, int64_t key,
     size_t maxwalk, int *added)
 {
-	struct nameset_node *tail = ns->tail, *n, **pp;
+	struct nameset_node *tail = ns->tail, *n, *p;
 	int fresh = 0;
 	size_t walked = 0;
 
@@ -133,23 +180,30 @@ nameset_add_ordered(struct nameset *ns, const char *name, int64_t key,
 	if (n == NULL || !fresh)
 		return n;
 	n->key = key;
+	level_remove(ns, n);		/* placed again with its key */
+	level_insert(ns, n);
 	if (added != NULL)
 		*added = 1;
 	if (tail == NULL || !ordered_before(key, name, tail))
 		return n;		/* in order: stays at the tail */
-	/* Detach it from the tail (tail->fnext is n), then insert it
-	 * before the first node of larger key. */
-	for (pp = &ns->head; *pp != tail && walked < maxwalk; walked++) {
-		if (ordered_before(key, name, *pp))
+	/* The first node of larger (key, name), from the head. */
+	for (p = ns->head; p != n && walked < maxwalk; walked++) {
+		if (ordered_before(key, name, p))
 			break;
-		pp = &(*pp)->fnext;
+		p = p->fnext;
 	}
-	if (walked >= maxwalk)
+	if (p == n || walked >= maxwalk)
 		return n;		/* too far back: left at the tail */
+	/* Detach it from the tail (tail->fnext is n), insert before p. */
 	tail->fnext = NULL;
 	ns->tail = tail;
-	n->fnext = *pp;
-	*pp = n;
+	n->fprev = p->fprev;
+	n->fnext = p;
+	if (p->fprev != NULL)
+		p->fprev->fnext = n;
+	else
+		ns->head = n;
+	p->fprev = n;
 	return n;
 }
 
@@ -166,26 +220,36 @@ unhash(struct nameset *ns, struct nameset_node *n)
 		}
 }
 
-int
-nameset_remove(struct nameset *ns, const char *name)
+/* Take n out of every list of ns (the hash chain, the order, its level,
+ * its flow); the caller frees or returns it. */
+static void
+detach(struct nameset *ns, struct nameset_node *n)
 {
-	struct nameset_node *n = nameset_find(ns, name), *p, *prev = NULL;
-
-	if (n == NULL)
-		return -1;
 	unhash(ns, n);
-	for (p = ns->head; p != NULL && p != n; p = p->fnext)
-		prev = p;
-	if (prev != NULL)
-		prev->fnext = n->fnext;
+	if (n->fprev != NULL)
+		n->fprev->fnext = n->fnext;
 	else
 		ns->head = n->fnext;
-	if (ns->tail == n)
-		ns->tail = prev;
+	if (n->fnext != NULL)
+		n->fnext->fprev = n->fprev;
+	else
+		ns->tail = n->fprev;
+	level_remove(ns, n);
 	ns->count--;
 	ns->nlevel[n->prio]--;
 	if (ns->fair != NULL)
 		fair_leave(ns->fair, n->flow);
+	n->fnext = n->fprev = n->hnext = NULL;
+}
+
+int
+nameset_remove(struct nameset *ns, const char *name)
+{
+	struct nameset_node *n = nameset_find(ns, name);
+
+	if (n == NULL)
+		return -1;
+	detach(ns, n);
 	free(n);
 	return 0;
 }
@@ -195,17 +259,8 @@ nameset_pop(struct nameset *ns)
 {
 	struct nameset_node *n = ns->head;
 
-	if (n == NULL)
-		return NULL;
-	unhash(ns, n);
-	ns->head = n->fnext;
-	if (ns->head == NULL)
-		ns->tail = NULL;
-	ns->count--;
-	ns->nlevel[n->prio]--;
-	if (ns->fair != NULL)
-		fair_leave(ns->fair, n->flow);
-	n->fnext = n->hnext = NULL;
+	if (n != NULL)
+		detach(ns, n);
 	return n;
 }
 
@@ -216,9 +271,11 @@ nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio)
 		prio = PRIORITY_MIN;
 	if (prio > PRIORITY_MAX)
 		prio = PRIORITY_MAX;
+	level_remove(ns, c);
 	ns->nlevel[c->prio]--;
 	c->prio = prio;
 	ns->nlevel[prio]++;
+	level_insert(ns, c);
 }
 
 void
@@ -268,7 +325,7 @@ struct nameset_node *
 nameset_pop_priority(struct nameset *ns, size_t maxwalk, int64_t now_ms,
     int64_t aging_ms)
 {
-	struct nameset_node *best, *bprev = NULL, *prev, *p;
+	struct nameset_node *best = NULL, *p;
 	size_t walked = 1;
 
 	if (ns->head == NULL || (!mixed(ns) && (ns->fair == NULL ||
@@ -278,29 +335,22 @@ nameset_pop_priority(struct nameset *ns, size_t maxwalk, int64_t now_ms,
 			fair_served(ns->fair, best->flow);
 		return best;
 	}
-	best = ns->head;
-	for (prev = ns->head, p = prev->fnext; p != NULL && walked < maxwalk;
-	    prev = p, p = p->fnext, walked++)
-		if (better(ns, p, best, now_ms, aging_ms)) {
-			best = p;
-			bprev = prev;
-		}
-	if (bprev == NULL) {
-		best = nameset_pop(ns);
-		if (ns->fair != NULL)
-			fair_served(ns->fair, best->flow);
-		return best;
+	if (ns->fair == NULL || ns->fair->backlogged < 2) {
+		/* One flow: the oldest of each level is the first of its
+		 * level (aging only raises it), so the heads decide. */
+		for (int l = PRIORITY_MAX; l >= PRIORITY_MIN; l--)
+			if ((p = ns->lhead[l]) != NULL && (best == NULL ||
+			    better(ns, p, best, now_ms, aging_ms)))
+				best = p;
+	} else {
+		best = ns->head;
+		for (p = best->fnext; p != NULL && walked < maxwalk;
+		    p = p->fnext, walked++)
+			if (better(ns, p, best, now_ms, aging_ms))
+				best = p;
 	}
-	unhash(ns, best);
-	bprev->fnext = best->fnext;
-	if (ns->tail == best)
-		ns->tail = bprev;
-	ns->count--;
-	ns->nlevel[best->prio]--;
-	if (ns->fair != NULL) {
-		fair_leave(ns->fair, best->flow);
+	detach(ns, best);
+	if (ns->fair != NULL)
 		fair_served(ns->fair, best->flow);
-	}
-	best->fnext = best->hnext = NULL;
 	return best;
 }

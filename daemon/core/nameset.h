@@ -4,7 +4,7 @@
  * Holds the names the daemon knows are waiting in a directory (from
  * inotify events and rescans), each once, so a rescan that sees a name
  * again adds nothing and claims are tried in arrival order.  Memory: one
- * node (two pointers, a flag word and the name) per name, plus the
+ * node (five pointers, a key, three ints and the name) per name, plus the
  * bucket array.
  */
 #ifndef TASKSPOOL_NAMESET_H
@@ -19,6 +19,10 @@
 struct nameset_node {
 	struct nameset_node *hnext;	/* bucket chain */
 	struct nameset_node *fnext;	/* FIFO order */
+	struct nameset_node *fprev;
+	struct nameset_node *lnext;	/* its priority level, by (key,
+					 * name) when placed */
+	struct nameset_node *lprev;
 	int64_t key;			/* caller's value (e.g. due ms) */
 	int flags;			/* caller's flags */
 	int prio;			/* 0..9, PRIORITY_DEFAULT when new;
@@ -33,6 +37,8 @@ struct nameset {
 	size_t nbucket, count;
 	struct nameset_node *head, *tail;
 	size_t nlevel[PRIORITY_MAX + 1];	/* nodes per prio */
+	struct nameset_node *lhead[PRIORITY_MAX + 1];	/* per prio */
+	struct nameset_node *ltail[PRIORITY_MAX + 1];
 	struct fairshare *fair;		/* borrowed, or NULL: the flows of
 					 * nameset_pop_priority (the caller
 					 * sets it while the set is empty) */
@@ -77,15 +83,19 @@ void nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio);
 void nameset_set_flow(struct nameset *ns, struct nameset_node *c, int i);
 
 /*
- * Detach the node to claim first at now_ms (core/priority.h): among the
- * first maxwalk nodes of the order, the one of highest effective
- * priority, aging by one level per aging_ms since its key (a due time
- * in ms); with ns->fair, among those the one whose flow has the
- * smallest start tag (core/fairshare.h), and that flow is served; ties
- * go to the smaller key, then the earliest in the order.  When every
+ * Detach the node to claim first at now_ms (core/priority.h): the one of
+ * highest effective priority, aging by one level per aging_ms since its
+ * key (a due time in ms); ties go to the smaller key, then the higher
+ * priority.  Each level keeps its nodes by (key, name) as they were
+ * placed (added, or given their priority), so only the first of each
+ * level competes: O(levels).  With ns->fair and two flows or more
+ * backlogged, among the first maxwalk nodes of the order the one of
+ * highest effective priority, then whose flow has the smallest start
+ * tag (core/fairshare.h), then the smaller key, then the earliest in the
+ * order: O(maxwalk); the flow of the node taken is served.  When every
  * node has one priority and one flow it is the head (nameset_pop,
- * O(1)), else O(maxwalk).  Returns it (new: caller frees with free())
- * or NULL when empty.
+ * O(1)).  Returns it (new: caller frees with free()) or NULL when
+ * empty.
  */
 struct nameset_node *nameset_pop_priority(struct nameset *ns,
     size_t maxwalk, int64_t now_ms, int64_t aging_ms);

@@ -318,9 +318,10 @@ START_TEST(test_pop_priority)
 	expect_prio_order(60000, 4096, "ceabd");
 	expect_prio_order(2000, 4096, "abced");
 	expect_prio_order(0, 4096, "ceabd");	/* aging off */
-	/* walk 2: only a, b compared first (both 5: a); then b, c: c; then
-	 * b, d: b; then d, e: e; then d */
-	expect_prio_order(60000, 2, "acbed");
+	/* maxwalk bounds only the walk of two flows or more: the first of
+	 * each level competes, however far back (a walk of 2 would have
+	 * compared a and b only) */
+	expect_prio_order(60000, 2, "ceabd");
 }
 END_TEST
 
@@ -344,6 +345,84 @@ START_TEST(test_pop_priority_uniform)
 }
 END_TEST
 
+
+/*
+ * nameset_pop_priority against its definition, by brute force: 3,000
+ * random adds (keys out of order, priorities 0..9), removes and pops;
+ * each pop must be the node of highest effective priority over the
+ * whole set (aging 500 ms at now 4000: keys 0..3999), ties to the
+ * smaller key, then the higher priority, then the smaller name (equal
+ * keys are placed by name).  And a priority-9 name behind 5,000 of
+ * priority 5 is the first one taken.
+ */
+START_TEST(test_pop_priority_bruteforce)
+{
+	struct nameset ns;
+	struct nameset_node *p, *want;
+	char name[32];
+	unsigned seed = 12345;
+	int live = 0;
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	for (int i = 0; i < 3000; i++) {
+		int op = (int)(rand_r(&seed) % 10);
+
+		if (op < 6 || live == 0) {
+			snprintf(name, sizeof(name), "t%05d", i);
+			p = nameset_add_ordered(&ns, name,
+			    rand_r(&seed) % 4000, 64, NULL);
+			ck_assert_ptr_nonnull(p);
+			nameset_set_prio(&ns, p, (int)(rand_r(&seed) % 10));
+			live++;
+		} else if (op < 7) {
+			ck_assert_int_eq(nameset_remove(&ns, ns.tail->name),
+			    0);
+			live--;
+		} else {
+			want = NULL;
+			for (p = ns.head; p != NULL; p = p->fnext) {
+				int ep = priority_effective(p->prio, p->key,
+				    4000, 500), ew;
+
+				if (want == NULL)
+					goto take;
+				ew = priority_effective(want->prio, want->key,
+				    4000, 500);
+				if (ep != ew ? ep > ew : p->key != want->key ?
+				    p->key < want->key : p->prio != want->prio ?
+				    p->prio > want->prio :
+				    strcmp(p->name, want->name) < 0)
+				take:
+					want = p;
+			}
+			snprintf(name, sizeof(name), "%s", want->name);
+			p = nameset_pop_priority(&ns, 4096, 4000, 500);
+			ck_assert_str_eq(p->name, name);
+			free(p);
+			live--;
+		}
+		ck_assert_uint_eq(ns.count, (size_t)live);
+	}
+	nameset_fini(&ns);
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "f%05d", i);
+		ck_assert_ptr_nonnull(nameset_add_ordered(&ns, name, i, 4096,
+		    NULL));
+	}
+	p = nameset_add_ordered(&ns, "urgent", 5000, 4096, NULL);
+	nameset_set_prio(&ns, p, 9);
+	p = nameset_pop_priority(&ns, 4096, 5000, 60000);
+	ck_assert_str_eq(p->name, "urgent");
+	free(p);
+	p = nameset_pop_priority(&ns, 4096, 5000, 60000);
+	ck_assert_str_eq(p->name, "f00000");
+	free(p);
+	nameset_fini(&ns);
+}
+END_TEST
+
 static Suite *
 nameset_suite(void)
 {
@@ -359,6 +438,7 @@ nameset_suite(void)
 	tcase_add_test(tc, test_add_ordered);
 	tcase_add_test(tc, test_pop_priority);
 	tcase_add_test(tc, test_pop_priority_uniform);
+	tcase_add_test(tc, test_pop_priority_bruteforce);
 	suite_add_tcase(s, tc);
 	return s;
 }
