@@ -25,7 +25,10 @@ KEYS=${KEYS:-10000}
 SLOTS=${SLOTS:-2}
 RUNS=${RUNS:-3}
 bench_workdir taskspool-bench-prio
-trap 'kill "${bench_pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# one_run runs in a command substitution (a subshell): its daemon's pid
+# is kept in $work/daemon.pid for this trap (never `kill 0`).
+trap 'test -s "$work/daemon.pid" && kill "$(cat "$work/daemon.pid")" 2>/dev/null
+rm -rf "$work"' EXIT
 
 # one_run MODE: prints the ms of N tasks (MODE fifo, mixed or keys);
 # leaves in $work/rss.MODE the daemon's VmRSS (kB) once all are done
@@ -49,11 +52,13 @@ one_run() {
 	done
 	t0=$(date +%s%N)
 	bench_daemon "$work/spool" b1 "$work/log" -c "$work/spool/taskspool.conf" -i b1
+	echo "$bench_pid" >"$work/daemon.pid"
 	while [ "$(ls "$work/spool/done" | wc -l)" -lt "$N" ]; do sleep 0.05; done
 	t1=$(date +%s%N)
-	sed -n 's/^VmRSS: *\([0-9]*\).*/\1/p' "/proc/$bench_pid/status" >"$work/rss.$1"
+	sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/$bench_pid/status" >"$work/rss.$1"
 	ls "$work/spool/state/limits" 2>/dev/null | grep -c @ >"$work/left.$1" || true
 	kill "$bench_pid"; wait "$bench_pid" 2>/dev/null || true
+	: >"$work/daemon.pid"
 	echo $(( (t1 - t0) / 1000000 ))
 }
 

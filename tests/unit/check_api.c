@@ -156,6 +156,21 @@ make_spool(struct config *cfg, int with_secondary)
 	}
 }
 
+/* Checked fixture: remove the test's spool (its mkdtemp directory, the
+ * parent of spool_dir) when make_spool made one. */
+static void
+drop_spool(void)
+{
+	char *slash;
+
+	if (spool_dir[0] == '\0')
+		return;
+	if ((slash = strrchr(spool_dir, '/')) != NULL)
+		*slash = '\0';
+	unit_rmtree(spool_dir);
+	spool_dir[0] = '\0';
+}
+
 struct answer {
 	int status;
 	json_t *body;		/* parsed body */
@@ -805,6 +820,7 @@ api_suite(void)
 		exit(EXIT_FAILURE);
 	}
 	tcase_set_timeout(tc, 20);
+	tcase_add_checked_fixture(tc, NULL, drop_spool);
 	tcase_add_loop_test(tc, test_verification_vector, 0, n);
 	tcase_add_test(tc, test_signing_vectors_accepted);
 	tcase_add_test(tc, test_body_rules);
