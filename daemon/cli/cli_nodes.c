@@ -326,6 +326,12 @@ nodes_drain(const struct config *cfg, const struct spool *sp, int drain,
 			    strerror(errno));
 			return EX_CANTCREAT;
 		}
+		if (known == 0) {
+			fprintf(stderr, "taskspool nodes resume: no node %s "
+			    "in the registry and no drain marker of it "
+			    "(taskspool nodes lists them)\n", node);
+			return EX_NOHOST;
+		}
 		printf("node %s was not drained\n", node);
 		return 0;
 	}

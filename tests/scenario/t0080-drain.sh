@@ -110,7 +110,7 @@ test_expect_success "$M: a damaged marker drains, saying so; a symbolic link too
 	ts nodes | grep -q "^$D alive "
 '
 
-test_expect_success "$M: unknown node refused unless --force; it then starts drained; bad reason 64" '
+test_expect_success "$M: unknown node refused unless --force (resume too: 68); it then starts drained; bad reason 64" '
 	rc=0 && ts nodes drain ${M}9 2>"$TRASH/$M.err" || rc=$? &&
 	test $rc = 68 && grep -q "no node ${M}9 in the registry" "$TRASH/$M.err" &&
 	ts nodes drain ${M}9 --force --reason later | grep -q "node ${M}9 drained: it is not running; it starts so" &&
@@ -118,6 +118,8 @@ test_expect_success "$M: unknown node refused unless --force; it then starts dra
 	grep -q "drained by an operator (reason: later)" "$TRASH/log.${M}9" &&
 	wait_for "ts nodes | grep -q \"^${M}9 drained \"" &&
 	ts nodes resume ${M}9 >/dev/null &&
+	rc=0 && ts nodes resume ${M}nosuch 2>"$TRASH/$M.err" || rc=$? &&
+	test $rc = 68 && grep -q "no node ${M}nosuch in the registry and no drain marker" "$TRASH/$M.err" &&
 	rc=0 && ts nodes drain ${M}9 --reason "$(printf "a\\033b")" 2>"$TRASH/$M.err" || rc=$? &&
 	test $rc = 64 && grep -q "without control characters" "$TRASH/$M.err" &&
 	read D O <"$TRASH/$M.pair" && stop_daemon ${M}9 && stop_daemon "$D"
