@@ -367,6 +367,21 @@ static const struct {
 	{ "* * * * Jan-Foo ?", CRON_DIALECT_QUARTZ, "month: ",
 	    "\"Jan-Foo\"" },
 	{ "@daily", CRON_DIALECT_QUARTZ, "\"@daily\"", "vixie" },
+	/*
+	 * README "Cron expressions": forms Quartz 2.3.2 accepts that
+	 * taskspool refuses (CRON-RULES.md 4.3), and cronie's lower-case
+	 * macros.
+	 */
+	{ "0 0 0 1W-5 * ?", CRON_DIALECT_QUARTZ, "day-of-month: ",
+	    "\"1W-5\"" },
+	{ "0 0 0 ? * 6L-2", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"6L-2\"" },
+	{ "0 0 0 ? * L-2", CRON_DIALECT_QUARTZ, "day-of-week: ",
+	    "\"L-2\"" },
+	{ "0 0 0 1,15W * ?", CRON_DIALECT_QUARTZ, "day-of-month: ",
+	    "\"1,15W\"" },
+	{ "@DAILY", CRON_DIALECT_VIXIE, "\"@DAILY\"", "unknown macro" },
+	{ "@Hourly", CRON_DIALECT_VIXIE, "\"@Hourly\"", "unknown macro" },
 };
 
 START_TEST(test_parse_errors)
@@ -916,6 +931,77 @@ START_TEST(test_dst_hand)
 }
 END_TEST
 
+/*
+ * The accepted forms of README "Cron expressions" beyond the vectors,
+ * fires worked out with a calendar (2026-01-01 is a Thursday).
+ */
+START_TEST(test_rules_forms)
+{
+	/*
+	 * L-2W: the weekday nearest to the last day minus 2.  Jan: 31-2 =
+	 * 29, Thu.  Feb: 28-2 = 26, Thu.  Mar: 31-2 = 29, Sun -> Mon 30.
+	 */
+	static const char *const l2w[] = {
+		"2026-01-29T00:00:00Z", "2026-02-26T00:00:00Z",
+		"2026-03-30T00:00:00Z",
+	};
+	/*
+	 * L-30W (Quartz 2.3.2 hangs on it): Feb 28-30 < 1 and Apr 30-30 = 0
+	 * do not exist; Mar 1 is a Sunday -> Mon 2; May 1 is a Friday;
+	 * Jun 0 no; Jul 1 is a Wednesday.
+	 */
+	static const char *const l30w[] = {
+		"2026-03-02T00:00:00Z", "2026-05-01T00:00:00Z",
+		"2026-07-01T00:00:00Z",
+	};
+	/* 5-FRI = FRI-FRI: Fridays 2, 9, 16 January. */
+	static const char *const fridays[] = {
+		"2026-01-02T00:00:00Z", "2026-01-09T00:00:00Z",
+		"2026-01-16T00:00:00Z",
+	};
+	/* MON-5, 1-FRI, quartz 2-FRI: Mon-Fri: Fri 2, Mon 5, Tue 6. */
+	static const char *const weekdays[] = {
+		"2026-01-02T00:00:00Z", "2026-01-05T00:00:00Z",
+		"2026-01-06T00:00:00Z",
+	};
+	/*
+	 * 31W (CRON-RULES.md 4.3, where Quartz 2.3.2 differs): months
+	 * with a 31st only.  May 31 2026 Sun -> Fri 29; Jul 31 Fri; Aug 31
+	 * Mon; Oct 31 Sat -> Fri 30; Dec 31 Thu; Jan 31 2027 Sun -> Fri
+	 * 29; Mar 31 Wed; then no 31 April (Quartz: Fri 2027-04-30), so
+	 * May 31 2027, a Monday.
+	 */
+	static const char *const w31[] = {
+		"2026-05-29T00:00:00Z", "2026-07-31T00:00:00Z",
+		"2026-08-31T00:00:00Z", "2026-10-30T00:00:00Z",
+		"2026-12-31T00:00:00Z", "2027-01-29T00:00:00Z",
+		"2027-03-31T00:00:00Z", "2027-05-31T00:00:00Z",
+	};
+	static const struct {
+		const char		*text;
+		enum cron_dialect	 d;
+		const char		*from;
+		const char *const	*want;
+		int			 count;
+	} forms[] = {
+		{ "0 0 0 L-2W * ?", CRON_DIALECT_QUARTZ, NULL, l2w, 3 },
+		{ "0 0 0 L-30W * ?", CRON_DIALECT_QUARTZ, NULL, l30w, 3 },
+		{ "0 0 * * 5-FRI", CRON_DIALECT_VIXIE, NULL, fridays, 3 },
+		{ "0 0 * * MON-5", CRON_DIALECT_VIXIE, NULL, weekdays, 3 },
+		{ "0 0 * * 1-FRI", CRON_DIALECT_VIXIE, NULL, weekdays, 3 },
+		{ "0 0 0 ? * 2-FRI", CRON_DIALECT_QUARTZ, NULL, weekdays, 3 },
+		{ "0 0 0 31W * ?", CRON_DIALECT_QUARTZ, "2026-05-28T20:26:40Z",
+		    w31, 8 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof forms / sizeof forms[0]; i++)
+		check_fires(forms[i].text, forms[i].d, "UTC",
+		    forms[i].from != NULL ? forms[i].from :
+		    "2026-01-01T00:00:00Z", forms[i].want, forms[i].count);
+}
+END_TEST
+
 START_TEST(test_never_and_errors)
 {
 	static const struct {
@@ -1021,6 +1107,7 @@ cron_suite(void)
 	tc = tcase_create("parse");
 	tcase_add_test(tc, test_parse_errors);
 	tcase_add_test(tc, test_parse_accepts);
+	tcase_add_test(tc, test_rules_forms);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tz");
