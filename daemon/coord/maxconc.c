@@ -83,13 +83,14 @@ static const struct coord_rider limit_rider = {
 #define KEY_OFFSET_HEX	12
 
 /*
- * File mode, per key: the byte offset of slot i of the key whose digest
- * is keyhash in state/limits/keys/<code>: the first KEY_OFFSET_HEX hex
- * digits of keyhash times CONCKEY_LIMIT_MAX, plus i.  Returns the
- * offset, or -1 when keyhash does not start with that many hex digits.
+ * File mode, per key: the byte offset of slot 0 of the key whose digest
+ * is keyhash in state/limits/keys/<code> (slot i is at it + i): the first
+ * KEY_OFFSET_HEX hex digits of keyhash times CONCKEY_LIMIT_MAX.  Returns
+ * the offset, or -1 when keyhash does not start with that many lowercase
+ * hex digits.
  */
 static off_t
-key_offset(const char *keyhash, long i)
+key_base(const char *keyhash)
 {
 	uint64_t h = 0;
 
@@ -104,7 +105,32 @@ key_offset(const char *keyhash, long i)
 			return -1;
 		h = h << 4 | (uint64_t)v;
 	}
-	return (off_t)(h * CONCKEY_LIMIT_MAX + (uint64_t)i);
+	return (off_t)(h * CONCKEY_LIMIT_MAX);
+}
+
+/* state/limits/keys/<code>, opened (O_RDWR, created with its
+ * directories when missing): a new descriptor, or -1 (errno). */
+static int
+key_file_open(const struct spool *sp, const char *code)
+{
+	char path[TASK_CODE_MAX + 16];
+	int dfd, kfd, fd;
+
+	snprintf(path, sizeof(path), "limits/keys/%s", code);
+	fd = openat(sp->dir[SPOOL_STATE], path, O_RDWR | O_CREAT | O_CLOEXEC |
+	    O_NOFOLLOW, 0644);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;	/* the usual case: one call */
+	if ((dfd = state_subdir(sp, "limits")) < 0)
+		return -1;
+	kfd = subdir_at(dfd, "keys");
+	close(dfd);
+	if (kfd < 0)
+		return -1;
+	fd = openat(kfd, code, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0644);
+	close(kfd);
+	return fd;
 }
 
 /*
@@ -118,36 +144,24 @@ static enum coord_status
 file_acquire_key(struct coord *c, struct coord_lease *l, const char *code,
     const char *keyhash, long max, char *why, size_t whylen)
 {
-	int dfd = state_subdir(c->sp, "limits"), kfd, fd;
+	off_t base = key_base(keyhash);
+	int fd;
 
 	if (max > CONCKEY_LIMIT_MAX)
 		max = CONCKEY_LIMIT_MAX;	/* checked before; never more */
-	if (key_offset(keyhash, 0) < 0) {
+	if (base < 0) {
 		snprintf(why, whylen, "max_concurrent_per_key: not a key "
 		    "digest: '%.40s'", keyhash);
-		if (dfd >= 0)
-			close(dfd);
 		return COORD_ERR;
 	}
-	if (dfd < 0 || (kfd = subdir_at(dfd, "keys")) < 0) {
-		snprintf(why, whylen, "state/limits/keys/: %s",
-		    strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
-		return COORD_ERR;
-	}
-	close(dfd);
-	fd = openat(kfd, code, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0644);
-	close(kfd);
-	if (fd < 0) {
+	if ((fd = key_file_open(c->sp, code)) < 0) {
 		snprintf(why, whylen, "state/limits/keys/%s: %s", code,
 		    strerror(errno));
 		return COORD_ERR;
 	}
 	for (long i = 0; i < max; i++) {
 		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
-		    .l_start = key_offset(keyhash, i), .l_len = 1 };
+		    .l_start = base + i, .l_len = 1 };
 
 		if (fcntl(fd, F_OFD_SETLK, &fl) == 0) {
 			l->key_fd = fd + 1;

@@ -76,9 +76,10 @@ enum coord_status coord_limit_acquire_key(struct coord *c, int fd,
 /*
  * Remove the slot files of keys of daemons before 0.14
  * (state/limits/<code>@<keyhash>.<i>, which they unlinked when freed)
- * that no one holds: left by such holders killed with -9 (tidying).  Each is locked
- * (LOCK_NB), verified to be the file of its name, unlinked, closed; a
- * held one is left alone.  Returns how many were removed.
+ * that no one holds: left by such holders killed with -9 (tidying).
+ * Each is locked (LOCK_NB), verified to be the file of its name,
+ * unlinked, closed; a held one is left alone.  Returns how many were
+ * removed.
  */
 size_t limits_sweep_keys(const struct spool *sp);
 

@@ -86,13 +86,17 @@ ordered_before(int64_t key, const char *name, const struct nameset_node *o)
 #define LEVEL_WALK	4096
 
 /* Put n into the list of its priority level, after the last node not
- * after it by (key, name), walking back from the level's tail. */
+ * after it by (key, name): first of the level when before its head (a
+ * key of 0, the usual one of sets that do not order by key, costs no
+ * walk), else walking back from the level's tail. */
 static void
 level_insert(struct nameset *ns, struct nameset_node *n)
 {
 	struct nameset_node *p = ns->ltail[n->prio];
 	size_t walked = 0;
 
+	if (p != NULL && ordered_before(n->key, n->name, ns->lhead[n->prio]))
+		p = NULL;
 	while (p != NULL && walked < LEVEL_WALK &&
 	    ordered_before(n->key, n->name, p)) {
 		p = p->lprev;
@@ -125,8 +129,10 @@ level_remove(struct nameset *ns, struct nameset_node *n)
 	n->lprev = n->lnext = NULL;
 }
 
-struct nameset_node *
-nameset_add(struct nameset *ns, const char *name, int *added)
+/* nameset_add with the new node's key given, so that its level places
+ * it once. */
+static struct nameset_node *
+add_node(struct nameset *ns, const char *name, int64_t key, int *added)
 {
 	struct nameset_node *n = nameset_find(ns, name);
 	size_t len, i;
@@ -140,10 +146,9 @@ nameset_add(struct nameset *ns, const char *name, int *added)
 	if (n == NULL)
 		return NULL;
 	memcpy(n->name, name, len + 1);
-	n->key = 0;
+	n->key = key;
 	n->flags = 0;
 	n->prio = PRIORITY_DEFAULT;
-	ns->nlevel[PRIORITY_DEFAULT]++;
 	n->flow = FAIR_LOCAL;
 	if (ns->fair != NULL)
 		fair_enter(ns->fair, FAIR_LOCAL);
@@ -167,6 +172,12 @@ nameset_add(struct nameset *ns, const char *name, int *added)
 }
 
 struct nameset_node *
+nameset_add(struct nameset *ns, const char *name, int *added)
+{
+	return add_node(ns, name, 0, added);
+}
+
+struct nameset_node *
 nameset_add_ordered(struct nameset *ns, const char *name, int64_t key,
     size_t maxwalk, int *added)
 {
@@ -176,12 +187,9 @@ nameset_add_ordered(struct nameset *ns, const char *name, int64_t key,
 
 	if (added != NULL)
 		*added = 0;
-	n = nameset_add(ns, name, &fresh);
+	n = add_node(ns, name, key, &fresh);
 	if (n == NULL || !fresh)
 		return n;
-	n->key = key;
-	level_remove(ns, n);		/* placed again with its key */
-	level_insert(ns, n);
 	if (added != NULL)
 		*added = 1;
 	if (tail == NULL || !ordered_before(key, name, tail))
@@ -236,7 +244,6 @@ detach(struct nameset *ns, struct nameset_node *n)
 		ns->tail = n->fprev;
 	level_remove(ns, n);
 	ns->count--;
-	ns->nlevel[n->prio]--;
 	if (ns->fair != NULL)
 		fair_leave(ns->fair, n->flow);
 	n->fnext = n->fprev = n->hnext = NULL;
@@ -271,10 +278,10 @@ nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio)
 		prio = PRIORITY_MIN;
 	if (prio > PRIORITY_MAX)
 		prio = PRIORITY_MAX;
+	if (prio == c->prio)
+		return;		/* placed already */
 	level_remove(ns, c);
-	ns->nlevel[c->prio]--;
 	c->prio = prio;
-	ns->nlevel[prio]++;
 	level_insert(ns, c);
 }
 
@@ -316,7 +323,7 @@ mixed(const struct nameset *ns)
 	int levels = 0;
 
 	for (int i = PRIORITY_MIN; i <= PRIORITY_MAX; i++)
-		if (ns->nlevel[i] != 0 && ++levels > 1)
+		if (ns->lhead[i] != NULL && ++levels > 1)
 			return 1;
 	return 0;
 }

@@ -36,7 +36,6 @@ struct nameset {
 	struct nameset_node **bucket;
 	size_t nbucket, count;
 	struct nameset_node *head, *tail;
-	size_t nlevel[PRIORITY_MAX + 1];	/* nodes per prio */
 	struct nameset_node *lhead[PRIORITY_MAX + 1];	/* per prio */
 	struct nameset_node *ltail[PRIORITY_MAX + 1];
 	struct fairshare *fair;		/* borrowed, or NULL: the flows of
@@ -73,6 +72,8 @@ struct nameset_node *nameset_add_ordered(struct nameset *ns, const char *name,
 
 /*
  * Set node c's priority (clamped into 0..9).  c must be a node of ns.
+ * A changed priority places c in its new level by its key as it is then
+ * (give the key when adding: nameset_add_ordered).
  */
 void nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio);
 

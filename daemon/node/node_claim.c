@@ -184,12 +184,14 @@ node_cand_again(struct node *n, int dfd, const char *name, int announced)
 	}
 	if (rate_parked(n, name))
 		return;		/* node_rate_requeue() brings it back */
-	c = nameset_add(&n->qcand, name, &added);
-	if (c != NULL && added) {
-		/* Routed tasks too: by priority, aging from the mtime. */
-		c->key = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
-		    node_mtime_ms(&st) : INT64_MAX;
-		cand_meta(&n->qcand, c, dfd, name);
+	/* Routed tasks too: by priority, aging from the mtime (kept in
+	 * arrival order: a walk of 0). */
+	if ((c = nameset_find(&n->qcand, name)) == NULL) {
+		c = nameset_add_ordered(&n->qcand, name, fstatat(dfd, name, &st,
+		    AT_SYMLINK_NOFOLLOW) == 0 ? node_mtime_ms(&st) : INT64_MAX,
+		    0, &added);
+		if (c != NULL && added)
+			cand_meta(&n->qcand, c, dfd, name);
 	}
 	if (c != NULL && announced)
 		c->flags |= CAND_ANNOUNCED;
