@@ -407,8 +407,12 @@ api_submit(struct api_ctx *c, struct buf *out)
 			goto out;
 		}
 	} else
+		/* One clock read: the request's start in ms (a second
+		 * from rq->now and the ms from a later read could go back
+		 * by up to 999 ms across a second's edge, and generated
+		 * ids must follow submission order). */
 		spool_new_request_id(t.request_id, sizeof(t.request_id),
-		    c->rq->now * 1000 + tstime_now_ms() % 1000);
+		    c->rq->now_ms > 0 ? c->rq->now_ms : c->rq->now * 1000);
 	/* §4.1 step 3: the task code exists (a hook) and is granted. */
 	snprintf(hook, sizeof(hook), "%s/%s", c->rq->cfg->hooks_dir,
 	    t.task_code);

@@ -181,6 +181,8 @@ struct answer {
  * Build the request of S-vector base (with the changes of V-vector v, may
  * be NULL), run api_handle at time now, parse the answer.
  */
+static int64_t run_now_ms;	/* rq.now_ms of run(); 0 = now * 1000 */
+
 static void
 run(const struct config *cfg, json_t *base, json_t *v, int64_t now,
     struct answer *a)
@@ -261,6 +263,7 @@ run(const struct config *cfg, json_t *base, json_t *v, int64_t now,
 	rq.ctx = &e;
 	rq.in_fd = p[0];
 	rq.now = now;
+	rq.now_ms = run_now_ms;
 	rq.cfg = cfg;
 	rq.config_error = config_error;
 	buf_init(&out, 0);
@@ -767,6 +770,66 @@ START_TEST(test_nul_body)
 END_TEST
 
 /*
+ * A submission without requestId gets one made from the request's own
+ * instant (rq.now_ms): "req_" + UTC yyyymmddThhmmss + ms + "Z_" + 12 hex
+ * digits (API.md section 4.1), so generated ids sort in submission order.
+ * Once the second came from rq.now and the ms from a later clock read, so
+ * an id made at 12:00:00.998 could be followed by one "at" 12:00:00.001.
+ * Two bodies without requestId, S01's key and headers, signed by hand
+ * outside the code under test (Python hmac/hashlib over the canonical
+ * string of API.md section 3.3, timestamp 1717243200 =
+ * 2024-06-01T12:00:00Z); the server's clock is 998 and 999 ms past it.
+ */
+START_TEST(test_generated_request_id)
+{
+	static const struct {
+		const char *hex, *nonce, *sig, *want;
+		int64_t now_ms;
+	} t[] = {
+		{ "7b227461736b436f6465223a227265706f72742e67656e657261746522"
+		  "2c227461736b4e616d65223a226e6f2d69642d31227d",
+		  "00000000000000000000000000000b01",
+		  "5a798a15bf469733de81493fac2ce0fbaa4a1a96643ec14af1e86022bd886df1",
+		  "req_20240601T120000998Z_", 1717243200998LL },
+		{ "7b227461736b436f6465223a227265706f72742e67656e657261746522"
+		  "2c227461736b4e616d65223a226e6f2d69642d32227d",
+		  "00000000000000000000000000000b02",
+		  "b93d8acb146f3d6092304ae70befdd542dfe7c0feb55904a672d4df7252fa6dd",
+		  "req_20240601T120000999Z_", 1717243200999LL },
+	};
+	json_t *s01 = by_id("request_signing", "S01");
+	struct config cfg;
+	struct answer a;
+	char prev[64] = "";
+
+	make_spool(&cfg, 1);
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		json_t *base = json_deep_copy(s01), *h;
+		const char *id;
+
+		h = json_object_get(base, "headers");
+		json_object_set_new(base, "body_hex", json_string(t[i].hex));
+		json_object_set_new(h, "Content-Length", json_string("51"));
+		json_object_set_new(h, "X-Nonce", json_string(t[i].nonce));
+		json_object_set_new(h, "X-Signature", json_string(t[i].sig));
+		run_now_ms = t[i].now_ms;
+		run(&cfg, base, NULL, 1717243200, &a);
+		run_now_ms = 0;
+		ck_assert_msg(a.status == 202, "%zu: %s", i, a.raw);
+		id = json_string_value(json_object_get(a.body, "requestId"));
+		ck_assert_ptr_nonnull(id);
+		ck_assert_msg(strncmp(id, t[i].want, strlen(t[i].want)) == 0,
+		    "%zu: %s, want %s...", i, id, t[i].want);
+		ck_assert_uint_eq(strlen(id), strlen(t[i].want) + 12);
+		ck_assert_int_lt(strcmp(prev, id), 0);
+		snprintf(prev, sizeof(prev), "%s", id);
+		answer_free(&a);
+		json_decref(base);
+	}
+}
+END_TEST
+
+/*
  * The idempotency record codec's round trip (issue 10, item 2), by
  * api_marker_roundtrip(): a record as the API writes it passes; bytes the
  * decoder refuses (a NUL after a member, a fingerprint that is not 64
@@ -830,6 +893,7 @@ api_suite(void)
 	tcase_add_test(tc, test_config_error_is_500);
 	tcase_add_test(tc, test_rate_limit);
 	tcase_add_test(tc, test_nul_body);
+	tcase_add_test(tc, test_generated_request_id);
 	tcase_add_test(tc, test_marker_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
