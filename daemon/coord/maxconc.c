@@ -498,96 +498,104 @@ limits_state_name(const struct spool *sp, enum spool_dir d, const char *id)
 
 int
 limits_wait(struct nameset *waiting, const char *code, const char *name,
-    int flags)
+    int flags, int64_t key, int prio, int flow)
 {
-	char key[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
+	char k[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
 	struct nameset_node *w;
 
-	snprintf(key, sizeof(key), "%s/%s", code, name);
-	if ((w = nameset_add(waiting, key, NULL)) == NULL)
+	snprintf(k, sizeof(k), "%s/%s", code, name);
+	if ((w = nameset_add_ordered(waiting, k, key, 0, NULL)) == NULL)
 		return -1;
 	w->flags = flags;
+	nameset_set_prio(waiting, w, prio);
+	nameset_set_flow(waiting, w, flow);	/* recorded: no fair share */
 	return 0;
 }
 
-static int
-by_code_name(const void *a, const void *b)
+/* Length of the group of a waiting name ("<group>/<file name>"). */
+static size_t
+group_len(const char *name)
 {
-	return strcmp((*(struct nameset_node *const *)a)->name,
-	    (*(struct nameset_node *const *)b)->name);
+	const char *slash = strchr(name, '/');
+
+	return slash != NULL ? (size_t)(slash - name) : strlen(name);
 }
 
-/* By the file name after "<code>/". */
+/* By group, then in claim order: the higher priority, the older key,
+ * the file name. */
 static int
-by_name(const void *a, const void *b)
+by_group_order(const void *pa, const void *pb)
 {
-	return strcmp(strchr((*(struct nameset_node *const *)a)->name, '/'),
-	    strchr((*(struct nameset_node *const *)b)->name, '/'));
+	const struct nameset_node *a = *(struct nameset_node *const *)pa;
+	const struct nameset_node *b = *(struct nameset_node *const *)pb;
+	size_t la = group_len(a->name), lb = group_len(b->name);
+	int c = memcmp(a->name, b->name, la < lb ? la : lb);
+
+	if (c != 0 || la != lb)
+		return c != 0 ? c : la < lb ? -1 : 1;
+	if (a->prio != b->prio)
+		return a->prio > b->prio ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return strcmp(a->name + la, b->name + lb);
 }
 
 size_t
 limits_requeue(struct nameset *waiting, const char *spec,
-    const char *key_spec, struct nameset *cand, struct nameset *qcand)
+    const char *key_spec, struct nameset *cand, struct nameset *qcand,
+    size_t walk)
 {
 	size_t n = waiting->count, k = 0, moved = 0, run = 0;
-	struct nameset_node **v, **sel, *w;
+	struct nameset_node **v, *w;
 	char prev[TASK_CODE_MAX + 48] = "";
 
 	if (n == 0)
 		return 0;
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return 0;
-	if ((sel = calloc(n, sizeof(*sel))) == NULL) {
-		free(v);
-		return 0;
-	}
 	while (k < n && (w = nameset_pop(waiting)) != NULL)
 		v[k++] = w;
-	/* "<code>/<name>" sorts by code, then by requestId. */
-	qsort(v, k, sizeof(*v), by_code_name);
+	qsort(v, k, sizeof(*v), by_group_order);
 	for (size_t i = 0; i < k; i++) {
 		char *slash = strchr(v[i]->name, '/'), *at;
-		size_t cl = slash != NULL ? (size_t)(slash - v[i]->name) : 0;
-		char group[sizeof(prev)];
+		char group[sizeof(prev)], code[sizeof(prev)];
 		long mx;
 
-		snprintf(group, sizeof(group), "%.*s", (int)cl, v[i]->name);
+		snprintf(group, sizeof(group), "%.*s",
+		    (int)group_len(v[i]->name), v[i]->name);
 		if (i == 0 || strcmp(group, prev) != 0)
 			run = 0;
 		memcpy(prev, group, sizeof(prev));
-		if ((at = strchr(group, '@')) != NULL) {
+		memcpy(code, group, sizeof(code));
+		if ((at = strchr(code, '@')) != NULL) {
 			/* "<code>@<keyhash>": that key's limit (a task's
 			 * own maxConcurrentPerKey is not known here: 1) */
 			*at = '\0';
-			mx = limits_max(key_spec, group);
+			mx = limits_max(key_spec, code);
 			if (mx <= 0)
 				mx = 1;
 		} else
-			mx = limits_max(spec, group);
+			mx = limits_max(spec, code);
 		if (slash != NULL && (mx <= 0 || run < (size_t)mx)) {
-			sel[moved++] = v[i];
+			int q = v[i]->flags & LIMITS_FROM_QUEUE, added = 0;
+			struct nameset *to = q ? qcand : cand;
+			struct nameset_node *c = nameset_add_ordered(to,
+			    slash + 1, v[i]->key, q ? 0 : walk, &added);
+
+			if (c != NULL) {
+				c->flags |= v[i]->flags & ~LIMITS_FROM_QUEUE;
+				if (added) {
+					nameset_set_prio(to, c, v[i]->prio);
+					nameset_set_flow(to, c, v[i]->flow);
+				}
+			}
 			run++;
-			continue;
-		}
-		if (slash != NULL) {
-			w = nameset_add(waiting, v[i]->name, NULL);
-			if (w != NULL)
-				w->flags = v[i]->flags;
-		}
+			moved++;
+		} else if (slash != NULL)
+			(void)limits_wait(waiting, group, slash + 1,
+			    v[i]->flags, v[i]->key, v[i]->prio, v[i]->flow);
 		free(v[i]);
 	}
-	/* Tried in requestId order, whatever their codes. */
-	qsort(sel, moved, sizeof(*sel), by_name);
-	for (size_t i = 0; i < moved; i++) {
-		struct nameset_node *c = nameset_add(sel[i]->flags &
-		    LIMITS_FROM_QUEUE ? qcand : cand, strchr(sel[i]->name,
-		    '/') + 1, NULL);
-
-		if (c != NULL)
-			c->flags |= sel[i]->flags & ~LIMITS_FROM_QUEUE;
-		free(sel[i]);
-	}
-	free(sel);
 	free(v);
 	return moved;
 }

@@ -126,20 +126,28 @@ const char *limits_state_name(const struct spool *sp, enum spool_dir d,
  * A daemon's waiting candidates: names of incoming/ (or, with flag
  * LIMITS_FROM_QUEUE, of queue/<self>/) whose code's limit was full,
  * kept in waiting as "<group>/<file name>" (nameset.h; flags as given),
- * the group a task code, or "<taskCode>@<keyhash>" for a key's limit.
- * limits_requeue() moves back into cand (or qcand) the oldest of each
- * group — by file name, which is the requestId, time-ordered when
- * generated — at most that code's limit in spec (a key's: in key_spec,
- * max_concurrent_per_key, or 1 when only tasks set it), so that they
- * are tried again in submission order; the others stay in waiting.
- * Returns the
- * number moved.  Nodes are moved or freed: no memory is lost on ENOMEM,
- * a name is dropped (the periodic rescan finds it again).
+ * the group a task code, or "<taskCode>@<keyhash>" for a key's limit,
+ * with what their claim order needs (README.md, "Priorities"): key, the
+ * file's mtime in ms; prio, its priority 0..9; flow, its flow's index
+ * in the fair share of the set it goes back to (core/fairshare.h).
+ * Returns 0, or -1 (ENOMEM: the name is dropped; the periodic rescan
+ * finds it again).
+ *
+ * limits_requeue() moves back into cand (or qcand) the first of each
+ * group in claim order — the higher priority, then the older mtime,
+ * then the file name — at most that code's limit in spec (a key's: in
+ * key_spec, max_concurrent_per_key, or 1 when only tasks set it), each
+ * with its key, priority and flow (placed by key over at most walk
+ * nodes of cand, 0 of qcand: nameset_add_ordered); the others stay in
+ * waiting.  Returns the number moved.  Nodes are moved or freed: no
+ * memory is lost on ENOMEM, a name is dropped (the periodic rescan
+ * finds it again).
  */
 #define LIMITS_FROM_QUEUE	0x100
 int limits_wait(struct nameset *waiting, const char *code, const char *name,
-    int flags);
+    int flags, int64_t key, int prio, int flow);
 size_t limits_requeue(struct nameset *waiting, const char *spec,
-    const char *key_spec, struct nameset *cand, struct nameset *qcand);
+    const char *key_spec, struct nameset *cand, struct nameset *qcand,
+    size_t walk);
 
 #endif

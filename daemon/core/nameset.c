@@ -288,7 +288,13 @@ nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio)
 void
 nameset_set_flow(struct nameset *ns, struct nameset_node *c, int i)
 {
-	if (ns->fair == NULL || i < 0 || (size_t)i >= ns->fair->n)
+	if (i < 0 || i >= FAIR_FLOWS_MAX)
+		return;
+	if (ns->fair == NULL) {
+		c->flow = i;	/* a value kept for the caller */
+		return;
+	}
+	if ((size_t)i >= ns->fair->n)
 		return;
 	fair_leave(ns->fair, c->flow);
 	c->flow = i;

@@ -78,8 +78,10 @@ struct nameset_node *nameset_add_ordered(struct nameset *ns, const char *name,
 void nameset_set_prio(struct nameset *ns, struct nameset_node *c, int prio);
 
 /*
- * Set node c's flow to i (an index of ns->fair; ignored without one):
- * it leaves its old flow and joins i (core/fairshare.h, fair_enter).
+ * Set node c's flow to i (an index of ns->fair): it leaves its old flow
+ * and joins i (core/fairshare.h, fair_enter).  Without ns->fair, i
+ * (0..FAIR_FLOWS_MAX - 1) is only recorded, for the caller to hand on.
+ * An index out of range is ignored.
  */
 void nameset_set_flow(struct nameset *ns, struct nameset_node *c, int i);
 

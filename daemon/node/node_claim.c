@@ -54,12 +54,6 @@
 #include "core/task.h"
 #include "core/tstime.h"
 
-/* How far back into the candidates a late arrival (older mtime than the
- * newest candidate) is placed by its mtime: beyond, it waits at the
- * tail, so a large unordered backlog (a start-up rescan) costs a bounded
- * walk per file. */
-#define CAND_ORDER_WALK	4096
-
 /* Past the settle time before a file is looked at again (ms): its mtime
  * is in ms, the clock that compares it too. */
 #define SETTLE_SLACK_MS	50
@@ -98,40 +92,50 @@ generated_id(char *out, size_t len, const char *name, const struct stat *st)
  * "app:<appId>" (weight appWeight) for the API's, "jobs" for the fires
  * of recurring jobs, else "local".  A file that cannot be read or
  * decoded is PRIORITY_DEFAULT and "local" (its claim refuses it, with
- * the reason).  Sets c's priority and flow in ns.
+ * the reason).  Sets c's priority and flow in ns (task_flow: the index
+ * of t's flow in fair, added when new).
  * XXX one read and decode per candidate, besides the claim's own.
  */
+static int
+task_flow(struct fairshare *fair, const struct task *t)
+{
+	char flow[FAIR_NAME_MAX] = "local";
+	int weight = 1;
+
+	if (t->nattempts > 0)
+		snprintf(flow, sizeof(flow), "retry");
+	else if (t->app_id != NULL) {
+		snprintf(flow, sizeof(flow), "app:%s", t->app_id);
+		weight = t->app_weight > 0 ? t->app_weight : 1;
+	} else if (t->job_code != NULL)
+		snprintf(flow, sizeof(flow), "jobs");
+	return fair_flow_of(fair, flow, weight);
+}
+
 static void
 cand_meta(struct nameset *ns, struct nameset_node *c, int dfd,
     const char *name)
 {
 	size_t len;
 	char *data = spool_read_file(dfd, name, TASK_FILE_MAX, &len);
-	char flow[FAIR_NAME_MAX] = "local";
 	struct task t;
 	struct task_error err;
-	int prio = PRIORITY_DEFAULT, weight = 1;
+	int prio = PRIORITY_DEFAULT, flow = FAIR_LOCAL;
 
 	if (data != NULL) {
 		task_init(&t);
 		if (task_decode(data, len, &t, &err) == 0) {
 			if (t.priority >= 0)
 				prio = t.priority;
-			if (t.nattempts > 0)
-				snprintf(flow, sizeof(flow), "retry");
-			else if (t.app_id != NULL) {
-				snprintf(flow, sizeof(flow), "app:%s",
-				    t.app_id);
-				weight = t.app_weight > 0 ? t.app_weight : 1;
-			} else if (t.job_code != NULL)
-				snprintf(flow, sizeof(flow), "jobs");
+			if (ns->fair != NULL)
+				flow = task_flow(ns->fair, &t);
 		}
 		task_fini(&t);
 		free(data);
 	}
 	nameset_set_prio(ns, c, prio);
 	if (ns->fair != NULL)
-		nameset_set_flow(ns, c, fair_flow_of(ns->fair, flow, weight));
+		nameset_set_flow(ns, c, flow);
 }
 
 /*
@@ -301,17 +305,20 @@ key_max(const struct node *n, const struct task *t)
 }
 
 /*
- * t waits for a limit: kept in n->waiting under group (its code, or
- * "<code>@<keyhash>"); with a reason (NULL: the store failed, nothing
+ * t (file name in dfd, of status st) waits for a limit: kept in
+ * n->waiting under group (its code, or "<code>@<keyhash>") with its
+ * place in the claim order; with a reason (NULL: the store failed, nothing
  * to show) marked WAITING with it, logged and announced to the index
  * when the reason is new.
  */
 static void
 limit_park(struct node *n, const struct task *t, int dfd, const char *name,
-    int announced, const char *group, const char *reason)
+    const struct stat *st, int announced, const char *group,
+    const char *reason)
 {
 	char old[LIMITS_REASON_MAX];
-	int had;
+	int had, q = dfd == n->qself;
+	struct nameset *to = q ? &n->qcand : &n->cand;
 
 	if (reason != NULL && (!(had = limits_waiting_reason(&n->sp,
 	    t->request_id, old, sizeof(old))) || strcmp(old, reason) != 0)) {
@@ -324,8 +331,13 @@ limit_park(struct node *n, const struct task *t, int dfd, const char *name,
 			    SPOOL_QUEUE : SPOOL_INCOMING, "WAITING",
 			    dfd == n->qself ? n->sp.node : NULL, t, -1);
 	}
+	/* It goes back with its place in the claim order (its priority,
+	 * its mtime, its flow), as cand_meta gave it. */
 	(void)limits_wait(&n->waiting, group, name, (announced ?
-	    CAND_ANNOUNCED : 0) | (dfd == n->qself ? LIMITS_FROM_QUEUE : 0));
+	    CAND_ANNOUNCED : 0) | (q ? LIMITS_FROM_QUEUE : 0),
+	    node_mtime_ms(st), t->priority >= 0 ? t->priority :
+	    PRIORITY_DEFAULT, to->fair != NULL ? task_flow(to->fair, t) :
+	    FAIR_LOCAL);
 }
 
 /* maxConcurrent and max_concurrent_per_key (maxconc.h): 0 when t may
@@ -333,7 +345,7 @@ limit_park(struct node *n, const struct task *t, int dfd, const char *name,
  * in n->waiting; the lease's close frees a slot taken). */
 static int
 limit_wait(struct node *n, int fd, const struct task *t, int dfd,
-    const char *name, int announced)
+    const char *name, const struct stat *sb, int announced)
 {
 	long max = limits_max(n->cfg->max_concurrent, t->task_code);
 	long kmax = key_max(n, t);
@@ -352,7 +364,8 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 				    t->request_id, why);
 			snprintf(reason, sizeof(reason), "maxConcurrent "
 			    "%s=%ld reached", t->task_code, max);
-			limit_park(n, t, dfd, name, announced, t->task_code,
+			limit_park(n, t, dfd, name, sb, announced,
+			    t->task_code,
 			    st == COORD_ERR ? NULL : reason);
 			return 1;
 		}
@@ -381,7 +394,8 @@ limit_wait(struct node *n, int fd, const struct task *t, int dfd,
 				    t->conc_key);
 			snprintf(group, sizeof(group), "%s@%s", t->task_code,
 			    hash);
-			limit_park(n, t, dfd, name, announced, group, reason);
+			limit_park(n, t, dfd, name, sb, announced, group,
+			    reason);
 			return 1;
 		}
 	}
@@ -1038,7 +1052,7 @@ node_claim(struct node *n, int dfd, const char *name, int announced)
 		}
 		goto out;		/* leased elsewhere, or no backend */
 	}
-	if (limit_wait(n, fd, &t, dfd, name, announced) ||
+	if (limit_wait(n, fd, &t, dfd, name, &st, announced) ||
 	    rate_wait(n, &t, dfd, name, announced) ||
 	    claim_rename(n, dfd, name, announced, fd, id, final) != 0)
 		goto out;

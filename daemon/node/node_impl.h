@@ -39,6 +39,11 @@
 #define EV_WAKEUP	((uint64_t)-3)
 #define EV_GROUPSYNC	((uint64_t)-4)
 #define CAND_ANNOUNCED	1	/* writer closed or renamed it in */
+/* How far back into the candidates a late arrival (older mtime than the
+ * newest candidate) is placed by its mtime: beyond, it waits at the
+ * tail, so a large unordered backlog (a start-up rescan) costs a bounded
+ * walk per file. */
+#define CAND_ORDER_WALK	4096
 #define REPAIR_SCANS	720	/* results/ repair pass: every 720 scan
 				 * intervals (an hour by default) */
 #define ENV_MAX		24

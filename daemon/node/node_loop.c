@@ -42,7 +42,7 @@
 
 /* How many candidates, from the oldest, a claim compares by priority:
  * the bound on the claim's cost (O(this) when priorities are mixed, O(1)
- * when all are equal), like CAND_ORDER_WALK (node_claim.c). */
+ * when all are equal), like CAND_ORDER_WALK (node_impl.h). */
 #define CAND_PRIO_WALK	4096
 
 static void
@@ -215,7 +215,7 @@ loop_work(struct node *n)
 	if (n->waiting.head != NULL && tstime_mono_ms() >= n->next_wait) {
 		(void)limits_requeue(&n->waiting, n->cfg->max_concurrent,
 		    n->cfg->max_concurrent_per_key,
-		    &n->cand, &n->qcand);
+		    &n->cand, &n->qcand, CAND_ORDER_WALK);
 		n->next_wait = tstime_mono_ms() + 100;
 	}
 	if (n->ratewait.head != NULL && tstime_mono_ms() >= n->next_rate)

@@ -10,7 +10,12 @@
 #    priority_aging_sec = 1: it climbs to 9 after 9 s, when it is older
 #    than every 9 still waiting, so it starts within the aging bound
 #    9 * 1 s plus the hook ahead of it (asserted: under 12 s), and after
-#    at least one 9 submitted later than it (priority did order them).
+#    at least one 9 submitted later than it (priority did order them);
+#  - tasks that waited for a maxConcurrent slot keep their priority: with
+#    max_concurrent lim=1 taken by a gate, priorities 1, 5 and 9 queued
+#    in that (name and mtime) order all wait WAITING, and start 9, 5, 1
+#    as the slot frees (once they went back as priority 5 by name: 1
+#    first).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
@@ -29,10 +34,12 @@ esac
 exit 0
 H
 chmod +x "$HOOKS/rec"
+cp "$HOOKS/rec" "$HOOKS/lim"
+echo "max_concurrent = lim=1" >>"$CONF"
 
 # task ID PRIO: drop task ID of code rec with priority PRIO ("" none).
 task() {
-	drop "$1.json" "{\"requestId\":\"$1\",\"taskCode\":\"rec\"${2:+,\"priority\":$2}}"
+	drop "$1.json" "{\"requestId\":\"$1\",\"taskCode\":\"${3:-rec}\"${2:+,\"priority\":$2}}"
 }
 
 aging() { sed -i '/^priority_aging_sec/d' "$CONF" && echo "priority_aging_sec = $1" >>"$CONF"; }
@@ -87,6 +94,24 @@ test_expect_success "$M: a 0 behind a constant stream of 9s starts within the ag
 	stop_daemon ${M}1 &&
 	# the 9s not run yet must not run ahead of the next phase
 	rm -f "$SPOOL"/incoming/$M-s9-*.json
+'
+
+test_expect_success "$M: tasks waiting for a maxConcurrent slot start by priority, 9 5 1" '
+	aging 600 && : >"$TRASH/order" &&
+	start_daemon ${M}1 -j 2 &&
+	task $M-lim-gate "" lim &&
+	wait_for "grep -q ^$M-lim-gate \"\$TRASH/order\"" 10 &&
+	task $M-lim-s1 1 lim && sleep 0.05 &&
+	task $M-lim-s5 5 lim && sleep 0.05 &&
+	task $M-lim-s9 9 lim &&
+	wait_for "[ -e \"\$SPOOL/state/waiting/$M-lim-s1\" ] && [ -e \"\$SPOOL/state/waiting/$M-lim-s5\" ] && [ -e \"\$SPOOL/state/waiting/$M-lim-s9\" ]" 10 &&
+	"$BUILD/taskspool" -c "$CONF" status $M-lim-s1 | grep -q WAITING &&
+	sleep 0.5 && touch "$TRASH/go.$M-lim-gate" &&
+	wait_for "[ \$(grep -c ^$M-lim- \"\$TRASH/order\") -ge 4 ]" 20 &&
+	grep ^$M-lim- "$TRASH/order" | cut -d" " -f1 >"$TRASH/$M.lim" &&
+	printf "%s\n" $M-lim-gate $M-lim-s9 $M-lim-s5 $M-lim-s1 >"$TRASH/$M.limwant" &&
+	cmp "$TRASH/$M.limwant" "$TRASH/$M.lim" &&
+	stop_daemon ${M}1
 '
 }
 

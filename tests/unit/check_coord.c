@@ -34,6 +34,7 @@
 #include "coord/coord_open.h"
 #include "coord/execrate.h"
 #include "coord/maxconc.h"
+#include "core/fairshare.h"
 #include "core/nameset.h"
 #include "spool/spool.h"
 #include "spool/clock.h"
@@ -441,51 +442,85 @@ START_TEST(limit_config)
 END_TEST
 
 /*
- * limits_requeue: the oldest (by name) waiting names of each code go
- * back, at most the code's limit; the others stay, nothing is lost.
+ * limits_requeue: the first waiting names of each group in claim order
+ * (the higher priority, the older mtime, the file name) go back, at most
+ * the code's limit, each with its mtime, priority and flow; the others
+ * stay with theirs, nothing is lost.  The expected order worked out by
+ * hand from the keys (ms) and priorities below.
  */
 START_TEST(limit_requeue)
 {
 	struct nameset w, cand, q;
+	struct fairshare fs;
 	struct nameset_node *p;
-	const char *want[] = { "k-1.json", "k-5.json", "r-001.json",
-	    "r-002.json", "x-1.json", "z-1.json" };
+	static const struct { const char *name; int64_t key; int prio,
+	    flags; } want[] = { { "z-1.json", 50, 5, 0 },
+		{ "x-1.json", 60, 5, 0 }, { "k-1.json", 70, 5, 0 },
+		{ "k-6.json", 80, 5, 0 }, { "r-001.json", 100, 5, 1 },
+		{ "r-004.json", 400, 9, 0 } };
+	static const struct { const char *name; int64_t key; } stay[] = {
+		{ "fax@11/k-5.json", 90 }, { "mail@00ff/k-2.json", 70 },
+		{ "probe/r-002.json", 200 }, { "probe/r-003.json", 300 } };
+	int app;
 
+	fair_init(&fs);
+	app = fair_flow_of(&fs, "app:a", 1);
 	ck_assert_int_eq(nameset_init(&w), 0);
 	ck_assert_int_eq(nameset_init(&cand), 0);
 	ck_assert_int_eq(nameset_init(&q), 0);
-	ck_assert_int_eq(limits_wait(&w, "probe", "r-003.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "probe", "r-001.json", 1), 0);
-	ck_assert_int_eq(limits_wait(&w, "probe", "r-002.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "probe", "r-004.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "zeta", "z-1.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "other", "q-9.json",
-	    LIMITS_FROM_QUEUE), 0);
-	ck_assert_int_eq(limits_wait(&w, "gone", "x-1.json", 0), 0);
-	/* Keys' groups: mail's key limit 1 by key_spec; fax has none
-	 * there (tasks' own maxConcurrentPerKey): one at a time. */
-	ck_assert_int_eq(limits_wait(&w, "mail@00ff", "k-2.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "mail@00ff", "k-1.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "fax@11", "k-6.json", 0), 0);
-	ck_assert_int_eq(limits_wait(&w, "fax@11", "k-5.json", 0), 0);
+	cand.fair = &fs;
+	/* probe=2: r-004 (priority 9) and r-001 (the oldest of 5).  Keys'
+	 * groups: mail's key limit 1 by key_spec (one mtime: the file name
+	 * decides); fax has none there (tasks' own maxConcurrentPerKey):
+	 * one at a time, the older mtime. */
+	static const struct { const char *group, *name; int flags;
+	    int64_t key; int prio, flow; } in[] = {
+		{ "probe", "r-003.json", 0, 300, 5, 0 },
+		{ "probe", "r-001.json", 1, 100, 5, 0 },
+		{ "probe", "r-002.json", 0, 200, 5, 0 },
+		{ "probe", "r-004.json", 0, 400, 9, 0 },
+		{ "zeta", "z-1.json", 0, 50, 5, 0 },
+		{ "other", "q-9.json", LIMITS_FROM_QUEUE, 10, 2, 3 },
+		{ "gone", "x-1.json", 0, 60, 5, -1 },	/* -1: app */
+		{ "mail@00ff", "k-2.json", 0, 70, 5, 0 },
+		{ "mail@00ff", "k-1.json", 0, 70, 5, 0 },
+		{ "fax@11", "k-5.json", 0, 90, 5, 0 },
+		{ "fax@11", "k-6.json", 0, 80, 5, 0 } };
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+		ck_assert_int_eq(limits_wait(&w, in[i].group, in[i].name,
+		    in[i].flags, in[i].key, in[i].prio, in[i].flow < 0 ? app :
+		    in[i].flow), 0);
 	/* probe=2; other=1; "gone" has no limit any more: it goes back. */
 	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1,zeta=1",
-	    "mail=1", &cand, &q), 7);
+	    "mail=1", &cand, &q, 4096), 7);
 	ck_assert_int_eq(w.count, 4);
-	ck_assert_str_eq(w.head->name, "fax@11/k-6.json");
-	ck_assert_str_eq(w.head->fnext->name, "mail@00ff/k-2.json");
-	ck_assert_str_eq(w.tail->name, "probe/r-004.json");
+	p = w.head;
+	for (size_t i = 0; i < 4; i++, p = p->fnext) {
+		ck_assert_ptr_nonnull(p);
+		ck_assert_str_eq(p->name, stay[i].name);
+		ck_assert_int_eq(p->key, stay[i].key);
+		ck_assert_int_eq(p->prio, 5);
+	}
 	ck_assert_int_eq(q.count, 1);
 	ck_assert_str_eq(q.head->name, "q-9.json");
 	ck_assert_int_eq(q.head->flags & LIMITS_FROM_QUEUE, 0);
+	ck_assert_int_eq(q.head->key, 10);
+	ck_assert_int_eq(q.head->prio, 2);
+	ck_assert_int_eq(q.head->flow, 3);
+	ck_assert_uint_eq(fs.flow[app].queued, 1);
 	for (size_t i = 0; i < 6; i++) {
 		p = nameset_pop(&cand);
 		ck_assert_ptr_nonnull(p);
-		ck_assert_str_eq(p->name, want[i]);
-		ck_assert_int_eq(p->flags, i == 2 ? 1 : 0);
+		ck_assert_str_eq(p->name, want[i].name);
+		ck_assert_int_eq(p->key, want[i].key);
+		ck_assert_int_eq(p->prio, want[i].prio);
+		ck_assert_int_eq(p->flags, want[i].flags);
+		ck_assert_int_eq(p->flow, i == 1 ? app : FAIR_LOCAL);
 		free(p);
 	}
 	ck_assert_ptr_null(nameset_pop(&cand));
+	ck_assert_uint_eq(fs.flow[app].queued, 0);
 	nameset_fini(&w);
 	nameset_fini(&cand);
 	nameset_fini(&q);
