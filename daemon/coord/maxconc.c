@@ -350,15 +350,38 @@ redis_free(struct coord *c, struct coord_lease *l, const char *k)
 		freeReplyObject(r);
 }
 
-/* Free the slots held with l (the flocks, or the ZREMs of its member). */
+int
+coord_limit_fds(struct coord *c, int fd, int out[2])
+{
+	const struct coord_lease *l;
+	int k = 0;
+
+	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used)
+		return 0;
+	l = &c->leases[fd];
+	if (l->limit_fd > 0)
+		out[k++] = l->limit_fd - 1;
+	if (l->key_fd > 0)
+		out[k++] = l->key_fd - 1;
+	return k;
+}
+
+/* Free the slots held with l (the locks, or the ZREMs of its member).
+ * A lock is dropped explicitly, not by the close: a hook's leftover may
+ * keep the descriptor (coord_limit_fds). */
 static void
 limit_release(struct coord *c, struct coord_lease *l)
 {
 	if (l->key_fd > 0) {
-		close(l->key_fd - 1);	/* drops its lock (fcntl(2)) */
+		struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET,
+		    .l_start = 0, .l_len = 0 };	/* this description's */
+
+		(void)fcntl(l->key_fd - 1, F_OFD_SETLK, &fl);
+		close(l->key_fd - 1);
 		l->key_fd = 0;
 	}
 	if (l->limit_fd > 0) {
+		(void)flock(l->limit_fd - 1, LOCK_UN);
 		close(l->limit_fd - 1);
 		l->limit_fd = 0;
 	}

@@ -57,8 +57,9 @@ enum coord_status coord_limit_acquire(struct coord *c, int fd,
  *    the file state/limits/keys/<code> (h: the first 12 hex digits of
  *    keyhash, 48 bits), held as an open file description write lock
  *    (fcntl(2) F_OFD_SETLK, Linux >= 3.15) on a descriptor of its own,
- *    which the lease's end closes; the kernel drops it when its holder
- *    dies.  The file is created once per code and never removed, so an
+ *    which the lease's end unlocks and closes; the kernel drops it when
+ *    every process holding that descriptor (the daemon, the hook's tree:
+ *    coord_limit_fds) has closed it or died.  The file is created once per code and never removed, so an
  *    idle key has nothing on disk; keys sharing h share slots (never
  *    more than max at once).
  *  - redis: the sorted set limit:<code>:k:<keyhash>, as for a code;
@@ -72,6 +73,23 @@ enum coord_status coord_limit_acquire(struct coord *c, int fd,
 enum coord_status coord_limit_acquire_key(struct coord *c, int fd,
     const char *code, const char *keyhash, long max, char *why,
     size_t whylen);
+
+/*
+ * The descriptors that hold the slots taken with the lease on fd, for
+ * the hook to inherit (spool/hook.h, keep_fds): embedded, the flocked
+ * state/limits/<code>.<i> and the OFD-locked state/limits/keys/<code>
+ * (flock(2) and F_OFD_SETLK locks belong to the open file description,
+ * so they last while any process keeps one open); Redis mode, none (its
+ * slots expire with the lease).  So when a daemon is killed with -9, what
+ * is left of its hook (a grandchild that outlives PR_SET_PDEATHSIG)
+ * still holds the slots until it is gone — killed by the recovery, or
+ * ended — and no other attempt of the code or key starts beside it.
+ * The daemon's own release unlocks them explicitly (flock LOCK_UN,
+ * F_OFD_SETLK F_UNLCK) before it closes them, so a leftover of a hook
+ * that ended holds nothing.  Writes at most 2 descriptors (borrowed:
+ * valid until the lease closes) into out; returns how many.
+ */
+int coord_limit_fds(struct coord *c, int fd, int out[2]);
 
 /*
  * Remove the slot files of keys of daemons before 0.14

@@ -46,6 +46,7 @@
 #include "core/buf.h"
 #include "spool/clock.h"
 #include "coord/coord.h"
+#include "coord/maxconc.h"
 #include "spool/hook.h"
 #include "spool/hookcred.h"
 #include "spool/hooklimit.h"
@@ -467,7 +468,7 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	struct hook_rlimit rlim[HOOKLIMIT_MAX];
 	struct epoll_event ev;
 	enum hook_step step = HOOK_STEP_NONE;
-	int e;
+	int e, keep[2];
 
 	sl = slot_take(n, t, name, lockfd);
 	node_name_to_id(name, id);
@@ -503,6 +504,10 @@ node_start_hook(struct node *n, struct task *t, const char *name, int lockfd)
 	spec.nrlimits = hooklimit_from_config(n->cfg, rlim);
 	spec.cred = &n->cfg->hookcred;
 	spec.failed_step = &step;
+	/* The hook's tree holds the limit slots too: a kill -9 of this
+	 * daemon does not free them while a leftover runs. */
+	spec.keep_fds = keep;
+	spec.nkeep = coord_limit_fds(n->coord, lockfd, keep);
 	pid = hook_spawn(&spec, &failed_child);
 	e = errno;
 	close(in);

@@ -132,6 +132,13 @@ hook_spawn(const struct hook_spec *spec, pid_t *child_pid)
 		 * daemon inherited without close-on-exec from whoever
 		 * started it (a shell's, a launcher's open secret). */
 		cloexec_from(3);
+		for (int i = 0; i < spec->nkeep; i++) {
+			int fl = fcntl(spec->keep_fds[i], F_GETFD);
+
+			if (spec->keep_fds[i] > 2 && fl >= 0)
+				fcntl(spec->keep_fds[i], F_SETFD,
+				    fl & ~FD_CLOEXEC);
+		}
 		for (int i = 0; i < spec->nrlimits; i++)
 			if (setrlimit(spec->rlimits[i].resource,
 			    &spec->rlimits[i].rl) != 0)

@@ -57,6 +57,12 @@ struct hook_spec {
 					 * active = stay the caller */
 	enum hook_step *failed_step;	/* out, may be NULL: the step whose
 					 * error hook_spawn returned */
+	const int *keep_fds;		/* nkeep descriptors (> 2) the hook
+					 * inherits as they are numbered: a
+					 * lock they hold then lasts while
+					 * any process of the hook's tree
+					 * keeps them; NULL/0 = none */
+	int nkeep;
 };
 
 /*

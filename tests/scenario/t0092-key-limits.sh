@@ -13,6 +13,7 @@
 #  - a concurrencyKey naming a member executeParams lacks, dropped into
 #    incoming/: corrupt/ with a reason naming concurrencyKey;
 #  - kill -9 of a node holding key slots: no slot leaked, all finish;
+#    (the overlap with a killed hook's leftovers: t0094)
 #  - (embedded) the API: POST /api/tasks with concurrencyKey waits behind
 #    the key's holders, its view shows the template and the key; a bad
 #    template is 422 naming concurrencyKey; the CLI's submit

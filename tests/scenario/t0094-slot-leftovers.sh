@@ -1,0 +1,110 @@
+#!/bin/sh
+# A limit slot outlives a daemon killed with -9 while what is left of its
+# hook runs (README.md "Per-key concurrency", "maxConcurrent"; embedded
+# mode): the hook's process tree inherits the descriptors that hold its
+# slots (a flock of state/limits/<code>.<i>, an OFD lock of
+# state/limits/keys/<code>), so a grandchild that outlives the hook's
+# PR_SET_PDEATHSIG keeps the slot until the recovery kills it, and no
+# other attempt of that code or key starts beside it.
+#  - max_concurrent_per_key lf=1, two daemons: task A's hook leaves a
+#    background process (its pid in left.<A>) and waits; the daemon
+#    running A is killed with -9 and task B of the same key is dropped at
+#    once: B's hook finds A's leftover gone (or a zombie) when it starts.
+#    Before, the kernel freed the slot with the daemon and B started
+#    beside the leftover (235-420 ms of overlap, measured).
+#  - the same with max_concurrent lf2=1 (a code's slot, no key).
+#  - a hook that ended normally but left a process behind that escaped
+#    the daemon's end-of-attempt kill (another session, no environment)
+#    does not keep its slot: the daemon unlocks it explicitly (the next
+#    task of the key starts while that process still runs).
+. "$(dirname "$0")/test-lib.sh"
+echo "fsync = 0" >>"$CONF"
+echo "max_concurrent_per_key = lf=1" >>"$CONF"
+echo "max_concurrent = lf2=1" >>"$CONF"
+
+# The hook: ids *-a* (attempt 1) leave a process behind and wait to be
+# killed; *-b* record whether that leftover ($TRASH/left.<name of a>)
+# still runs; *-n* leave a process behind and end at once.
+cat >"$HOOKS/lf" <<H
+#!/bin/sh
+id=\$TASKSPOOL_REQUEST_ID
+echo "START \$id \$(date +%s%N)" >>"$TRASH/lf.log"
+case \$id in
+*-a*)	if [ "\$TASKSPOOL_ATTEMPT" = 1 ]; then
+		sh -c 'echo \$\$ >"$TRASH/left.\$TASKSPOOL_REQUEST_ID.tmp" &&
+		    mv "$TRASH/left.\$TASKSPOOL_REQUEST_ID.tmp" "$TRASH/left.\$TASKSPOOL_REQUEST_ID" &&
+		    exec sleep 20' </dev/null >/dev/null 2>&1 &
+		exec sleep 60
+	fi;;
+*-b*)	a=\$(echo "\$id" | sed 's/-b/-a/')
+	p=\$(cat "$TRASH/left.\$a" 2>/dev/null)
+	st=gone
+	if [ -n "\$p" ] && [ -r /proc/\$p/status ]; then
+		st=\$(awk '/^State:/ { print \$2 }' /proc/\$p/status)
+		[ -z "\$st" ] && st=gone
+	fi
+	echo "LEFTOVER \$id \$st" >>"$TRASH/lf.log";;
+*-n*)	# out of its group and without its tags: the daemon's end-of-
+	# attempt kill cannot find it, and it keeps the slot descriptor
+	env -i setsid sh -c 'echo \$\$ >"\$0"; exec sleep 5' \
+	    "$TRASH/left.\$id" </dev/null >/dev/null 2>&1 &
+	while [ ! -s "$TRASH/left.\$id" ]; do sleep 0.05; done;;
+esac
+exit 0
+H
+chmod +x "$HOOKS/lf"
+cp "$HOOKS/lf" "$HOOKS/lf2"
+
+# alive PID: PID runs (not gone, not a zombie).
+alive() {
+	[ -r "/proc/$1/status" ] && ! grep -q "^State:.*Z" "/proc/$1/status"
+}
+
+task() {	# task ID CODE: a task of key "k" (lf's limit) or code CODE
+	drop "$1.json" "{\"requestId\":\"$1\",\"taskCode\":\"$2\",\"concurrencyKey\":\"k\"}"
+}
+
+test_expect_success 'two daemons' '
+	start_daemon n1 -j 2 && start_daemon n2 -j 2
+'
+
+# case PREFIX CODE: A runs and leaves a process, its daemon is killed
+# with -9, B of the same key (code) starts only when the leftover is gone.
+leftover_case() {
+	task $1-a $2 &&
+	wait_for "test -e \"$TRASH/left.$1-a\"" 20 &&
+	victim=$(basename "$(dirname "$(find "$SPOOL/active" -name "$1-a.json" | head -1)")") &&
+	echo "# kill -9 of node $victim, which runs $1-a" &&
+	kill -9 "$(daemon_pid "$victim")" &&
+	task $1-b $2 &&
+	wait_for "grep -q \"^LEFTOVER $1-b \" \"$TRASH/lf.log\"" 60 &&
+	grep "^LEFTOVER $1-b " "$TRASH/lf.log" &&
+	grep -Eq "^LEFTOVER $1-b (gone|Z)$" "$TRASH/lf.log" &&
+	wait_for "test -e \"$SPOOL/done/$1-a.json\" && test -e \"$SPOOL/done/$1-b.json\"" 60 &&
+	start_daemon "$victim" -j 2
+}
+
+test_expect_success 'per-key slot: after kill -9, B waits for A'"'"'s leftover' '
+	leftover_case k lf
+'
+
+test_expect_success 'code slot (max_concurrent): after kill -9, B waits for A'"'"'s leftover' '
+	leftover_case c lf2
+'
+
+test_expect_success 'a hook that ended leaves no slot held: the next of its key starts beside its leftover' '
+	task n-n lf &&
+	wait_for "test -e \"$SPOOL/done/n-n.json\"" 20 &&
+	wait_for "test -e \"$TRASH/left.n-n\"" 5 &&
+	p=$(cat "$TRASH/left.n-n") && alive $p &&
+	task n-x lf &&
+	wait_for "test -e \"$SPOOL/done/n-x.json\"" 10 &&
+	echo "# n-x done; the leftover $p of n-n still runs:" &&
+	alive $p && kill "$p"
+'
+
+test_expect_success 'daemons stop' '
+	stop_daemon n1 && stop_daemon n2
+'
+
+test_done
