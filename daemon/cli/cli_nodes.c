@@ -116,6 +116,11 @@ nodes_list(const struct config *cfg, const struct spool *sp, int json,
 		return rc == -1 ? EX_CONFIG : EX_UNAVAILABLE;
 	}
 	arr = json ? json_array() : NULL;
+	/* The columns named for a person; a script (no terminal) gets the
+	 * lines alone, as before. */
+	if (!json && n > 0 && isatty(STDOUT_FILENO))
+		puts("# node state heartbeat-age-s load1 running/slots "
+		    "[tags=...] [leader] [(drain: reason)]");
 	for (size_t i = 0; i < n; i++) {
 		int64_t age = now - v[i].at_ms;
 		int alive = coord_node_alive(&v[i], now, cfg->heartbeat_ms);
