@@ -496,14 +496,16 @@ render(struct buf *b, const struct config *cfg, const struct spool *sp,
 		    "the spool takes writes", d->bp[i].node, d->bp[i].reason);
 	if (d->q_ok)
 		put_line(b, &rows, "QUEUE pending %ld  waiting %ld  blocked %ld  "
-		    "delayed %ld  dispatched %ld  running %ld  held %ld%s",
-		    d->q.pending, d->q.waiting, d->q.blocked, d->q.delayed,
-		    d->q.dispatched, d->q.running, d->q.held, d->q.truncated ?
+		    "delayed %ld  running %ld%s", d->q.pending, d->q.waiting,
+		    d->q.blocked, d->q.delayed, d->q.running, d->q.truncated ?
 		    " (capped)" : "");
 	else
 		put_line(b, &rows, "QUEUE unreadable: %s", strerror(errno));
-	put_line(b, &rows, "  oldest pending %s", d->q.pending > 0 ?
-	    secs(a, sizeof(a), d->q.oldest_pending_s) : "-");
+	/* Two lines, so that five-digit counts still fit 80 columns. */
+	put_line(b, &rows, "  dispatched %ld  held %ld  oldest pending %s",
+	    d->q_ok ? d->q.dispatched : 0, d->q_ok ? d->q.held : 0,
+	    d->q.pending > 0 ? secs(a, sizeof(a), d->q.oldest_pending_s) :
+	    "-");
 	put_line(b, &rows, "FIRE LAG  p50 %s  p95 %s  p99 %s  (%.0f starts)",
 	    secs(a, sizeof(a), hist_quantile(&d->lag, 0.5)),
 	    secs(c, sizeof(c), hist_quantile(&d->lag, 0.95)),

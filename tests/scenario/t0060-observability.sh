@@ -171,7 +171,8 @@ test_expect_success 'taskspool status without arguments: one screen' '
 	awk "length(\$0) > 80 { bad = 1 } END { exit bad }" "$TRASH/status.out" &&
 	grep -q "^NODES 1 live of 1, leader n1" "$TRASH/status.out" &&
 	grep -q "^  n1\* " "$TRASH/status.out" &&
-	grep -q "^QUEUE pending 0  waiting 0  blocked 0  delayed 1  dispatched 0  running 0" "$TRASH/status.out" &&
+	grep -q "^QUEUE pending 0  waiting 0  blocked 0  delayed 1  running 0" "$TRASH/status.out" &&
+	grep -q "^  dispatched 0  held 0  oldest pending -" "$TRASH/status.out" &&
 	grep -q "^TASKS success 13  failed 3  cancelled 0  retries 2  lost 0  corrupt 1" "$TRASH/status.out" &&
 	grep -q "^FIRE LAG .*(18 starts)" "$TRASH/status.out" &&
 	grep -q "bad[123] probe: attempt 1 of 4: exit 65" "$TRASH/status.out"
