@@ -21,7 +21,12 @@ TSD="$BUILD/taskspoold"
 LIGHTTPD="$top/tests/servers/lighttpd.sh"
 TSAPI="$top/contrib/clients/tsapi.sh"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Headings in bold on a terminal only (a log file gets no escapes).
+if [ -t 1 ]; then
+	say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n== %s\n' "$*"; }
+fi
 
 stop() {
 	if [ -f "$var/taskspoold.pid" ]; then
@@ -107,6 +112,8 @@ cat <<TRY
   echo '{"taskCode":"report","executeParams":{"pages":2}}' | $TSAPI submit -
   $TSAPI wait ID      # the requestId it printed
   curl -s http://$hostport/api/health
+  $TS -c $conf list                 # the CLI on this spool
+  $TS -c $conf apps add other --codes hello   # a second app (prints its secret)
 
   stop both servers:  make demo-api-stop   (or: sh contrib/demo-api.sh stop)
 TRY

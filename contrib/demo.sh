@@ -9,7 +9,12 @@ top=$(pwd)
 var="$top/var"
 spool="$var/spool"
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Headings in bold on a terminal only (a log file gets no escapes).
+if [ -t 1 ]; then
+	say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+else
+	say() { printf '\n== %s\n' "$*"; }
+fi
 
 if [ -f "$var/taskspoold.pid" ] && kill -0 "$(cat "$var/taskspoold.pid")" 2>/dev/null; then
 	kill -TERM "$(cat "$var/taskspoold.pid")" 2>/dev/null || true
