@@ -131,8 +131,13 @@ $(BUILD)/libtaskspool.a: $(LIB_OBJS)
 $(BUILD)/taskspoold: daemon/programs/taskspoold.c $(BUILD)/libtaskspool.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS)
 
-$(BUILD)/taskspool: daemon/programs/taskspool.c $(BUILD)/libtaskspool.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtaskspool.a $(LDLIBS)
+# The CLI like the API programs (api_link below): --as-needed and
+# libmariadb loaded with dlopen only by the commands that read records, so
+# that a `taskspool submit` does not load and relocate libmariadb, libssl
+# and libz (issue 16: start-up was most of a submit's CPU).
+$(BUILD)/taskspool: daemon/programs/taskspool.c \
+    $(BUILD)/obj/records_mariadb_dl.o $(BUILD)/libtaskspool.a
+	$(call api_link,)
 
 # The CGI links only what it needs from the library (no hook runner, no
 # wheel: nothing it calls refers to them); libcurl, for curl_url(), is

@@ -5,8 +5,8 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/random.h>
 
-#include <openssl/rand.h>
 
 #include "core/traceparent.h"
 
@@ -140,15 +140,38 @@ traceparent_new(const uint8_t rnd[TRACEPARENT_RANDOM_MAX],
 	return 0;
 }
 
+/* n random bytes into b from getrandom(2), the kernel's CSPRNG (W3C
+ * Trace Context wants ids unique, not secret: OpenSSL's generator and
+ * its start-up, most of a CLI submit's instructions, are not needed).
+ * Returns 0, or -1 with errno EIO. */
+static int
+draw(uint8_t *b, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = getrandom(b + got, n - got, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			errno = EIO;
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
 int
 traceparent_fresh(char out[TRACEPARENT_LEN + 1])
 {
 	uint8_t rnd[TRACEPARENT_RANDOM_MAX];
 	struct traceparent tp;
 
-	/* All zeros from a working RAND_bytes: 2^-64; draw again. */
+	/* All zeros from a working generator: 2^-64; draw again. */
 	for (int i = 0; i < 4; i++) {
-		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		if (draw(rnd, sizeof(rnd)) != 0)
 			break;
 		if (traceparent_new(rnd, &tp) == 0) {
 			traceparent_format(&tp, out);
@@ -171,7 +194,7 @@ traceparent_child_fresh(const char *parent, char out[TRACEPARENT_LEN + 1])
 		return -1;
 	}
 	for (int i = 0; i < 4; i++) {
-		if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+		if (draw(rnd, sizeof(rnd)) != 0)
 			break;
 		if (traceparent_child(&p, rnd, &c) == 0) {
 			traceparent_format(&c, out);

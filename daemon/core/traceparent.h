@@ -1,6 +1,6 @@
 /*
  * traceparent — the W3C Trace Context `traceparent` value (pure: no I/O,
- * no clock, no logging; random bytes only from OpenSSL's RAND_bytes in
+ * no clock, no logging; random bytes only from getrandom(2) in
  * the *_fresh helpers, which daemon/README.md "Pure code" allows).
  *
  * Follows W3C Trace Context Level 1, §3.2 "traceparent Header"
@@ -72,11 +72,11 @@ int traceparent_new(const uint8_t rnd[TRACEPARENT_RANDOM_MAX],
     struct traceparent *tp);
 
 /*
- * The one-call helpers writers use, with random bytes from RAND_bytes:
+ * The one-call helpers writers use, with random bytes from getrandom(2):
  * traceparent_fresh() writes a new trace's value into out;
  * traceparent_child_fresh() writes a child of the value parent (a
  * NUL-terminated string that traceparent_parse accepts) into out.  Both
- * return 0, or -1 (errno EINVAL: parent invalid; EIO: RAND_bytes
+ * return 0, or -1 (errno EINVAL: parent invalid; EIO: getrandom
  * failed).  out holds TRACEPARENT_LEN + 1 bytes.  Thread-safe.
  */
 int traceparent_fresh(char out[TRACEPARENT_LEN + 1]);

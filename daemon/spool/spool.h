@@ -60,7 +60,8 @@ const char *spool_state_name(enum spool_dir d);
 /*
  * Write a new time-ordered requestId for an instant ms (epoch ms) into out
  * (len >= 40 bytes): req_<UTC yyyymmddThhmmssmmmZ>_<12 hex digits from
- * RAND_bytes>, e.g. req_20240601T120000000Z_0a1b2c3d4e5f.
+ * getrandom(2)>, e.g. req_20240601T120000000Z_0a1b2c3d4e5f (all zeros
+ * when the kernel gives none: the instant still orders it).
  */
 void spool_new_request_id(char *out, size_t len, int64_t ms);
 
