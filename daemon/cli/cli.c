@@ -43,6 +43,7 @@
 #include "coord/hold.h"
 #include "coord/index.h"
 #include "core/jsontext.h"
+#include "core/nameset.h"
 #include "core/priority.h"
 #include "core/tags.h"
 #include "coord/maxconc.h"
@@ -75,6 +76,8 @@ static const char *const top_usage =
 "commands:\n"
 "  init DIR [--group G]       create a spool with the documented modes\n"
 "  submit FILE|-              submit a task file (JSON)\n"
+"  submit --ndjson FILE|- [--batch ID] [--traceparent TP]\n"
+"                             one task file per line, one group commit\n"
 "  submit --code C [--params JSON] [--id ID] [--name TEXT]\n"
 "         [--delay MS | --at RFC3339] [--retries N] [--timeout S]\n"
 "         [--priority 0-9] [--require-tag TAG]...\n"
@@ -163,11 +166,30 @@ state_name(enum spool_dir d)
 	return s != NULL ? s : "UNKNOWN";
 }
 
-/* A new time-ordered requestId: req_<UTC yyyymmddThhmmssmmmZ>_<random>. */
+/*
+ * A new time-ordered requestId: req_<UTC yyyymmddThhmmssmmmZ>_<random>.
+ * Within one ms (submit --ndjson makes many) the ids of this process
+ * count up from the first one's random suffix, so they sort in the order
+ * they were made (the suffix is 12 hex digits: it wraps after 2^48).
+ */
 static void
 new_request_id(char *out, size_t len)
 {
-	spool_new_request_id(out, len, tstime_now_ms());
+	static int64_t last_ms = -1;
+	static unsigned long long last;
+	int64_t ms = tstime_now_ms();
+	char *u;
+
+	spool_new_request_id(out, len, ms);
+	if ((u = strrchr(out, '_')) == NULL || strlen(u + 1) != 12)
+		return;
+	if (ms == last_ms) {
+		last = (last + 1) & 0xffffffffffffULL;
+		snprintf(u + 1, len - (size_t)(u + 1 - out), "%012llx", last);
+	} else {
+		last_ms = ms;
+		last = strtoull(u + 1, NULL, 16);
+	}
 }
 
 /* --- callbacks --- */
@@ -304,6 +326,374 @@ read_all(const char *path, struct buf *b)
 
 static int wait_for(struct cli *c, const char *id, int64_t limit_ms);
 
+/* A task validated for submission: decoded, with its requestId, its
+ * file's bytes and where it goes. */
+struct prepared {
+	struct task t;
+	struct buf out;			/* the task file's bytes */
+	char file[SPOOL_NAME_MAX];	/* <requestId>.json */
+	enum spool_dir dest;		/* incoming/, delayed/ or blocked/ */
+	int64_t due;			/* delayed/: the due ms, else -1 */
+};
+
+/*
+ * Validate the task in in (a file's bytes, or the one --code composed;
+ * from_file: in came from a file) for submission with c (open), as the
+ * daemons and the HTTP API will read it: the codec, traceparent (the
+ * --traceparent value, may be NULL), callbackUrl, an executable hook,
+ * a requestId (generated when absent) not used yet, batch (--batch, may
+ * be NULL; only for a file, which names no other), releasedBy refused,
+ * dependsOn's parents (in the spool, or in earlier: cli_deps_check).  Errors go to stderr as "taskspool submit:
+ * <what><reason>" (what: "" or e.g. "line 3: ").  p is initialised
+ * here; the caller frees it with prepared_fini() whatever the result.
+ * Returns 0, or the exit status (sysexits).
+ */
+static int
+submit_prepare(struct cli *c, const char *what, const struct buf *in,
+    int from_file, const char *batch, const char *traceparent,
+    const struct nameset *earlier, struct prepared *p)
+{
+	struct task_error te;
+	enum spool_dir where;
+	int rc;
+
+	task_init(&p->t);
+	buf_init(&p->out, 0);
+	p->file[0] = '\0';
+	p->due = -1;
+	p->dest = SPOOL_INCOMING;
+	if (task_decode(in->data != NULL ? in->data : "", in->len, &p->t,
+	    &te)) {
+		fprintf(stderr, "taskspool submit: %sinvalid task: %s: %s\n",
+		    what, te.field, te.rule);
+		return EX_DATAERR;
+	}
+	if ((rc = cli_trace_choose(traceparent, &p->t)) != 0)
+		return rc;
+	if (p->t.callback_url != NULL) {
+		/* As the HTTP API does: the URL under the callback_* keys,
+		 * and a secret to sign with (the sender sends no unsigned
+		 * callback). */
+		char why[512];
+
+		enum urlcheck_rc v = callback_url_check(&c->cfg,
+		    p->t.callback_url, why, sizeof(why));
+
+		if (v != URLCHECK_OK) {
+			fprintf(stderr, "taskspool submit: %s%scallbackUrl: "
+			    "%s\n", what, v == URLCHECK_UNAVAILABLE ? "" :
+			    "invalid task: ", why);
+			return v == URLCHECK_UNAVAILABLE ? EX_UNAVAILABLE :
+			    EX_DATAERR;
+		}
+		if (!callback_can_sign(&c->sp, &c->cfg, p->t.app_id)) {
+			fprintf(stderr, "taskspool submit: %sinvalid task: "
+			    "callbackUrl: %s\n", what, CALLBACK_NO_SECRET_WHY);
+			return EX_DATAERR;
+		}
+	}
+	{
+		char hook[CONFIG_PATH_MAX + 80];
+
+		snprintf(hook, sizeof(hook), "%s/%s", c->cfg.hooks_dir,
+		    p->t.task_code);
+		if (access(hook, X_OK) != 0) {
+			fprintf(stderr, "taskspool submit: %staskCode: no "
+			    "executable hook %s\n", what, hook);
+			return EX_DATAERR;
+		}
+	}
+	if (p->t.request_id[0] == '\0')
+		new_request_id(p->t.request_id, sizeof(p->t.request_id));
+	snprintf(p->file, sizeof(p->file), "%s.json", p->t.request_id);
+	if (spool_locate(&c->sp, p->t.request_id, &where, NULL) == 0) {
+		fprintf(stderr, "taskspool submit: %srequestId %s already "
+		    "used (%s)\n", what, p->t.request_id, state_name(where));
+		return EX_CANTCREAT;
+	}
+	if (batch != NULL && from_file &&
+	    strcmp(batch, p->t.batch_id) != 0) {
+		/* A file's own batchId is the batch; --batch sets one. */
+		if (p->t.batch_id[0] != '\0' || !task_name_ok(batch,
+		    TASK_BATCH_ID_MAX)) {
+			fprintf(stderr, "taskspool submit: %s--batch: \"%s\" "
+			    "is not a batchId, or the file names another\n",
+			    what, batch);
+			return EX_USAGE;
+		}
+		memcpy(p->t.batch_id, batch, strlen(batch) + 1);
+	}
+	if (p->t.released.n > 0) {
+		/* Only the leader writes it, when it releases a task
+		 * (README.md, "Dependencies"): a forged one is refused. */
+		fprintf(stderr, "taskspool submit: %sinvalid task: releasedBy: "
+		    "written by the leader when it releases a blocked task; "
+		    "a submitted task may not carry it\n", what);
+		return EX_DATAERR;
+	}
+	if ((rc = cli_deps_check(&c->sp, &p->t, earlier, what)) != 0)
+		return rc;
+	p->t.created_ms = tstime_now_ms();
+	p->due = task_set_not_before(&p->t);
+	if (task_encode(&p->t, &p->out) != 0)
+		return EX_SOFTWARE;
+	if (p->out.len > TASK_FILE_MAX) {
+		/* The members added here (requestId, createdAt...) must not
+		 * push the file over the daemons' limit: they would send it
+		 * to corrupt/ after this command said it was submitted. */
+		fprintf(stderr, "taskspool submit: %sthe task file would be "
+		    "%zu bytes with the members submit adds; at most %d\n",
+		    what, p->out.len, TASK_FILE_MAX);
+		return EX_DATAERR;
+	}
+	p->dest = p->t.depends.n > 0 ? SPOOL_BLOCKED : p->due >= 0 ?
+	    SPOOL_DELAYED : SPOOL_INCOMING;
+	return 0;
+}
+
+static void
+prepared_fini(struct prepared *p)
+{
+	task_fini(&p->t);
+	buf_fini(&p->out);
+}
+
+
+/* submit --ndjson: the input's cap, and the tasks of one group commit. */
+#define NDJSON_MAX	((size_t)256 << 20)
+#define NDJSON_GROUP	1000
+
+/* The next line of b from *pos (without its LF and a CR before it) in
+ * *line and *len; 0 at the end of b. */
+static int
+next_line(const struct buf *b, size_t *pos, const char **line, size_t *len)
+{
+	const char *s, *nl;
+
+	if (*pos >= b->len)
+		return 0;
+	s = b->data + *pos;
+	nl = memchr(s, '\n', b->len - *pos);
+	*len = nl != NULL ? (size_t)(nl - s) : b->len - *pos;
+	*pos += *len + (nl != NULL);
+	if (*len > 0 && s[*len - 1] == '\r')
+		(*len)--;
+	*line = s;
+	return 1;
+}
+
+/* One group of submit --ndjson: v[0..n-1] prepared, published with one
+ * group commit: each staged in tmp/, one syncfs(2) of the spool's file
+ * system for all of them (fsync of each where syncfs fails), each
+ * moved into its directory (RENAME_NOREPLACE), one fsync of each
+ * directory used.  *done counts the tasks published (their ids
+ * printed).  Returns 0 or the exit status (the tasks before the one
+ * that failed are published). */
+static int
+ndjson_commit(struct cli *c, struct prepared *v, size_t n, size_t *done)
+{
+	char (*tmp)[SPOOL_TMPNAME_MAX] = calloc(n, sizeof(*tmp));
+	int *fds = calloc(n, sizeof(*fds)), used[SPOOL_NDIRS] = { 0 };
+	size_t staged = 0, moved = 0;
+	int rc = 0, synced = 0;
+
+	if (tmp == NULL || fds == NULL) {
+		free(tmp);
+		free(fds);
+		fputs("taskspool submit: out of memory\n", stderr);
+		return EX_OSERR;
+	}
+	for (; staged < n; staged++) {
+		if (v[staged].t.batch_id[0] != '\0' && (rc = cli_batch_join(
+		    &c->sp, v[staged].t.batch_id, v[staged].t.request_id)) !=
+		    0)
+			break;
+		fds[staged] = spool_stage(&c->sp, v[staged].out.data,
+		    v[staged].out.len, v[staged].due, tmp[staged],
+		    sizeof(tmp[staged]));
+		if (fds[staged] < 0) {
+			fprintf(stderr, "taskspool submit: tmp/: %s\n",
+			    strerror(errno));
+			if (v[staged].t.batch_id[0] != '\0')
+				batchdir_leave(&c->sp, v[staged].t.batch_id,
+				    v[staged].t.request_id);
+			rc = EX_IOERR;
+			break;
+		}
+	}
+	if (c->sp.do_fsync && staged > 0)
+		synced = syncfs(fds[0]) == 0;
+	for (size_t i = 0; i < staged; i++) {
+		int bad = c->sp.do_fsync && !synced && fsync(fds[i]) != 0;
+
+		bad |= close(fds[i]) != 0;
+		if (rc == 0 && bad) {
+			fprintf(stderr, "taskspool submit: tmp/%s: %s\n",
+			    tmp[i], strerror(errno));
+			rc = EX_IOERR;
+		}
+	}
+	for (; rc == 0 && moved < staged; moved++) {
+		struct prepared *p = &v[moved];
+
+		if (spool_move_excl(c->sp.dir[SPOOL_TMP], tmp[moved],
+		    c->sp.dir[p->dest], p->file) != 0) {
+			if (errno == EEXIST)
+				fprintf(stderr, "taskspool submit: requestId "
+				    "%s already used\n", p->t.request_id);
+			else
+				fprintf(stderr, "taskspool submit: %s: %s\n",
+				    p->file, strerror(errno));
+			rc = errno == EEXIST ? EX_CANTCREAT : EX_IOERR;
+			break;
+		}
+		used[p->dest] = 1;
+	}
+	/* What was not moved: its tmp/ file and its batch entry go. */
+	for (size_t i = moved; i < staged; i++) {
+		(void)unlinkat(c->sp.dir[SPOOL_TMP], tmp[i], 0);
+		if (v[i].t.batch_id[0] != '\0')
+			batchdir_leave(&c->sp, v[i].t.batch_id,
+			    v[i].t.request_id);
+	}
+	for (int d = 0; d < SPOOL_NDIRS; d++)
+		if (used[d] && spool_sync_dir(&c->sp, c->sp.dir[d]) != 0 &&
+		    rc == 0) {
+			fprintf(stderr, "taskspool submit: fsync: %s\n",
+			    strerror(errno));
+			rc = EX_IOERR;
+		}
+	for (size_t i = 0; i < moved; i++) {
+		if (v[i].dest != SPOOL_BLOCKED)
+			wakeup_notify(&c->cfg, &c->sp, v[i].dest, v[i].file);
+		if (c->json)
+			printf("{\"requestId\":\"%s\",\"status\":\"%s\"}\n",
+			    v[i].t.request_id, v[i].dest == SPOOL_BLOCKED ?
+			    "BLOCKED" : "PENDING");
+		else
+			printf("%s\n", v[i].t.request_id);
+	}
+	fflush(stdout);
+	*done += moved;
+	free(tmp);
+	free(fds);
+	return rc;
+}
+
+/*
+ * taskspool submit --ndjson FILE|-: one task file per line (NDJSON; empty
+ * lines skipped), each validated as `submit FILE` does (submit_prepare);
+ * batch and traceparent as its --batch and --traceparent.  Every line is
+ * checked first: an invalid one, or a requestId given twice, submits
+ * nothing (exit 65 or 73 naming the line).  Then the tasks are published
+ * in groups of NDJSON_GROUP, one group commit each (ndjson_commit), their
+ * requestIds printed in input order.  Returns the exit status.
+ */
+static int
+submit_ndjson(struct cli *c, const char *path, const char *batch,
+    const char *traceparent)
+{
+	struct buf in, one;
+	struct nameset seen;
+	struct prepared *v = NULL;
+	const char *line;
+	size_t pos = 0, len, lineno = 0, k = 0, done = 0;
+	char what[48];
+	int rc = 0;
+
+	buf_init(&in, NDJSON_MAX);
+	buf_init(&one, TASK_FILE_MAX + 1);
+	if (nameset_init(&seen) != 0) {
+		buf_fini(&in);
+		return EX_OSERR;
+	}
+	if (read_all(path, &in) != 0) {
+		fprintf(stderr, "taskspool submit: %s: %s\n", path,
+		    errno == EFBIG ? "larger than 256 MiB" : errno ==
+		    EFTYPE_NOTREG ? "not a regular file (use - to read "
+		    "standard input)" : strerror(errno));
+		rc = errno == EFBIG ? EX_DATAERR : EX_NOINPUT;
+		goto out;
+	}
+	if (cli_open(c) != 0) {
+		rc = EX_CONFIG;
+		goto out;
+	}
+	/* Pass 1: every line valid, no requestId twice. */
+	while (rc == 0 && next_line(&in, &pos, &line, &len)) {
+		struct prepared p;
+
+		lineno++;
+		if (len == 0)
+			continue;
+		snprintf(what, sizeof(what), "line %zu: ", lineno);
+		if (len > TASK_FILE_MAX) {
+			fprintf(stderr, "taskspool submit: %slonger than %d "
+			    "bytes\n", what, TASK_FILE_MAX);
+			rc = EX_DATAERR;
+			break;
+		}
+		one.len = 0;
+		buf_append(&one, line, len);
+		/* Parents: in the spool, or on an earlier line. */
+		rc = submit_prepare(c, what, &one, 1, batch, traceparent,
+		    &seen, &p);
+		if (rc == 0 && nameset_find(&seen, p.t.request_id) != NULL) {
+			fprintf(stderr, "taskspool submit: %srequestId %s is "
+			    "given by an earlier line\n", what,
+			    p.t.request_id);
+			rc = EX_CANTCREAT;
+		} else if (rc == 0)
+			(void)nameset_add(&seen, p.t.request_id, NULL);
+		prepared_fini(&p);
+		k++;
+	}
+	if (rc != 0) {
+		fputs("taskspool submit: nothing was submitted\n", stderr);
+		goto out;
+	}
+	/* Pass 2: the groups. */
+	if ((v = calloc(NDJSON_GROUP, sizeof(*v))) == NULL) {
+		rc = EX_OSERR;
+		goto out;
+	}
+	pos = lineno = 0;
+	while (rc == 0) {
+		size_t n = 0;
+
+		while (n < NDJSON_GROUP && next_line(&in, &pos, &line, &len)) {
+			lineno++;
+			if (len == 0)
+				continue;
+			snprintf(what, sizeof(what), "line %zu: ", lineno);
+			one.len = 0;
+			buf_append(&one, line, len);
+			/* seen holds every line's given id now; pass 1
+			 * allowed only earlier ones as parents. */
+			rc = submit_prepare(c, what, &one, 1, batch,
+			    traceparent, &seen, &v[n]);
+			n++;
+			if (rc != 0)
+				break;
+		}
+		if (rc == 0 && n > 0)
+			rc = ndjson_commit(c, v, n, &done);
+		for (size_t i = 0; i < n; i++)
+			prepared_fini(&v[i]);
+		if (n == 0)
+			break;
+	}
+	if (rc != 0)
+		fprintf(stderr, "taskspool submit: %zu of %zu task(s) were "
+		    "submitted (their requestIds printed)\n", done, k);
+out:
+	free(v);
+	nameset_fini(&seen);
+	buf_fini(&one);
+	buf_fini(&in);
+	return rc;
+}
+
 static int
 cmd_submit(struct cli *c, int argc, char **argv)
 {
@@ -327,6 +717,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		{ "require-tag", required_argument, NULL, 'R' },
 		{ "concurrency-key", required_argument, NULL, 'K' },
 		{ "max-per-key", required_argument, NULL, 'X' },
+		{ "ndjson", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	json_t *after = NULL;		/* dependsOn, from --after */
@@ -337,13 +728,9 @@ cmd_submit(struct cli *c, int argc, char **argv)
 	const char *on_failure = NULL, *on_failure_mode = NULL;
 	const char *priority = NULL;
 	const char *conc_key = NULL, *max_per_key = NULL;
-	int ch, waitp = 0, rc;
-	struct buf in, out;
-	struct task t;
-	struct task_error te;
-	char file[SPOOL_NAME_MAX];
-	enum spool_dir where;
-	int64_t due = -1;
+	int ch, waitp = 0, ndjson = 0, rc;
+	struct buf in;
+	struct prepared p;
 
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
@@ -359,6 +746,7 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		case 'K': conc_key = optarg; break;
 		case 'X': max_per_key = optarg; break;
 		case 'w': waitp = 1; break;
+		case 'J': ndjson = 1; break;
 		case 'W': wait_timeout = optarg; waitp = 1; break;
 		case 'T': traceparent = optarg; break;
 		case 'B': batch = optarg; break;
@@ -472,14 +860,28 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		json_decref(rtags);
 		return EX_USAGE;
 	}
+	if (ndjson && (code != NULL || params != NULL || id != NULL || name
+	    != NULL || delay != NULL || at != NULL || retries != NULL ||
+	    timeout != NULL || priority != NULL || waitp || after != NULL ||
+	    rtags != NULL || conc_key != NULL || on_failure != NULL ||
+	    on_failure_mode != NULL || optind + 1 != argc)) {
+		fputs("usage: taskspool submit --ndjson FILE|- [--batch ID] "
+		    "[--traceparent V]  (each line is a task file: it names "
+		    "its own members)\n", stderr);
+		json_decref(after);
+		json_decref(rtags);
+		return EX_USAGE;
+	}
 	if ((code == NULL) == (optind == argc) || argc - optind > 1) {
 		fputs("usage: taskspool submit FILE|-  or  taskspool submit "
 		    "--code CODE [options]  (see taskspool --help)\n", stderr);
 		return EX_USAGE;
 	}
+	if (ndjson)
+		return submit_ndjson(c, argv[optind], batch, traceparent);
 	buf_init(&in, TASK_FILE_MAX + 1);
-	buf_init(&out, 0);
-	task_init(&t);
+	task_init(&p.t);	/* prepared_fini() at out: */
+	buf_init(&p.out, 0);
 	if (code == NULL) {
 		if (read_all(argv[optind], &in) != 0) {
 			fprintf(stderr, "taskspool submit: %s: %s\n",
@@ -560,142 +962,49 @@ cmd_submit(struct cli *c, int argc, char **argv)
 		buf_puts(&in, params != NULL ? params : "{}");
 		buf_puts(&in, "}");
 	}
-	if (task_decode(in.data != NULL ? in.data : "", in.len, &t, &te)) {
-		fprintf(stderr, "taskspool submit: invalid task: %s: %s\n",
-		    te.field, te.rule);
-		rc = EX_DATAERR;
-		goto out;
-	}
-	if ((rc = cli_trace_choose(traceparent, &t)) != 0)
-		goto out;
 	if (cli_open(c) != 0) {
 		rc = EX_CONFIG;
 		goto out;
 	}
-	if (t.callback_url != NULL) {
-		/* As the HTTP API does: the URL under the callback_* keys,
-		 * and a secret to sign with (the sender sends no unsigned
-		 * callback). */
-		char why[512];
-
-		enum urlcheck_rc v = callback_url_check(&c->cfg,
-		    t.callback_url, why, sizeof(why));
-
-		if (v != URLCHECK_OK) {
-			fprintf(stderr, "taskspool submit: %scallbackUrl: "
-			    "%s\n", v == URLCHECK_UNAVAILABLE ? "" :
-			    "invalid task: ", why);
-			rc = v == URLCHECK_UNAVAILABLE ? EX_UNAVAILABLE :
-			    EX_DATAERR;
-			goto out;
-		}
-		if (!callback_can_sign(&c->sp, &c->cfg, t.app_id)) {
-			fprintf(stderr, "taskspool submit: invalid task: "
-			    "callbackUrl: %s\n", CALLBACK_NO_SECRET_WHY);
-			rc = EX_DATAERR;
-			goto out;
-		}
-	}
-	{
-		char hook[CONFIG_PATH_MAX + 80];
-
-		snprintf(hook, sizeof(hook), "%s/%s", c->cfg.hooks_dir,
-		    t.task_code);
-		if (access(hook, X_OK) != 0) {
-			fprintf(stderr, "taskspool submit: taskCode: no "
-			    "executable hook %s\n", hook);
-			rc = EX_DATAERR;
-			goto out;
-		}
-	}
-	if (t.request_id[0] == '\0')
-		new_request_id(t.request_id, sizeof(t.request_id));
-	snprintf(file, sizeof(file), "%s.json", t.request_id);
-	if (spool_locate(&c->sp, t.request_id, &where, NULL) == 0) {
-		fprintf(stderr, "taskspool submit: requestId %s already used "
-		    "(%s)\n", t.request_id, state_name(where));
-		rc = EX_CANTCREAT;
+	if ((rc = submit_prepare(c, "", &in, code == NULL, batch, traceparent,
+	    NULL, &p)) != 0)
 		goto out;
-	}
-	if (batch != NULL && code == NULL &&
-	    strcmp(batch, t.batch_id) != 0) {
-		/* A file's own batchId is the batch; --batch sets one. */
-		if (t.batch_id[0] != '\0' || !task_name_ok(batch,
-		    TASK_BATCH_ID_MAX)) {
-			fprintf(stderr, "taskspool submit: --batch: \"%s\" is "
-			    "not a batchId, or the file names another\n",
-			    batch);
-			rc = EX_USAGE;
-			goto out;
-		}
-		memcpy(t.batch_id, batch, strlen(batch) + 1);
-	}
-	if (t.released.n > 0) {
-		/* Only the leader writes it, when it releases a task
-		 * (README.md, "Dependencies"): a forged one is refused. */
-		fprintf(stderr, "taskspool submit: invalid task: releasedBy: "
-		    "written by the leader when it releases a blocked task; "
-		    "a submitted task may not carry it\n");
-		rc = EX_DATAERR;
-		goto out;
-	}
-	if ((rc = cli_deps_check(&c->sp, &t)) != 0)
-		goto out;
-	t.created_ms = tstime_now_ms();
-	due = task_set_not_before(&t);
-	if (task_encode(&t, &out) != 0) {
-		rc = EX_SOFTWARE;
-		goto out;
-	}
-	if (out.len > TASK_FILE_MAX) {
-		/* The members added here (requestId, createdAt...) must not
-		 * push the file over the daemons' limit: they would send it
-		 * to corrupt/ after this command said it was submitted. */
-		fprintf(stderr, "taskspool submit: the task file would be %zu "
-		    "bytes with the members submit adds; at most %d\n",
-		    out.len, TASK_FILE_MAX);
-		rc = EX_DATAERR;
-		goto out;
-	}
 	/* The member entry before the task (spool/batchdir.h). */
-	if (t.batch_id[0] != '\0' &&
-	    (rc = cli_batch_join(&c->sp, t.batch_id, t.request_id)) != 0)
+	if (p.t.batch_id[0] != '\0' &&
+	    (rc = cli_batch_join(&c->sp, p.t.batch_id, p.t.request_id)) != 0)
 		goto out;
 	/* With parents: straight into blocked/ (the leader releases it). */
-	if (spool_publish(&c->sp, c->sp.dir[t.depends.n > 0 ? SPOOL_BLOCKED :
-	    due >= 0 ? SPOOL_DELAYED : SPOOL_INCOMING], file, out.data,
-	    out.len, due, SPOOL_PUBLISH_EXCL)
-	    != 0) {
-		if (t.batch_id[0] != '\0')
-			batchdir_leave(&c->sp, t.batch_id, t.request_id);
+	if (spool_publish(&c->sp, c->sp.dir[p.dest], p.file, p.out.data,
+	    p.out.len, p.due, SPOOL_PUBLISH_EXCL) != 0) {
+		if (p.t.batch_id[0] != '\0')
+			batchdir_leave(&c->sp, p.t.batch_id, p.t.request_id);
 		if (errno == EEXIST) {
 			fprintf(stderr, "taskspool submit: requestId %s "
-			    "already used\n", t.request_id);
+			    "already used\n", p.t.request_id);
 			rc = EX_CANTCREAT;
 		} else {
-			fprintf(stderr, "taskspool submit: %s: %s\n", file,
+			fprintf(stderr, "taskspool submit: %s: %s\n", p.file,
 			    strerror(errno));
 			rc = EX_IOERR;
 		}
 		goto out;
 	}
-	if (t.depends.n == 0)
-		wakeup_notify(&c->cfg, &c->sp, due >= 0 ? SPOOL_DELAYED :
-		    SPOOL_INCOMING, file);
+	if (p.dest != SPOOL_BLOCKED)
+		wakeup_notify(&c->cfg, &c->sp, p.dest, p.file);
 	if (c->json)
 		printf("{\"requestId\":\"%s\",\"status\":\"%s\"}\n",
-		    t.request_id, t.depends.n > 0 ? "BLOCKED" : "PENDING");
+		    p.t.request_id, p.dest == SPOOL_BLOCKED ? "BLOCKED" :
+		    "PENDING");
 	else
-		printf("%s\n", t.request_id);
+		printf("%s\n", p.t.request_id);
 	fflush(stdout);
-	rc = waitp ? wait_for(c, t.request_id, wait_timeout != NULL ?
+	rc = waitp ? wait_for(c, p.t.request_id, wait_timeout != NULL ?
 	    strtol(wait_timeout, NULL, 10) * 1000 : -1) : 0;
 out:
 	json_decref(after);
 	json_decref(rtags);
-	task_fini(&t);
+	prepared_fini(&p);
 	buf_fini(&in);
-	buf_fini(&out);
 	return rc;
 }
 

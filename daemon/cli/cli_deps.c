@@ -44,15 +44,17 @@ cli_deps_after(json_t **arr, const char *arg)
 }
 
 int
-cli_deps_check(const struct spool *sp, const struct task *t)
+cli_deps_check(const struct spool *sp, const struct task *t,
+    const struct nameset *earlier, const char *what)
 {
 	for (size_t i = 0; i < t->depends.n; i++)
-		if (depstate_of(sp, t->depends.v[i].id, NULL) ==
-		    DEPEND_PARENT_UNKNOWN) {
-			fprintf(stderr, "taskspool submit: invalid task: "
+		if ((earlier == NULL || nameset_find(earlier,
+		    t->depends.v[i].id) == NULL) && depstate_of(sp,
+		    t->depends.v[i].id, NULL) == DEPEND_PARENT_UNKNOWN) {
+			fprintf(stderr, "taskspool submit: %sinvalid task: "
 			    "dependsOn[%zu].requestId: no task %s in the spool "
-			    "(a parent must exist before its dependent)\n", i,
-			    t->depends.v[i].id);
+			    "(a parent must exist before its dependent)\n",
+			    what, i, t->depends.v[i].id);
 			return EX_DATAERR;
 		}
 	return 0;

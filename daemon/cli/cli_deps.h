@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "core/nameset.h"
 #include "core/task.h"
 #include "spool/spool.h"
 
@@ -22,11 +23,14 @@ int cli_deps_after(json_t **arr, const char *arg);
 
 /*
  * The submit-time check of t's parents in sp (both borrowed): each must
- * be somewhere in the spool (so no cycle can form).  Returns 0, or 65
- * (EX_DATAERR) after printing "invalid task: dependsOn[i].requestId: no
- * task ID in the spool".
+ * be somewhere in the spool, or in earlier (may be NULL: the requestIds
+ * that submit --ndjson publishes before t), so no cycle can form.
+ * Returns 0, or 65 (EX_DATAERR) after printing "taskspool submit:
+ * <what>invalid task: dependsOn[i].requestId: no task ID in the spool"
+ * (what: "" or e.g. "line 3: ").
  */
-int cli_deps_check(const struct spool *sp, const struct task *t);
+int cli_deps_check(const struct spool *sp, const struct task *t,
+    const struct nameset *earlier, const char *what);
 
 /*
  * Run "taskspool deps ID [--json]": the task's parents, each with its
