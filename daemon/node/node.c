@@ -324,6 +324,14 @@ setup(struct node *n)
 		log_warnx("%s", why);
 		return EX_CONFIG;
 	}
+	{
+		struct stat rs;
+
+		if (fstat(n->sp.root, &rs) == 0)
+			snprintf(n->spool_id, sizeof(n->spool_id), "%llx:%llx",
+			    (unsigned long long)rs.st_dev,
+			    (unsigned long long)rs.st_ino);
+	}
 	n->hooksfd = open(n->cfg->hooks_dir, O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC);
 	if (n->hooksfd < 0) {

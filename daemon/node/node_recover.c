@@ -189,18 +189,23 @@ orphan_lost(struct node *n, int dirfd, const char *owner, const char *name,
 	/* Whatever of that attempt still runs on this host (grandchildren
 	 * outlive the hook's PDEATHSIG) dies before the task runs again. */
 	{
-		char t1[TASK_ID_MAX + 32], t2[TASK_CODE_MAX + 32];
+		char t1[TASK_ID_MAX + 32], t2[TASK_CODE_MAX + 32], t3[80];
 		struct hookcred_saved hs;
 		int k = 0;
 
 		snprintf(t1, sizeof(t1), "TASKSPOOL_REQUEST_ID=%s", id);
 		snprintf(t2, sizeof(t2), "TASKSPOOL_NODE=%s", owner);
+		/* Of this spool only: another spool on this host can have a
+		 * node and a requestId of the same names. */
+		snprintf(t3, sizeof(t3), "TASKSPOOL_SPOOL_ID=%s",
+		    n->spool_id);
 		/* As the hooks' account: /proc shows its processes'
 		 * environment to its fsuid (and, under hidepid, the
 		 * processes at all); kill(2) then needs CAP_KILL. */
 		if (hookcred_enter(&n->cfg->hookcred, HOOKCRED_USER, &hs) ==
 		    0)
-			k = hook_kill_tagged(t1, t2);
+			k = hook_kill_tagged(t1, t2, n->spool_id[0] !=
+			    '\0' ? t3 : NULL);
 		hookcred_leave(&hs);
 		if (k > 0)
 			log_warnx("%s: killed %d leftover process(es) of the "

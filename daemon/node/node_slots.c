@@ -326,6 +326,9 @@ hook_env(struct node *n, const struct slot *sl, const char *id,
 	snprintf(num, sizeof(num), "%d", node_effective_retries(n, &sl->t) + 1);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_MAX_ATTEMPTS", num);
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_NODE", n->sp.node);
+	if (n->spool_id[0] != '\0')
+		env_put(envp, &ne, envbuf, &off, "TASKSPOOL_SPOOL_ID",
+		    n->spool_id);
 	snprintf(num, sizeof(num), "%lld", coord_lease_fence(n->coord,
 	    sl->lockfd));
 	env_put(envp, &ne, envbuf, &off, "TASKSPOOL_FENCE", num);

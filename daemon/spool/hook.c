@@ -241,8 +241,26 @@ env_has(const char *env, size_t len, const char *s)
 	return 0;
 }
 
+/* Whether env (len bytes of NUL-separated entries) has an entry for the
+ * name of tag ("NAME=value": one starting "NAME="). */
+static int
+env_has_name(const char *env, size_t len, const char *tag)
+{
+	const char *eq = strchr(tag, '=');
+	size_t nl = eq != NULL ? (size_t)(eq - tag) + 1 : strlen(tag);
+
+	for (size_t i = 0; i < len;) {
+		size_t el = strnlen(env + i, len - i);
+
+		if (el >= nl && memcmp(env + i, tag, nl) == 0)
+			return 1;
+		i += el + 1;
+	}
+	return 0;
+}
+
 int
-hook_kill_tagged(const char *tag1, const char *tag2)
+hook_kill_tagged(const char *tag1, const char *tag2, const char *tag3)
 {
 	DIR *dp = opendir("/proc");
 	struct dirent *de;
@@ -269,7 +287,9 @@ hook_kill_tagged(const char *tag1, const char *tag2)
 		len = read(fd, env, sizeof(env));
 		close(fd);
 		if (len > 0 && env_has(env, (size_t)len, tag1) &&
-		    env_has(env, (size_t)len, tag2) && kill(pid, SIGKILL) == 0)
+		    env_has(env, (size_t)len, tag2) && (tag3 == NULL ||
+		    env_has(env, (size_t)len, tag3) || !env_has_name(env,
+		    (size_t)len, tag3)) && kill(pid, SIGKILL) == 0)
 			n++;
 	}
 	closedir(dp);

@@ -88,11 +88,13 @@ int hook_kill_group(pid_t pgid, int sig);
 
 /*
  * Kill (SIGKILL) every process on this host whose environment holds both
- * strings (e.g. "TASKSPOOL_REQUEST_ID=x" and "TASKSPOOL_NODE=n"): the
- * remains of an attempt whose daemon died, found by scanning /proc.  Used
- * only on recovery, never on the per-task path.  Returns the number of
- * processes signalled (0 when /proc is unavailable).
+ * strings tag1 and tag2 (e.g. "TASKSPOOL_REQUEST_ID=x" and
+ * "TASKSPOOL_NODE=n") and tag3 ("NAME=value", may be NULL), or no NAME at
+ * all (a hook of a daemon that did not set it): the remains of an
+ * attempt whose daemon died, found by scanning /proc.  Used only on
+ * recovery, never on the per-task path.  Returns the number of processes
+ * signalled (0 when /proc is unavailable).
  */
-int hook_kill_tagged(const char *tag1, const char *tag2);
+int hook_kill_tagged(const char *tag1, const char *tag2, const char *tag3);
 
 #endif

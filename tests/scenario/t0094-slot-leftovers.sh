@@ -17,6 +17,8 @@
 #    the daemon's end-of-attempt kill (another session, no environment)
 #    does not keep its slot: the daemon unlocks it explicitly (the next
 #    task of the key starts while that process still runs).
+#  - two spools on one host, one node id and one requestId in both: the
+#    recovery after a kill -9 in one kills no hook of the other.
 . "$(dirname "$0")/test-lib.sh"
 echo "fsync = 0" >>"$CONF"
 echo "max_concurrent_per_key = lf=1" >>"$CONF"
@@ -105,6 +107,31 @@ test_expect_success 'a hook that ended leaves no slot held: the next of its key 
 
 test_expect_success 'daemons stop' '
 	stop_daemon n1 && stop_daemon n2
+'
+
+# Two spools on one host, a daemon of one node id on each and a task of
+# one requestId in both: the recovery in one kills no hook of the other
+# (TASKSPOOL_SPOOL_ID; before, the requestId and node tags matched both).
+printf '#!/bin/sh\nsleep 3\nexit 0\n' >"$HOOKS/long" && chmod +x "$HOOKS/long"
+test_expect_success 'a recovery in one spool leaves the hooks of another spool alone' '
+	"$TS" init "$TRASH/spool2" >/dev/null &&
+	sed "s|^spool = .*|spool = $TRASH/spool2|" "$CONF" >"$TRASH/conf2" &&
+	"$TSD" -d -c "$TRASH/conf2" -s "$TRASH/spool2" -i twin >>"$TRASH/log.x" 2>&1 &
+	echo $! >"$TRASH/pid.x" && DAEMON_PIDS="$DAEMON_PIDS $(cat "$TRASH/pid.x")" &&
+	start_daemon twin &&
+	wait_for "test -f \"$TRASH/spool2/state/heartbeat.twin\"" 10 &&
+	"$TS" -c "$TRASH/conf2" -s "$TRASH/spool2" submit --code long --id twin-1 >/dev/null &&
+	ts submit --code long --id twin-1 >/dev/null &&
+	wait_for "test -e \"$TRASH/spool2/active/twin/twin-1.json\" && test -e \"$SPOOL/active/twin/twin-1.json\"" 10 &&
+	yp=$(daemon_pid twin) && kill -9 "$yp" &&
+	wait_for "! alive $yp" 10 &&
+	start_daemon twin &&
+	wait_for "grep -q \"twin-1: attempt 1 on node twin lost\" \"$TRASH/log.twin\"" 20 &&
+	wait_for "test -e \"$TRASH/spool2/done/twin-1.json\"" 20 &&
+	grep "twin-1" "$TRASH/log.x" &&
+	grep -q "twin-1: SUCCESS (attempt 1)" "$TRASH/log.x" &&
+	wait_for "test -e \"$SPOOL/done/twin-1.json\"" 20 &&
+	stop_daemon twin && kill -TERM "$(cat "$TRASH/pid.x")"
 '
 
 test_done
