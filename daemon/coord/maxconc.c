@@ -18,6 +18,7 @@
 #include "coord/coord_impl.h"
 #include "coord/coord_redis.h"
 #include "core/conckey.h"
+#include "core/priority.h"
 #include "core/task.h"
 
 
@@ -366,6 +367,18 @@ coord_limit_fds(struct coord *c, int fd, int out[2])
 	return k;
 }
 
+int
+coord_limit_held(const struct coord *c, int fd)
+{
+	const struct coord_lease *l;
+
+	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used)
+		return 0;
+	l = &c->leases[fd];
+	return l->limit_fd > 0 || l->key_fd > 0 || l->limit_key[0] != '\0' ||
+	    l->key_limit[0] != '\0';
+}
+
 /* Free the slots held with l (the locks, or the ZREMs of its member).
  * A lock is dropped explicitly, not by the close: a hook's leftover may
  * keep the descriptor (coord_limit_fds). */
@@ -520,8 +533,9 @@ limits_state_name(const struct spool *sp, enum spool_dir d, const char *id)
 }
 
 int
-limits_wait(struct nameset *waiting, const char *code, const char *name,
-    int flags, int64_t key, int prio, int flow)
+limits_wait(struct nameset *waiting, struct nameset *names,
+    const char *code, const char *name, int flags, int64_t key, int prio,
+    int flow)
 {
 	char k[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
 	struct nameset_node *w;
@@ -532,6 +546,10 @@ limits_wait(struct nameset *waiting, const char *code, const char *name,
 	w->flags = flags;
 	nameset_set_prio(waiting, w, prio);
 	nameset_set_flow(waiting, w, flow);	/* recorded: no fair share */
+	if (names != NULL && nameset_add(names, name, NULL) == NULL) {
+		(void)nameset_remove(waiting, k);
+		return -1;
+	}
 	return 0;
 }
 
@@ -544,80 +562,108 @@ group_len(const char *name)
 	return slash != NULL ? (size_t)(slash - name) : strlen(name);
 }
 
-/* By group, then in claim order: the higher priority, the older key,
- * the file name. */
+/* A waiting name with what its order needs, computed once per try. */
+struct waiter {
+	struct nameset_node *w;
+	size_t glen;			/* its group's length */
+	int eff;			/* its effective priority now */
+};
+
+/* By group, then in claim order (core/priority.h): the higher effective
+ * priority (aging from the key), the older key, the higher priority, the
+ * file name. */
 static int
 by_group_order(const void *pa, const void *pb)
 {
-	const struct nameset_node *a = *(struct nameset_node *const *)pa;
-	const struct nameset_node *b = *(struct nameset_node *const *)pb;
-	size_t la = group_len(a->name), lb = group_len(b->name);
-	int c = memcmp(a->name, b->name, la < lb ? la : lb);
+	const struct waiter *a = pa, *b = pb;
+	int c = memcmp(a->w->name, b->w->name, a->glen < b->glen ? a->glen :
+	    b->glen);
 
-	if (c != 0 || la != lb)
-		return c != 0 ? c : la < lb ? -1 : 1;
-	if (a->prio != b->prio)
-		return a->prio > b->prio ? -1 : 1;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return strcmp(a->name + la, b->name + lb);
+	if (c != 0 || a->glen != b->glen)
+		return c != 0 ? c : a->glen < b->glen ? -1 : 1;
+	if (a->eff != b->eff)
+		return a->eff > b->eff ? -1 : 1;
+	if (a->w->key != b->w->key)
+		return a->w->key < b->w->key ? -1 : 1;
+	if (a->w->prio != b->w->prio)
+		return a->w->prio > b->w->prio ? -1 : 1;
+	return strcmp(a->w->name + a->glen, b->w->name + b->glen);
 }
 
 size_t
-limits_requeue(struct nameset *waiting, const char *spec,
+limits_requeue(struct nameset *waiting, struct nameset *names,
+    const char *spec,
     const char *key_spec, struct nameset *cand, struct nameset *qcand,
-    size_t walk)
+    size_t walk, int64_t now_ms, int64_t aging_ms)
 {
 	size_t n = waiting->count, k = 0, moved = 0, run = 0;
-	struct nameset_node **v, *w;
-	char prev[TASK_CODE_MAX + 48] = "";
+	struct waiter *v;
+	struct nameset_node *w;
+	char group[TASK_CODE_MAX + 48] = "";
+	long mx = 0;
 
 	if (n == 0)
 		return 0;
 	if ((v = calloc(n, sizeof(*v))) == NULL)
 		return 0;
-	while (k < n && (w = nameset_pop(waiting)) != NULL)
-		v[k++] = w;
+	/* Sorted in place of a copy of the list: the names that stay are
+	 * not touched (no allocation, no hashing: O(n log n) compares). */
+	for (w = waiting->head; w != NULL && k < n; w = w->fnext, k++) {
+		v[k].w = w;
+		v[k].glen = group_len(w->name);
+		v[k].eff = priority_effective(w->prio, w->key, now_ms,
+		    aging_ms);
+	}
 	qsort(v, k, sizeof(*v), by_group_order);
 	for (size_t i = 0; i < k; i++) {
-		char *slash = strchr(v[i]->name, '/'), *at;
-		char group[sizeof(prev)], code[sizeof(prev)];
-		long mx;
+		struct nameset_node *const x = v[i].w;
+		const char *slash = strchr(x->name, '/');
+		size_t gl = v[i].glen;
+		char name[TASK_CODE_MAX + SPOOL_NAME_MAX + 2];
 
-		snprintf(group, sizeof(group), "%.*s",
-		    (int)group_len(v[i]->name), v[i]->name);
-		if (i == 0 || strcmp(group, prev) != 0)
+		if (i == 0 || strlen(group) != gl || memcmp(group, x->name,
+		    gl) != 0) {
+			char code[sizeof(group)], *at;
+
+			/* A new group: its limit, parsed once. */
+			snprintf(group, sizeof(group), "%.*s", (int)gl,
+			    x->name);
+			memcpy(code, group, sizeof(code));
 			run = 0;
-		memcpy(prev, group, sizeof(prev));
-		memcpy(code, group, sizeof(code));
-		if ((at = strchr(code, '@')) != NULL) {
-			/* "<code>@<keyhash>": that key's limit (a task's
-			 * own maxConcurrentPerKey is not known here: 1) */
-			*at = '\0';
-			mx = limits_max(key_spec, code);
-			if (mx <= 0)
-				mx = 1;
-		} else
-			mx = limits_max(spec, code);
-		if (slash != NULL && (mx <= 0 || run < (size_t)mx)) {
-			int q = v[i]->flags & LIMITS_FROM_QUEUE, added = 0;
+			if ((at = strchr(code, '@')) != NULL) {
+				/* "<code>@<keyhash>": that key's limit (a
+				 * task's own maxConcurrentPerKey is not known
+				 * here: 1) */
+				*at = '\0';
+				mx = limits_max(key_spec, code);
+				if (mx <= 0)
+					mx = 1;
+			} else
+				mx = limits_max(spec, code);
+		}
+		if (slash != NULL && mx > 0 && run >= (size_t)mx)
+			continue;	/* stays, untouched */
+		if (slash != NULL) {
+			int q = x->flags & LIMITS_FROM_QUEUE, added = 0;
 			struct nameset *to = q ? qcand : cand;
 			struct nameset_node *c = nameset_add_ordered(to,
-			    slash + 1, v[i]->key, q ? 0 : walk, &added);
+			    slash + 1, x->key, q ? 0 : walk, &added);
 
 			if (c != NULL) {
-				c->flags |= v[i]->flags & ~LIMITS_FROM_QUEUE;
+				c->flags |= x->flags & ~LIMITS_FROM_QUEUE;
 				if (added) {
-					nameset_set_prio(to, c, v[i]->prio);
-					nameset_set_flow(to, c, v[i]->flow);
+					nameset_set_prio(to, c, x->prio);
+					nameset_set_flow(to, c, x->flow);
 				}
 			}
 			run++;
 			moved++;
-		} else if (slash != NULL)
-			(void)limits_wait(waiting, group, slash + 1,
-			    v[i]->flags, v[i]->key, v[i]->prio, v[i]->flow);
-		free(v[i]);
+		}
+		/* Moved (or not a waiting name at all): out of waiting. */
+		snprintf(name, sizeof(name), "%s", x->name);
+		if (names != NULL && slash != NULL)
+			(void)nameset_remove(names, slash + 1);
+		(void)nameset_remove(waiting, name);
 	}
 	free(v);
 	return moved;

@@ -91,6 +91,10 @@ enum coord_status coord_limit_acquire_key(struct coord *c, int fd,
  */
 int coord_limit_fds(struct coord *c, int fd, int out[2]);
 
+/* Whether the lease on fd holds a max_concurrent or per-key slot (file or
+ * Redis mode): 1 or 0. */
+int coord_limit_held(const struct coord *c, int fd);
+
 /*
  * Remove the slot files of keys of daemons before 0.14
  * (state/limits/<code>@<keyhash>.<i>, which they unlinked when freed)
@@ -147,25 +151,29 @@ const char *limits_state_name(const struct spool *sp, enum spool_dir d,
  * the group a task code, or "<taskCode>@<keyhash>" for a key's limit,
  * with what their claim order needs (README.md, "Priorities"): key, the
  * file's mtime in ms; prio, its priority 0..9; flow, its flow's index
- * in the fair share of the set it goes back to (core/fairshare.h).
- * Returns 0, or -1 (ENOMEM: the name is dropped; the periodic rescan
- * finds it again).
+ * in the fair share of the set it goes back to (core/fairshare.h); the
+ * file name alone also in names (may be NULL), so that a rescan can tell
+ * a waiting file from a new one.  Returns 0, or -1 (ENOMEM: the name is
+ * dropped; the periodic rescan finds it again).
  *
  * limits_requeue() moves back into cand (or qcand) the first of each
- * group in claim order — the higher priority, then the older mtime,
- * then the file name — at most that code's limit in spec (a key's: in
- * key_spec, max_concurrent_per_key, or 1 when only tasks set it), each
- * with its key, priority and flow (placed by key over at most walk
- * nodes of cand, 0 of qcand: nameset_add_ordered); the others stay in
- * waiting.  Returns the number moved.  Nodes are moved or freed: no
- * memory is lost on ENOMEM, a name is dropped (the periodic rescan
- * finds it again).
+ * group in claim order at now_ms — the higher effective priority, aging
+ * one level per aging_ms from the mtime (core/priority.h; <= 0: none),
+ * then the older mtime, then the file name — at most that code's limit
+ * in spec (a key's: in key_spec, max_concurrent_per_key, or 1 when only
+ * tasks set it), each with its key, priority and flow (placed by key
+ * over at most walk nodes of cand, 0 of qcand: nameset_add_ordered), and
+ * out of names; the others stay in waiting as they were, untouched (a
+ * try costs O(n log n) compares and no allocation for them).  Returns
+ * the number moved.  On ENOMEM nothing moves (the next try).
  */
 #define LIMITS_FROM_QUEUE	0x100
-int limits_wait(struct nameset *waiting, const char *code, const char *name,
-    int flags, int64_t key, int prio, int flow);
-size_t limits_requeue(struct nameset *waiting, const char *spec,
+int limits_wait(struct nameset *waiting, struct nameset *names,
+    const char *code, const char *name, int flags, int64_t key, int prio,
+    int flow);
+size_t limits_requeue(struct nameset *waiting, struct nameset *names,
+    const char *spec,
     const char *key_spec, struct nameset *cand, struct nameset *qcand,
-    size_t walk);
+    size_t walk, int64_t now_ms, int64_t aging_ms);
 
 #endif

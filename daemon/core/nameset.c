@@ -86,14 +86,17 @@ ordered_before(int64_t key, const char *name, const struct nameset_node *o)
 #define LEVEL_WALK	4096
 
 /* Put n into the list of its priority level, after the last node not
- * after it by (key, name): first of the level when before its head (a
- * key of 0, the usual one of sets that do not order by key, costs no
- * walk), else walking back from the level's tail. */
+ * after it by (key, name): first of the level when before its head,
+ * else walking back from the level's tail.  Only in a set with levels
+ * (ns->levels); elsewhere nothing, O(1). */
 static void
 level_insert(struct nameset *ns, struct nameset_node *n)
 {
 	struct nameset_node *p = ns->ltail[n->prio];
 	size_t walked = 0;
+
+	if (!ns->levels)
+		return;
 
 	if (p != NULL && ordered_before(n->key, n->name, ns->lhead[n->prio]))
 		p = NULL;
@@ -118,6 +121,8 @@ level_insert(struct nameset *ns, struct nameset_node *n)
 static void
 level_remove(struct nameset *ns, struct nameset_node *n)
 {
+	if (!ns->levels)
+		return;
 	if (n->lprev != NULL)
 		n->lprev->lnext = n->lnext;
 	else

@@ -41,6 +41,14 @@ struct nameset {
 	struct fairshare *fair;		/* borrowed, or NULL: the flows of
 					 * nameset_pop_priority (the caller
 					 * sets it while the set is empty) */
+	int levels;			/* 1: keep the per-priority lists
+					 * nameset_pop_priority needs (set
+					 * while empty; each add then costs
+					 * up to a bounded walk); 0, as
+					 * nameset_init leaves it: priorities
+					 * are only recorded, adds are O(1),
+					 * nameset_pop_priority is
+					 * nameset_pop */
 };
 
 /* Initialise an empty set.  Returns 0 or -1 (ENOMEM). */
@@ -97,8 +105,9 @@ void nameset_set_flow(struct nameset *ns, struct nameset_node *c, int i);
  * tag (core/fairshare.h), then the smaller key, then the earliest in the
  * order: O(maxwalk); the flow of the node taken is served.  When every
  * node has one priority and one flow it is the head (nameset_pop,
- * O(1)).  Returns it (new: caller frees with free()) or NULL when
- * empty.
+ * O(1)), as it is in a set without levels (ns->levels 0) unless the
+ * fair share walk applies.  Returns it (new: caller frees with free())
+ * or NULL when empty.
  */
 struct nameset_node *nameset_pop_priority(struct nameset *ns,
     size_t maxwalk, int64_t now_ms, int64_t aging_ms);

@@ -376,6 +376,7 @@ setup(struct node *n)
 		}
 	if (nameset_init(&n->cand) != 0 || nameset_init(&n->qcand) != 0 ||
 	    nameset_init(&n->waiting) != 0 ||
+	    nameset_init(&n->waitnames) != 0 ||
 	    nameset_init(&n->ratewait) != 0 ||
 	    nameset_init(&n->ratepark) != 0 ||
 	    nameset_init(&n->hookcache) != 0 ||
@@ -389,6 +390,7 @@ setup(struct node *n)
 	fair_init(&n->fair_q);
 	n->cand.fair = &n->fair_cand;
 	n->qcand.fair = &n->fair_q;
+	n->cand.levels = n->qcand.levels = 1;	/* the claim order */
 	(void)node_hooks_rescan(n, 0);	/* before the first heartbeat */
 
 	if ((rc = setup_events(n)) != 0)
@@ -480,6 +482,7 @@ stop(struct node *n)
 	nameset_fini(&n->cand);
 	nameset_fini(&n->qcand);
 	nameset_fini(&n->waiting);
+	nameset_fini(&n->waitnames);
 	nameset_fini(&n->ratewait);
 	nameset_fini(&n->ratepark);
 	router_free(n->router);

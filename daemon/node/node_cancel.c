@@ -90,7 +90,7 @@ cancel_pending(struct node *n, const char *id)
 		if (fd < 0)
 			continue;
 		if (coord_flock_verify(fd, dfd, file) != 0) {
-			coord_lease_close(n->coord, fd);
+			node_lease_end(n, fd);
 			continue;
 		}
 		/* A claim like any other: under the claim marker, and a
@@ -98,7 +98,7 @@ cancel_pending(struct node *n, const char *id)
 		mfd = claimmark_take(&n->sp, id, n->sp.node, tstime_now_ms(),
 		    NULL, NULL, 0);
 		if (mfd < 0) {
-			coord_lease_close(n->coord, fd);
+			node_lease_end(n, fd);
 			return 0;		/* looked at again later */
 		}
 		switch (node_other_copy(n, id, dfd, file, file, from[i] ==
@@ -106,11 +106,11 @@ cancel_pending(struct node *n, const char *id)
 		case 1:
 			node_quarantine(n, dfd, file, why);
 			claimmark_release(&n->sp, id, mfd);
-			coord_lease_close(n->coord, fd);
+			node_lease_end(n, fd);
 			return 0;
 		case 2:		/* a retry beside its stale copy: later */
 			claimmark_release(&n->sp, id, mfd);
-			coord_lease_close(n->coord, fd);
+			node_lease_end(n, fd);
 			(void)nameset_add(&n->cancel_wait, id, NULL);
 			return 1;
 		}
@@ -122,7 +122,7 @@ cancel_pending(struct node *n, const char *id)
 		    spool_move_excl(dfd, file, n->sp.self, file) != 0) {
 			/* Malformed files are the claim path's business. */
 			claimmark_release(&n->sp, id, mfd);
-			coord_lease_close(n->coord, fd);
+			node_lease_end(n, fd);
 			task_fini(&t);
 			buf_fini(&b);
 			return 0;

@@ -164,6 +164,8 @@ node_cand_add(struct node *n, const char *name, int announced)
 		return;		/* for another node: node_hooks_rescan() */
 	if (rate_parked(n, name))
 		return;		/* node_rate_requeue() brings it back */
+	if (nameset_find(&n->waitnames, name) != NULL)
+		return;		/* waits for a slot: limits_requeue() */
 	/* Claim order is the files' mtime order (their submit or due
 	 * time): a released held task keeps its place (coord/hold.h). */
 	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
@@ -333,8 +335,8 @@ limit_park(struct node *n, const struct task *t, int dfd, const char *name,
 	}
 	/* It goes back with its place in the claim order (its priority,
 	 * its mtime, its flow), as cand_meta gave it. */
-	(void)limits_wait(&n->waiting, group, name, (announced ?
-	    CAND_ANNOUNCED : 0) | (q ? LIMITS_FROM_QUEUE : 0),
+	(void)limits_wait(&n->waiting, &n->waitnames, group, name,
+	    (announced ? CAND_ANNOUNCED : 0) | (q ? LIMITS_FROM_QUEUE : 0),
 	    node_mtime_ms(st), t->priority >= 0 ? t->priority :
 	    PRIORITY_DEFAULT, to->fair != NULL ? task_flow(to->fair, t) :
 	    FAIR_LOCAL);

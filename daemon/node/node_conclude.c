@@ -139,7 +139,7 @@ commit_free(struct node *n, struct commit *c)
 {
 	n->ncommits--;
 	if (c->lockfd >= 0)
-		coord_lease_close(n->coord, c->lockfd);
+		node_lease_end(n, c->lockfd);
 	if (c->srcfd >= 0)
 		close(c->srcfd);
 	buf_fini(&c->result);
@@ -351,7 +351,7 @@ conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
 			n->recover_self = 1;
 		buf_fini(&enc);
 		if (lockfd >= 0)
-			coord_lease_close(n->coord, lockfd);
+			node_lease_end(n, lockfd);
 		return 0;
 	}
 	buf_fini(&enc);
@@ -361,7 +361,7 @@ conclude_retry(struct node *n, struct task *t, int srcfd, const char *name,
 	if (srcfd == n->sp.self)
 		n->dirty_self = 1;
 	if (lockfd >= 0)
-		coord_lease_close(n->coord, lockfd);
+		node_lease_end(n, lockfd);
 	if (n->leader && to == SPOOL_DELAYED)
 		node_delayed_note(n, name);
 	node_index_note(n, t->request_id, to, NULL, NULL, t,
@@ -462,14 +462,14 @@ node_conclude(struct node *n, struct task *t, int srcfd, const char *name,
 	if (node_name_to_id(name, t->request_id) != 0) {
 		log_warnx("conclude: bad name %s", name);
 		if (lockfd >= 0)
-			coord_lease_close(n->coord, lockfd);
+			node_lease_end(n, lockfd);
 		return;
 	}
 	if (coord_lease_valid(n->coord, lockfd, tstime_mono_ms()) !=
 	    COORD_OK) {
 		node_record_stale(n, t->request_id, a->attempt,
 		    coord_lease_fence(n->coord, lockfd), a->reason);
-		coord_lease_close(n->coord, lockfd);
+		node_lease_end(n, lockfd);
 		return;
 	}
 	n->finished++;
@@ -545,5 +545,5 @@ nomem:
 	log_warn("%s: cannot conclude the attempt now (out of memory or "
 	    "descriptors); left in active/ for recovery", t->request_id);
 	if (lockfd >= 0)
-		coord_lease_close(n->coord, lockfd);
+		node_lease_end(n, lockfd);
 }

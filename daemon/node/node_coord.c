@@ -30,7 +30,22 @@
 #include "coord/index.h"
 #include "spool/log.h"
 #include "spool/spool.h"
+#include "coord/maxconc.h"
 #include "coord/wakeup.h"
+
+void
+node_lease_end(struct node *n, int fd)
+{
+	int held = n->waiting.head != NULL && coord_limit_held(n->coord, fd);
+
+	coord_lease_close(n->coord, fd);
+	if (held) {
+		int64_t soon = tstime_mono_ms() + LIMITS_FREED_MS;
+
+		if (n->next_wait > soon)
+			n->next_wait = soon;
+	}
+}
 
 int
 node_lease_take(struct node *n, int fd, const char *id, int attempt)

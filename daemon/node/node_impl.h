@@ -164,6 +164,8 @@ struct node {
 	struct fairshare fair_cand, fair_q;	/* the flows of cand and
 					 * qcand (core/fairshare.h) */
 	struct nameset waiting;		/* over maxConcurrent (maxconc.h) */
+	struct nameset waitnames;	/* their file names alone: a rescan
+					 * leaves them to limits_requeue */
 	int64_t next_wait;		/* mono ms: retry waiting/ names */
 	struct nameset ratewait;	/* over a rate limit: "<code>/<file>",
 					 * key = mono ms it may start */
@@ -311,6 +313,19 @@ int node_claims_held(const struct node *n);
  * coordination backend is unreachable (n->coord_down set, logged once).
  */
 int node_lease_take(struct node *n, int fd, const char *id, int attempt);
+
+/*
+ * End the lease on fd of an attempt that ran (coord_lease_close: the
+ * task's flock, its Redis lease, its max_concurrent and per-key slots;
+ * a claim that did not start closes its own with coord_lease_close, or
+ * a task waiting for its key behind a free code slot would be tried
+ * again at once, again and again).  When it held a slot and
+ * tasks wait for one here, they are tried again at the loop's next pass
+ * (LIMITS_FREED_MS: before its claims) instead of at the next poll, so that a slot freed on this node goes to them in claim
+ * order before newer arrivals (README.md, "Concurrency limits").
+ */
+#define LIMITS_FREED_MS	0
+void node_lease_end(struct node *n, int fd);
 
 /*
  * What a fenced attempt (its lease lost, fencing token fence) ended with

@@ -213,10 +213,19 @@ static int
 loop_work(struct node *n)
 {
 	if (n->waiting.head != NULL && tstime_mono_ms() >= n->next_wait) {
-		(void)limits_requeue(&n->waiting, n->cfg->max_concurrent,
+		(void)limits_requeue(&n->waiting, &n->waitnames,
+		    n->cfg->max_concurrent,
 		    n->cfg->max_concurrent_per_key,
-		    &n->cand, &n->qcand, CAND_ORDER_WALK);
-		n->next_wait = tstime_mono_ms() + 100;
+		    &n->cand, &n->qcand, CAND_ORDER_WALK, tstime_now_ms(),
+		    (int64_t)n->cfg->priority_aging_sec * 1000);
+		/* Every 100 ms for slots other daemons free (this node's own
+		 * frees try again at once: node_lease_end); with more than
+		 * 1,000 waiting, 1 ms more per 10 of them, at most 1 s, so
+		 * that the poll (a sort of them all) stays a bounded share
+		 * of the loop. */
+		n->next_wait = tstime_mono_ms() + (n->waiting.count > 1000 ?
+		    (n->waiting.count / 10 < 1000 ? (int64_t)n->waiting.count /
+		    10 : 1000) : 100);
 	}
 	if (n->ratewait.head != NULL && tstime_mono_ms() >= n->next_rate)
 		node_rate_requeue(n, tstime_mono_ms());

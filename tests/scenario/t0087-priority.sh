@@ -15,7 +15,10 @@
 #    max_concurrent lim=1 taken by a gate, priorities 1, 5 and 9 queued
 #    in that (name and mtime) order all wait WAITING, and start 9, 5, 1
 #    as the slot frees (once they went back as priority 5 by name: 1
-#    first).
+#    first);
+#  - after the slot frees, priority-9 tasks waiting for it start before
+#    priority-0 ones that kept arriving meanwhile (once the 0s that came
+#    between a free and the next 100 ms poll took the slot).
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/cluster-lib.sh"
 
@@ -112,6 +115,25 @@ test_expect_success "$M: tasks waiting for a maxConcurrent slot start by priorit
 	printf "%s\n" $M-lim-gate $M-lim-s9 $M-lim-s5 $M-lim-s1 >"$TRASH/$M.limwant" &&
 	cmp "$TRASH/$M.limwant" "$TRASH/$M.lim" &&
 	stop_daemon ${M}1
+'
+
+test_expect_success "$M: after a slot frees, waiting 9s go before 0s that keep arriving" '
+	aging 600 && : >"$TRASH/order" &&
+	start_daemon ${M}1 -j 4 &&
+	task $M-z-first 5 lim &&
+	wait_for "grep -q ^$M-z-first \"\$TRASH/order\"" 10 &&
+	for i in 1 2 3 4 5; do task $M-z-hi$i-s 9 lim || return 1; done &&
+	i=0 && while [ $i -lt 60 ]; do
+		task $M-z-lo$(printf %03d $i)-s 0 lim || return 1
+		i=$((i + 1)); sleep 0.02
+	done &&
+	touch "$TRASH/go.$M-z-first" &&
+	wait_for "[ \$(grep -c ^$M-z- \"\$TRASH/order\") -ge 8 ]" 30 &&
+	grep ^$M-z- "$TRASH/order" | sed -n 2,6p | cut -d" " -f1 | sed "s/^$M-z-//" | tr "\n" " " >"$TRASH/$M.z" &&
+	echo "# starts 2-6: $(cat "$TRASH/$M.z")" &&
+	test "$(cat "$TRASH/$M.z")" = "hi1-s hi2-s hi3-s hi4-s hi5-s " &&
+	stop_daemon ${M}1 &&
+	rm -f "$SPOOL"/incoming/$M-z-*.json
 '
 }
 

@@ -450,7 +450,7 @@ END_TEST
  */
 START_TEST(limit_requeue)
 {
-	struct nameset w, cand, q;
+	struct nameset w, cand, q, names;
 	struct fairshare fs;
 	struct nameset_node *p;
 	static const struct { const char *name; int64_t key; int prio,
@@ -458,13 +458,15 @@ START_TEST(limit_requeue)
 		{ "x-1.json", 60, 5, 0 }, { "k-1.json", 70, 5, 0 },
 		{ "k-6.json", 80, 5, 0 }, { "r-001.json", 100, 5, 1 },
 		{ "r-004.json", 400, 9, 0 } };
+	/* They stay as they were, in the order they came. */
 	static const struct { const char *name; int64_t key; } stay[] = {
-		{ "fax@11/k-5.json", 90 }, { "mail@00ff/k-2.json", 70 },
-		{ "probe/r-002.json", 200 }, { "probe/r-003.json", 300 } };
+		{ "probe/r-003.json", 300 }, { "probe/r-002.json", 200 },
+		{ "mail@00ff/k-2.json", 70 }, { "fax@11/k-5.json", 90 } };
 	int app;
 
 	fair_init(&fs);
 	app = fair_flow_of(&fs, "app:a", 1);
+	ck_assert_int_eq(nameset_init(&names), 0);
 	ck_assert_int_eq(nameset_init(&w), 0);
 	ck_assert_int_eq(nameset_init(&cand), 0);
 	ck_assert_int_eq(nameset_init(&q), 0);
@@ -488,13 +490,19 @@ START_TEST(limit_requeue)
 		{ "fax@11", "k-6.json", 0, 80, 5, 0 } };
 
 	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
-		ck_assert_int_eq(limits_wait(&w, in[i].group, in[i].name,
+		ck_assert_int_eq(limits_wait(&w, &names, in[i].group, in[i].name,
 		    in[i].flags, in[i].key, in[i].prio, in[i].flow < 0 ? app :
 		    in[i].flow), 0);
 	/* probe=2; other=1; "gone" has no limit any more: it goes back. */
-	ck_assert_int_eq(limits_requeue(&w, "probe=2,other=1,zeta=1",
-	    "mail=1", &cand, &q, 4096), 7);
+	ck_assert_int_eq(limits_requeue(&w, &names, "probe=2,other=1,zeta=1",
+	    "mail=1", &cand, &q, 4096, 1000, 0), 7);
 	ck_assert_int_eq(w.count, 4);
+	/* names: the file names of those that stay, no more */
+	ck_assert_uint_eq(names.count, 4);
+	ck_assert_ptr_nonnull(nameset_find(&names, "r-003.json"));
+	ck_assert_ptr_nonnull(nameset_find(&names, "k-5.json"));
+	ck_assert_ptr_null(nameset_find(&names, "r-004.json"));
+	ck_assert_ptr_null(nameset_find(&names, "q-9.json"));
 	p = w.head;
 	for (size_t i = 0; i < 4; i++, p = p->fnext) {
 		ck_assert_ptr_nonnull(p);
@@ -524,6 +532,43 @@ START_TEST(limit_requeue)
 	nameset_fini(&w);
 	nameset_fini(&cand);
 	nameset_fini(&q);
+	nameset_fini(&names);
+}
+END_TEST
+
+/*
+ * limits_requeue ages as the claim does (core/priority.h): with a limit
+ * of 1, old0 (priority 0, mtime 1000 ms) against new5 (priority 5, 9000)
+ * at 10000 ms: without aging new5 goes back; with a level per 1000 ms
+ * old0 has waited 9000 ms, 0 + 9 = 9 > 5 + 1 = 6, so old0 does (worked
+ * out by hand from the README's formula).
+ */
+START_TEST(limit_requeue_ages)
+{
+	static const struct { int64_t aging; const char *want; } t[] = {
+		{ 0, "new5.json" }, { 1000, "old0.json" } };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct nameset w, cand, q;
+		struct nameset_node *p;
+
+		ck_assert_int_eq(nameset_init(&w), 0);
+		ck_assert_int_eq(nameset_init(&cand), 0);
+		ck_assert_int_eq(nameset_init(&q), 0);
+		ck_assert_int_eq(limits_wait(&w, NULL, "a", "old0.json", 0, 1000, 0,
+		    0), 0);
+		ck_assert_int_eq(limits_wait(&w, NULL, "a", "new5.json", 0, 9000, 5,
+		    0), 0);
+		ck_assert_uint_eq(limits_requeue(&w, NULL, "a=1", "", &cand, &q,
+		    4096, 10000, t[i].aging), 1);
+		ck_assert_ptr_nonnull(p = nameset_pop(&cand));
+		ck_assert_str_eq(p->name, t[i].want);
+		free(p);
+		ck_assert_uint_eq(w.count, 1);
+		nameset_fini(&w);
+		nameset_fini(&cand);
+		nameset_fini(&q);
+	}
 }
 END_TEST
 
@@ -1151,6 +1196,7 @@ coord_suite(void)
 	tcase_add_loop_test(tc, limit_key_semaphore, 0, 2);
 	tcase_add_test(tc, limit_config);
 	tcase_add_test(tc, limit_requeue);
+	tcase_add_test(tc, limit_requeue_ages);
 	tcase_add_loop_test(tc, execrate_backends, 0, 2);
 	tcase_add_loop_test(tc, nodes_connection_lost, 0, 2);
 	tcase_add_loop_test(tc, lease_reestablished, 0, 2);

@@ -27,6 +27,7 @@ static void
 setup(void)
 {
 	ck_assert_int_eq(nameset_init(&ns), 0);
+	ns.levels = 1;
 	fair_init(&fs);
 	ns.fair = &fs;
 }

@@ -295,6 +295,7 @@ expect_prio_order(int64_t aging, size_t walk, const char *want)
 	size_t k = 0;
 
 	ck_assert_int_eq(nameset_init(&ns), 0);
+	ns.levels = 1;	/* the claim order's lists */
 	for (size_t i = 0; i < 5; i++) {
 		struct nameset_node *c = nameset_add_ordered(&ns, names[i],
 		    (int64_t)(i + 1) * 1000, 4096, NULL);
@@ -333,6 +334,7 @@ START_TEST(test_pop_priority_uniform)
 	size_t k = 0;
 
 	ck_assert_int_eq(nameset_init(&ns), 0);
+	ns.levels = 1;	/* the claim order's lists */
 	ck_assert_ptr_nonnull(nameset_add(&ns, "x", NULL));
 	ck_assert_ptr_nonnull(nameset_add(&ns, "y", NULL));
 	ck_assert_ptr_nonnull(nameset_add(&ns, "z", NULL));
@@ -364,6 +366,7 @@ START_TEST(test_pop_priority_bruteforce)
 	int live = 0;
 
 	ck_assert_int_eq(nameset_init(&ns), 0);
+	ns.levels = 1;	/* the claim order's lists */
 	for (int i = 0; i < 3000; i++) {
 		int op = (int)(rand_r(&seed) % 10);
 
@@ -406,6 +409,7 @@ START_TEST(test_pop_priority_bruteforce)
 	nameset_fini(&ns);
 
 	ck_assert_int_eq(nameset_init(&ns), 0);
+	ns.levels = 1;	/* the claim order's lists */
 	for (int i = 0; i < 5000; i++) {
 		snprintf(name, sizeof(name), "f%05d", i);
 		ck_assert_ptr_nonnull(nameset_add_ordered(&ns, name, i, 4096,
@@ -419,6 +423,39 @@ START_TEST(test_pop_priority_bruteforce)
 	p = nameset_pop_priority(&ns, 4096, 5000, 60000);
 	ck_assert_str_eq(p->name, "f00000");
 	free(p);
+	nameset_fini(&ns);
+}
+END_TEST
+
+/* A set without levels (nameset_init's): priorities are recorded, not
+ * ordered on; pop_priority is the FIFO head; adds of unordered names
+ * with key 0 (20,000 of them, names counting down, which would each walk
+ * a level's list) keep arrival order. */
+START_TEST(test_no_levels)
+{
+	struct nameset ns;
+	struct nameset_node *p;
+	char name[16];
+
+	ck_assert_int_eq(nameset_init(&ns), 0);
+	ck_assert_int_eq(ns.levels, 0);
+	for (int i = 20000; i > 0; i--) {
+		snprintf(name, sizeof(name), "n%05d", i);
+		ck_assert_ptr_nonnull(p = nameset_add(&ns, name, NULL));
+		nameset_set_prio(&ns, p, i == 1 ? 9 : i % 10);
+	}
+	ck_assert_int_eq(nameset_find(&ns, "n00001")->prio, 9);
+	ck_assert_int_eq(nameset_find(&ns, "n00013")->prio, 3);
+	for (int i = PRIORITY_MIN; i <= PRIORITY_MAX; i++)
+		ck_assert_ptr_null(ns.lhead[i]);
+	p = nameset_pop_priority(&ns, 4096, 0, 60000);
+	ck_assert_str_eq(p->name, "n20000");	/* the head, not the 9 */
+	free(p);
+	ck_assert_int_eq(nameset_remove(&ns, "n00001"), 0);
+	p = nameset_pop(&ns);
+	ck_assert_str_eq(p->name, "n19999");
+	free(p);
+	ck_assert_uint_eq(ns.count, 19997);
 	nameset_fini(&ns);
 }
 END_TEST
@@ -439,6 +476,7 @@ nameset_suite(void)
 	tcase_add_test(tc, test_pop_priority);
 	tcase_add_test(tc, test_pop_priority_uniform);
 	tcase_add_test(tc, test_pop_priority_bruteforce);
+	tcase_add_test(tc, test_no_levels);
 	suite_add_tcase(s, tc);
 	return s;
 }
