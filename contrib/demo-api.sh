@@ -92,6 +92,8 @@ hostport=$(printf '%s\n' "$out" | sed -n 's/^TS_TEST_LIGHTTPD=//p')
 echo "  http://$hostport/api (log: $var/lighttpd/error.log)"
 
 # The environment tsapi.sh needs, written once: printed and sourced.
+# It holds the app's secret: readable by its owner only, like apps.conf.
+(umask 077 && : >"$var/env")
 cat >"$var/env" <<ENV
 export TS_URL=http://$hostport TS_APP_ID=demo TS_SECRET='$secret'
 ENV

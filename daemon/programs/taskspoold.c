@@ -136,8 +136,10 @@ main(int argc, char **argv)
 			fatalx(EX_USAGE, "-o %s: expected key=value", sets[i]);
 		memcpy(key, sets[i], (size_t)(eq - sets[i]));
 		key[eq - sets[i]] = '\0';
-		if (config_set(&cfg, key, eq + 1, why, sizeof(why)) != 0)
-			fatalx(EX_USAGE, "%s", why);
+		if ((rc = config_set(&cfg, key, eq + 1, why, sizeof(why))) !=
+		    0)
+			fatalx(rc == CONFIG_OUT_OF_RANGE ? EX_CONFIG :
+			    EX_USAGE, "%s", why);
 	}
 	if (verbose)
 		snprintf(cfg.log_level, sizeof(cfg.log_level), "debug");

@@ -262,7 +262,7 @@ config_set(struct config *c, const char *key, const char *value, char *why,
 	if (v < k->min || v > k->max) {
 		snprintf(why, whylen, "%s: %ld out of range %ld..%ld", key, v,
 		    k->min, k->max);
-		return -1;
+		return CONFIG_OUT_OF_RANGE;
 	}
 	*(long *)(void *)((char *)c + k->off) = v;
 	return 0;

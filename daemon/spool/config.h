@@ -119,8 +119,12 @@ void config_defaults(struct config *c);
 
 /*
  * Set one key from text.  Returns 0, or -1 with a message naming the key
- * and the rule in why (whylen bytes).
+ * and the rule in why (whylen bytes): -1 when the key is unknown or the
+ * text is not of the key's form, CONFIG_OUT_OF_RANGE for a whole number
+ * outside the key's range (the configuration check's refusal: taskspoold
+ * exits 78 for it, 64 for a form error of -o).
  */
+#define CONFIG_OUT_OF_RANGE	(-2)
 int config_set(struct config *c, const char *key, const char *value,
     char *why, size_t whylen);
 

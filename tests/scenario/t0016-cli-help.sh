@@ -114,4 +114,15 @@ test_expect_success 'status of a task in corrupt/ names the reason (text and --j
 	"$TS" -c "$CONF" --json status typo1 | jq -e ".status == \"CORRUPT\" and (.reason | startswith(\"timeoutsec: unknown member\"))" >/dev/null
 '
 
+test_expect_success 'taskspoold -o: a value not of the form is 64, one the check refuses is 78 (README)' '
+	rc=0 && "$TSD" -n -c "$CONF" -o slots=abc >/dev/null 2>"$TRASH/e" || rc=$? &&
+	test $rc = 64 && grep -q "slots: \"abc\" is not a whole number" "$TRASH/e" &&
+	rc=0 && "$TSD" -n -c "$CONF" -o slots=-1 >/dev/null 2>"$TRASH/e" || rc=$? &&
+	test $rc = 78 && grep -q "slots: -1 out of range" "$TRASH/e" &&
+	rc=0 && "$TSD" -n -c "$CONF" -o priority_aging_sec=-1 >/dev/null 2>"$TRASH/e" || rc=$? &&
+	test $rc = 78 &&
+	rc=0 && "$TSD" -n -c "$CONF" -o bogus=1 >/dev/null 2>"$TRASH/e" || rc=$? &&
+	test $rc = 64 && grep -q "unknown key \"bogus\"" "$TRASH/e"
+'
+
 test_done
