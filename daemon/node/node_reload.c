@@ -37,6 +37,8 @@ node_reload(struct node *n)
 		log_warnx("SIGHUP: configuration not reloaded: %s", why);
 		return;
 	}
+	if (c.repeated[0] != '\0')
+		log_warnx("SIGHUP: %s", c.repeated);
 	for (int i = 0; i < n->noverrides; i++) {
 		const char *eq = strchr(n->overrides[i], '=');
 		char key[64];

@@ -146,6 +146,8 @@ main(int argc, char **argv)
 	if (config_finish(&cfg, why, sizeof(why)) != 0 ||
 	    hooklimit_check_process(&cfg, why, sizeof(why)) != 0)
 		fatalx(EX_CONFIG, "%s", why);
+	if (cfg.repeated[0] != '\0')
+		log_warnx("%s", cfg.repeated);
 	/* The hooks' account: resolved here, never in a hook's child. */
 	if (hookcred_resolve(cfg.hook_user, cfg.hook_group, &cfg.hookcred,
 	    why, sizeof(why)) != 0 ||

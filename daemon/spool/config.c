@@ -298,7 +298,7 @@ config_load(struct config *c, const char *path, char *why, size_t whylen)
 {
 	FILE *fp = fopen(path, "re");
 	char line[8192], msg[512];
-	int lineno = 0;
+	int lineno = 0, first[NKEYS] = { 0 };
 
 	if (fp == NULL) {
 		snprintf(why, whylen, "%s: %s", path, strerror(errno));
@@ -353,6 +353,18 @@ config_load(struct config *c, const char *path, char *why, size_t whylen)
 		if (config_set(c, trim(p), trim(eq + 1), msg, sizeof(msg))) {
 			snprintf(why, whylen, "%s:%d: %s", path, lineno, msg);
 			goto fail;
+		}
+		{
+			const struct key_def *k = key_find(trim(p));
+			size_t i = k != NULL ? (size_t)(k - keys) : 0;
+
+			if (k != NULL && first[i] == 0)
+				first[i] = lineno;
+			else if (k != NULL && c->repeated[0] == '\0')
+				snprintf(c->repeated, sizeof(c->repeated),
+				    "%s: %s at line %d repeats line %d; the "
+				    "later value is used", path, k->name,
+				    lineno, first[i]);
 		}
 	}
 	if (ferror(fp)) {

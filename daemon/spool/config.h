@@ -109,6 +109,12 @@ struct config {
 					 * (hookcred_resolve; config_load
 					 * leaves it inactive) */
 	char source[CONFIG_PATH_MAX];	/* file loaded, "" if defaults */
+	char repeated[256];		/* config_load: "" or the first key
+					 * the file sets twice ("KEY at line
+					 * N repeats line M; the later value
+					 * is used"), for the daemon to warn
+					 * of (every daemon of a spool must
+					 * agree on limits) */
 	int node_id_auto;	/* node_id was empty: config_finish put the
 				 * host name there; the daemon makes it
 				 * <host>-<yyyymmdd>-<nn> (node.c) */

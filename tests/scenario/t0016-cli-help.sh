@@ -125,4 +125,13 @@ test_expect_success 'taskspoold -o: a value not of the form is 64, one the check
 	test $rc = 64 && grep -q "unknown key \"bogus\"" "$TRASH/e"
 '
 
+test_expect_success 'a key on two lines: the later value, and a warning naming both lines' '
+	cp "$CONF" "$TRASH/dup.conf" &&
+	n1=$(( $(wc -l <"$TRASH/dup.conf") + 1 )) &&
+	printf "max_concurrent = a=1\nmax_concurrent = a=2\n" >>"$TRASH/dup.conf" &&
+	"$TSD" -n -c "$TRASH/dup.conf" >"$TRASH/o" 2>"$TRASH/e" &&
+	grep -q "max_concurrent at line $((n1 + 1)) repeats line $n1; the later value is used" "$TRASH/e" &&
+	grep -q "^max_concurrent = a=2" "$TRASH/o"
+'
+
 test_done
