@@ -472,7 +472,7 @@ START_TEST(test_set_errors)
 	ck_assert_ptr_nonnull(strstr(why, "slots"));
 	ck_assert_int_eq(c.slots, 0);		/* unchanged */
 	ck_assert_int_eq(config_set(&c, "heartbeat_ms", "99", why,
-	    sizeof(why)), -1);			/* range 100..600000 */
+	    sizeof(why)), CONFIG_OUT_OF_RANGE);	/* range 100..600000 */
 	ck_assert_ptr_nonnull(strstr(why, "heartbeat_ms"));
 	ck_assert_int_eq(c.heartbeat_ms, 5000);
 	/* boundaries accepted */

@@ -398,9 +398,9 @@ START_TEST(test_hooklimit_config)
 	    sizeof(why)), 0);
 	ck_assert_int_eq(config_finish(&c, why, sizeof(why)), 0);
 	ck_assert_int_eq(config_set(&c, "hook_limit_cpu_sec", "-1", why,
-	    sizeof(why)), -1);
+	    sizeof(why)), CONFIG_OUT_OF_RANGE);
 	ck_assert_int_eq(config_set(&c, "api_rate_window_sec", "0", why,
-	    sizeof(why)), -1);
+	    sizeof(why)), CONFIG_OUT_OF_RANGE);
 }
 END_TEST
 
