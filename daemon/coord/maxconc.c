@@ -546,9 +546,15 @@ limits_wait(struct nameset *waiting, struct nameset *names,
 	w->flags = flags;
 	nameset_set_prio(waiting, w, prio);
 	nameset_set_flow(waiting, w, flow);	/* recorded: no fair share */
-	if (names != NULL && nameset_add(names, name, NULL) == NULL) {
-		(void)nameset_remove(waiting, k);
-		return -1;
+	if (names != NULL) {
+		struct nameset_node *m = nameset_add(names, name, NULL);
+
+		if (m == NULL) {
+			(void)nameset_remove(waiting, k);
+			return -1;
+		}
+		m->key = key;	/* the file as parked (names keeps no
+				 * levels: the key is only a value) */
 	}
 	return 0;
 }

@@ -152,8 +152,8 @@ const char *limits_state_name(const struct spool *sp, enum spool_dir d,
  * with what their claim order needs (README.md, "Priorities"): key, the
  * file's mtime in ms; prio, its priority 0..9; flow, its flow's index
  * in the fair share of the set it goes back to (core/fairshare.h); the
- * file name alone also in names (may be NULL), so that a rescan can tell
- * a waiting file from a new one.  Returns 0, or -1 (ENOMEM: the name is
+ * file name alone also in names (may be NULL; its node's key the mtime),
+ * so that a rescan can tell a waiting file from a new or replaced one.  Returns 0, or -1 (ENOMEM: the name is
  * dropped; the periodic rescan finds it again).
  *
  * limits_requeue() moves back into cand (or qcand) the first of each

@@ -50,6 +50,7 @@
 #include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sysexits.h>
@@ -174,6 +175,60 @@ node_ready(struct node *n)
 	    (int)getpid()) < 0)
 		log_warn("NOTIFY_SOCKET=%s: READY=1 not sent",
 		    getenv("NOTIFY_SOCKET"));
+}
+
+/*
+ * n->spool_id: the spool's identity for its hooks' TASKSPOOL_SPOOL_ID
+ * (node_impl.h), the 32 hex digits of state/spool-id, made once by the
+ * first daemon (random, published with O_EXCL semantics: two daemons
+ * starting at once read the one that won).  A copy or a restore of the
+ * spool keeps it, unlike the directory's inode.  A file that is not 32
+ * lowercase hex digits is refused, logged, and the directory's
+ * <st_dev>:<st_ino> used instead.
+ */
+static void
+spool_identity(struct node *n)
+{
+	for (int i = 0; i < 2; i++) {
+		size_t len = 0;
+		char *data = spool_read_file(n->sp.dir[SPOOL_STATE],
+		    "spool-id", 64, &len);
+		unsigned char r[16];
+		char hex[33];
+
+		if (data != NULL) {
+			if (len >= 32 && strspn(data, "0123456789abcdef") ==
+			    32 && (len == 32 || (len == 33 && data[32] ==
+			    '\n'))) {
+				memcpy(n->spool_id, data, 32);
+				n->spool_id[32] = '\0';
+				free(data);
+				return;
+			}
+			free(data);
+			log_warnx("state/spool-id: not 32 hex digits; the "
+			    "spool directory's inode names the spool to its "
+			    "hooks instead");
+			break;
+		}
+		if (errno != ENOENT || getrandom(r, sizeof(r), 0) !=
+		    (ssize_t)sizeof(r))
+			break;
+		for (int k = 0; k < 16; k++)
+			snprintf(hex + 2 * k, 3, "%02x", r[k]);
+		hex[32] = '\n';
+		if (spool_publish(&n->sp, n->sp.dir[SPOOL_STATE], "spool-id",
+		    hex, 33, -1, SPOOL_PUBLISH_EXCL) != 0 && errno != EEXIST)
+			break;
+	}
+	{
+		struct stat rs;
+
+		if (fstat(n->sp.root, &rs) == 0)
+			snprintf(n->spool_id, sizeof(n->spool_id), "%llx:%llx",
+			    (unsigned long long)rs.st_dev,
+			    (unsigned long long)rs.st_ino);
+	}
 }
 
 static int
@@ -324,14 +379,7 @@ setup(struct node *n)
 		log_warnx("%s", why);
 		return EX_CONFIG;
 	}
-	{
-		struct stat rs;
-
-		if (fstat(n->sp.root, &rs) == 0)
-			snprintf(n->spool_id, sizeof(n->spool_id), "%llx:%llx",
-			    (unsigned long long)rs.st_dev,
-			    (unsigned long long)rs.st_ino);
-	}
+	spool_identity(n);
 	n->hooksfd = open(n->cfg->hooks_dir, O_RDONLY | O_DIRECTORY |
 	    O_CLOEXEC);
 	if (n->hooksfd < 0) {

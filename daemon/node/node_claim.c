@@ -154,7 +154,7 @@ rate_parked(struct node *n, const char *name)
 void
 node_cand_add(struct node *n, const char *name, int announced)
 {
-	struct nameset_node *c;
+	struct nameset_node *c, *w;
 	struct stat st;
 	int added = 0;
 
@@ -164,8 +164,16 @@ node_cand_add(struct node *n, const char *name, int announced)
 		return;		/* for another node: node_hooks_rescan() */
 	if (rate_parked(n, name))
 		return;		/* node_rate_requeue() brings it back */
-	if (nameset_find(&n->waitnames, name) != NULL)
-		return;		/* waits for a slot: limits_requeue() */
+	if ((w = nameset_find(&n->waitnames, name)) != NULL) {
+		/* Waits for a slot (limits_requeue brings it back) — unless
+		 * the file was replaced since: then it is a new task file,
+		 * claimed as such (its old place in waiting/ is only tried
+		 * once more, in vain). */
+		if (fstatat(n->sp.dir[SPOOL_INCOMING], name, &st,
+		    AT_SYMLINK_NOFOLLOW) != 0 || node_mtime_ms(&st) == w->key)
+			return;
+		(void)nameset_remove(&n->waitnames, name);
+	}
 	/* Claim order is the files' mtime order (their submit or due
 	 * time): a released held task keeps its place (coord/hold.h). */
 	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
@@ -643,8 +651,18 @@ claim_open(struct node *n, int dfd, const char *name, int announced,
 	memset(st, 0, sizeof(*st));
 	fd = spool_open_safe(dfd, name, TASK_FILE_MAX, st, why, sizeof(why));
 	if (fd < 0) {
-		if (errno == ENOENT)
-			return -1;	/* claimed or cancelled meanwhile */
+		if (errno == ENOENT) {
+			char id[TASK_ID_MAX + 1];
+
+			/* Claimed or cancelled meanwhile; a WAITING marker
+			 * of a task that is nowhere now (its file deleted
+			 * while it waited) goes too. */
+			if (node_name_to_id(name, id) == 0 &&
+			    limits_is_waiting(&n->sp, id) &&
+			    spool_locate(&n->sp, id, NULL, NULL) != 0)
+				(void)limits_mark_waiting(&n->sp, id, 0);
+			return -1;
+		}
 		/* A link(2)-publishing writer has two links for a moment. */
 		if (errno == EINVAL && st->st_nlink > 1 && S_ISREG(st->st_mode)
 		    && tstime_now_ms() - (int64_t)st->st_ctim.tv_sec * 1000 -

@@ -137,10 +137,10 @@ struct node {
 	const char *const *overrides;	/* command-line key=value */
 	int noverrides;
 	struct spool sp;
-	char spool_id[48];		/* "<st_dev>:<st_ino>" of the spool's
-					 * root, hex: TASKSPOOL_SPOOL_ID of its
-					 * hooks, so that a recovery kills
-					 * leftovers of this spool only */
+	char spool_id[48];		/* state/spool-id (node.c,
+					 * spool_identity): TASKSPOOL_SPOOL_ID
+					 * of its hooks, so that a recovery
+					 * kills leftovers of this spool only */
 	int hooksfd;
 	int ep, sigfd, ino;
 	int wd_incoming, wd_delayed, wd_cancel, wd_jobs, wd_queue;

@@ -2,7 +2,10 @@
  * hook — spawn a hook in its own process group; see hook.h.
  */
 #include "spool/hook.h"
+
+#include "core/buf.h"
 #include "spool/hookcred.h"
+#include "spool/readfd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -259,6 +262,10 @@ env_has_name(const char *env, size_t len, const char *tag)
 	return 0;
 }
 
+/* The largest environment hook_kill_tagged reads of a process (Linux
+ * allows a quarter of the stack limit: 2 MiB by default). */
+#define HOOK_ENVIRON_MAX	((size_t)8 << 20)
+
 int
 hook_kill_tagged(const char *tag1, const char *tag2, const char *tag3)
 {
@@ -270,10 +277,10 @@ hook_kill_tagged(const char *tag1, const char *tag2, const char *tag3)
 	if (dp == NULL)
 		return 0;
 	while ((de = readdir(dp)) != NULL) {
-		char path[64], env[32768];
+		char path[64];
+		struct buf env;
 		pid_t pid;
-		ssize_t len;
-		int fd;
+		int fd, rd;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
@@ -284,13 +291,19 @@ hook_kill_tagged(const char *tag1, const char *tag2, const char *tag3)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		len = read(fd, env, sizeof(env));
+		/* The whole environment (a process can export more than any
+		 * fixed buffer: a tag past it must not read as absent);
+		 * beyond HOOK_ENVIRON_MAX, only tag3 present counts. */
+		buf_init(&env, HOOK_ENVIRON_MAX);
+		rd = buf_read_fd(&env, fd);
 		close(fd);
-		if (len > 0 && env_has(env, (size_t)len, tag1) &&
-		    env_has(env, (size_t)len, tag2) && (tag3 == NULL ||
-		    env_has(env, (size_t)len, tag3) || !env_has_name(env,
-		    (size_t)len, tag3)) && kill(pid, SIGKILL) == 0)
+		if (env.len > 0 && env_has(env.data, env.len, tag1) &&
+		    env_has(env.data, env.len, tag2) && (tag3 == NULL ||
+		    env_has(env.data, env.len, tag3) || (rd == 0 &&
+		    !env_has_name(env.data, env.len, tag3))) &&
+		    kill(pid, SIGKILL) == 0)
 			n++;
+		buf_fini(&env);
 	}
 	closedir(dp);
 	return n;

@@ -18,11 +18,16 @@
 #    does not keep its slot: the daemon unlocks it explicitly (the next
 #    task of the key starts while that process still runs).
 #  - two spools on one host, one node id and one requestId in both: the
-#    recovery after a kill -9 in one kills no hook of the other.
+#    recovery after a kill -9 in one kills no hook of the other;
+#  - a waiting task's file replaced by a task of a code without a limit
+#    runs at once (it was left waiting behind the old code's limit); a
+#    waiting file deleted leaves no state/waiting/ marker behind;
+#  - a spool copied (cp -a) after a kill -9 and before the restart: the
+#    recovery still kills the leftovers (state/spool-id goes with it).
 . "$(dirname "$0")/test-lib.sh"
 echo "fsync = 0" >>"$CONF"
 echo "max_concurrent_per_key = lf=1" >>"$CONF"
-echo "max_concurrent = lf2=1" >>"$CONF"
+echo "max_concurrent = lf2=1,gt=1" >>"$CONF"
 
 # The hook: ids *-a* (attempt 1) leave a process behind and wait to be
 # killed; *-b* record whether that leftover ($TRASH/left.<name of a>)
@@ -112,6 +117,10 @@ test_expect_success 'daemons stop' '
 # Two spools on one host, a daemon of one node id on each and a task of
 # one requestId in both: the recovery in one kills no hook of the other
 # (TASKSPOOL_SPOOL_ID; before, the requestId and node tags matched both).
+# gt waits for $TRASH/go.<id>; nolim has no limit.
+printf '#!/bin/sh\nwhile [ ! -e "%s/go.$TASKSPOOL_REQUEST_ID" ]; do sleep 0.05; done\n' "$TRASH" >"$HOOKS/gt" &&
+    chmod +x "$HOOKS/gt"
+printf '#!/bin/sh\nexit 0\n' >"$HOOKS/nolim" && chmod +x "$HOOKS/nolim"
 printf '#!/bin/sh\nsleep 3\nexit 0\n' >"$HOOKS/long" && chmod +x "$HOOKS/long"
 test_expect_success 'a recovery in one spool leaves the hooks of another spool alone' '
 	"$TS" init "$TRASH/spool2" >/dev/null &&
@@ -132,6 +141,37 @@ test_expect_success 'a recovery in one spool leaves the hooks of another spool a
 	grep -q "twin-1: SUCCESS (attempt 1)" "$TRASH/log.x" &&
 	wait_for "test -e \"$SPOOL/done/twin-1.json\"" 20 &&
 	stop_daemon twin && kill -TERM "$(cat "$TRASH/pid.x")"
+'
+
+test_expect_success 'a waiting file replaced by a new task runs as that task; a deleted one leaves no WAITING marker' '
+	start_daemon n1 -j 4 &&
+	drop g0.json "{\"requestId\":\"g0\",\"taskCode\":\"gt\"}" &&
+	wait_for "test -e \"$SPOOL/active/n1/g0.json\"" 10 &&
+	drop w1.json "{\"requestId\":\"w1\",\"taskCode\":\"gt\"}" &&
+	drop w2.json "{\"requestId\":\"w2\",\"taskCode\":\"gt\"}" &&
+	wait_for "test -e \"$SPOOL/state/waiting/w1\" && test -e \"$SPOOL/state/waiting/w2\"" 10 &&
+	sleep 0.1 &&
+	drop w1.json "{\"requestId\":\"w1\",\"taskCode\":\"nolim\"}" &&
+	wait_for "test -e \"$SPOOL/done/w1.json\"" 10 &&
+	rm "$SPOOL/incoming/w2.json" &&
+	touch "$TRASH/go.g0" &&
+	wait_for "test -e \"$SPOOL/done/g0.json\"" 10 &&
+	wait_for "test ! -e \"$SPOOL/state/waiting/w2\"" 10 &&
+	stop_daemon n1
+'
+
+test_expect_success 'a spool copied or restored before the restart: the recovery still kills its leftovers' '
+	start_daemon n1 -j 2 &&
+	task r-a lf &&
+	wait_for "test -e \"$TRASH/left.r-a\"" 20 &&
+	p=$(cat "$TRASH/left.r-a") && alive $p &&
+	yp=$(daemon_pid n1) && kill -9 "$yp" && wait_for "! alive $yp" 10 &&
+	mv "$SPOOL" "$SPOOL.old" && cp -a "$SPOOL.old" "$SPOOL" &&
+	start_daemon n1 -j 2 &&
+	wait_for "grep -q \"r-a: killed 1 leftover\" \"$TRASH/log.n1\"" 20 &&
+	wait_for "! alive $p" 10 &&
+	wait_for "test -e \"$SPOOL/done/r-a.json\"" 20 &&
+	stop_daemon n1 && rm -rf "$SPOOL.old"
 '
 
 test_done
