@@ -653,13 +653,14 @@ claim_open(struct node *n, int dfd, const char *name, int announced,
 	if (fd < 0) {
 		if (errno == ENOENT) {
 			char id[TASK_ID_MAX + 1];
+			enum spool_dir where;
 
 			/* Claimed or cancelled meanwhile; a WAITING marker
 			 * of a task that is nowhere now (its file deleted
 			 * while it waited) goes too. */
 			if (node_name_to_id(name, id) == 0 &&
 			    limits_is_waiting(&n->sp, id) &&
-			    spool_locate(&n->sp, id, NULL, NULL) != 0)
+			    spool_locate(&n->sp, id, &where, NULL) != 0)
 				(void)limits_mark_waiting(&n->sp, id, 0);
 			return -1;
 		}

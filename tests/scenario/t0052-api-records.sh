@@ -66,9 +66,10 @@ expected() {
 	    \"\(.requestId) \(.status) \(.taskCode) \(.createdAt) \(.attempt) \(.durationMs)\"" >"$2"
 }
 
-test_expect_success 'the CGI does not need libmariadb (it is loaded with dlopen)' '
+test_expect_success 'the CGI and the CLI do not need libmariadb (it is loaded with dlopen); the daemon does' '
 	! readelf -d "$BUILD/taskspool.cgi" | grep -q "NEEDED.*libmariadb" &&
-	readelf -d "$BUILD/taskspool" | grep -q "NEEDED.*libmariadb"
+	! readelf -d "$BUILD/taskspool" | grep -q "NEEDED.*libmariadb" &&
+	readelf -d "$BUILD/taskspoold" | grep -q "NEEDED.*libmariadb"
 '
 
 test_expect_success "db migrate; a daemon; $N tasks of tester (two codes, some failing) and 3 of other through the API" '
