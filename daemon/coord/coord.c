@@ -163,8 +163,8 @@ slot_for(struct coord *c, int fd)
 	return &c->leases[fd];
 }
 
-static struct coord_lease *
-lease_of(const struct coord *c, int fd)
+struct coord_lease *
+coord_lease_of(const struct coord *c, int fd)
 {
 	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used)
 		return NULL;
@@ -263,7 +263,7 @@ claim_intact(const struct coord *c, int fd, const struct coord_lease *l)
 long long
 coord_lease_fence(const struct coord *c, int fd)
 {
-	const struct coord_lease *l = lease_of(c, fd);
+	const struct coord_lease *l = coord_lease_of(c, fd);
 
 	return l != NULL ? l->fence : 0;
 }
@@ -271,7 +271,7 @@ coord_lease_fence(const struct coord *c, int fd)
 enum coord_status
 coord_lease_valid(const struct coord *c, int fd, int64_t now_mono)
 {
-	const struct coord_lease *l = lease_of(c, fd);
+	const struct coord_lease *l = coord_lease_of(c, fd);
 
 	if (l == NULL)
 		return c->ops->expires ? COORD_LOST : COORD_OK;
@@ -281,7 +281,7 @@ coord_lease_valid(const struct coord *c, int fd, int64_t now_mono)
 void
 coord_lease_close(struct coord *c, int fd)
 {
-	struct coord_lease *l = lease_of(c, fd);
+	struct coord_lease *l = coord_lease_of(c, fd);
 
 	if (fd < 0)
 		return;

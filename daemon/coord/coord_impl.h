@@ -138,6 +138,10 @@ void coord_server_settings(struct coord *c, const struct config *cfg);
 void coord_node_field(struct coord_node *nd, const char *field,
     const char *value);
 
+/* The lease table entry of fd (borrowed), or NULL when fd holds no
+ * lease. */
+struct coord_lease *coord_lease_of(const struct coord *c, int fd);
+
 /* Sort helper shared by the backends: by id. */
 void coord_nodes_sort(struct coord_node *v, size_t n);
 

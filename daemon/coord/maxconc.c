@@ -354,12 +354,11 @@ redis_free(struct coord *c, struct coord_lease *l, const char *k)
 int
 coord_limit_fds(struct coord *c, int fd, int out[2])
 {
-	const struct coord_lease *l;
+	const struct coord_lease *l = coord_lease_of(c, fd);
 	int k = 0;
 
-	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used)
+	if (l == NULL)
 		return 0;
-	l = &c->leases[fd];
 	if (l->limit_fd > 0)
 		out[k++] = l->limit_fd - 1;
 	if (l->key_fd > 0)
@@ -370,13 +369,10 @@ coord_limit_fds(struct coord *c, int fd, int out[2])
 int
 coord_limit_held(const struct coord *c, int fd)
 {
-	const struct coord_lease *l;
+	const struct coord_lease *l = coord_lease_of(c, fd);
 
-	if (fd < 0 || (size_t)fd >= c->nleases || !c->leases[fd].used)
-		return 0;
-	l = &c->leases[fd];
-	return l->limit_fd > 0 || l->key_fd > 0 || l->limit_key[0] != '\0' ||
-	    l->key_limit[0] != '\0';
+	return l != NULL && (l->limit_fd > 0 || l->key_fd > 0 ||
+	    l->limit_key[0] != '\0' || l->key_limit[0] != '\0');
 }
 
 /* Free the slots held with l (the locks, or the ZREMs of its member).

@@ -156,6 +156,7 @@ node_cand_add(struct node *n, const char *name, int announced)
 {
 	struct nameset_node *c, *w;
 	struct stat st;
+	int64_t key;
 	int added = 0;
 
 	if (name[0] == '.' || name[0] == '\0')
@@ -164,21 +165,20 @@ node_cand_add(struct node *n, const char *name, int announced)
 		return;		/* for another node: node_hooks_rescan() */
 	if (rate_parked(n, name))
 		return;		/* node_rate_requeue() brings it back */
+	/* Claim order is the files' mtime order (their submit or due
+	 * time): a released held task keeps its place (coord/hold.h). */
+	key = fstatat(n->sp.dir[SPOOL_INCOMING], name, &st,
+	    AT_SYMLINK_NOFOLLOW) == 0 ? node_mtime_ms(&st) : INT64_MAX;
 	if ((w = nameset_find(&n->waitnames, name)) != NULL) {
 		/* Waits for a slot (limits_requeue brings it back) — unless
 		 * the file was replaced since: then it is a new task file,
 		 * claimed as such (its old place in waiting/ is only tried
 		 * once more, in vain). */
-		if (fstatat(n->sp.dir[SPOOL_INCOMING], name, &st,
-		    AT_SYMLINK_NOFOLLOW) != 0 || node_mtime_ms(&st) == w->key)
+		if (key == INT64_MAX || key == w->key)
 			return;
 		(void)nameset_remove(&n->waitnames, name);
 	}
-	/* Claim order is the files' mtime order (their submit or due
-	 * time): a released held task keeps its place (coord/hold.h). */
-	c = nameset_add_ordered(&n->cand, name, fstatat(n->sp.dir[
-	    SPOOL_INCOMING], name, &st, AT_SYMLINK_NOFOLLOW) == 0 ?
-	    node_mtime_ms(&st) : INT64_MAX, CAND_ORDER_WALK, &added);
+	c = nameset_add_ordered(&n->cand, name, key, CAND_ORDER_WALK, &added);
 	if (c != NULL && added)
 		cand_meta(&n->cand, c, n->sp.dir[SPOOL_INCOMING], name);
 	if (c != NULL && announced)

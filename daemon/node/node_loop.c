@@ -204,6 +204,21 @@ next_wakeup(struct node *n)
 }
 
 /*
+ * How long until the waiting tasks are tried again, for slots other
+ * daemons free (this node's own frees try again at once: node_lease_end):
+ * 100 ms; with more than 1,000 waiting, 1 ms per 10 of them, at most 1 s,
+ * so that the poll (a sort of them all) stays a bounded share of the
+ * loop.
+ */
+static int64_t
+wait_poll_ms(size_t waiting)
+{
+	if (waiting <= 1000)
+		return 100;
+	return waiting / 10 < 1000 ? (int64_t)(waiting / 10) : 1000;
+}
+
+/*
  * The work of one pass before the loop sleeps: maxConcurrent waiters,
  * the back-pressure probe, deferred recovery and cancels, the claims
  * the free slots allow, the group commit.  Returns 1 when the drain is
@@ -218,14 +233,8 @@ loop_work(struct node *n)
 		    n->cfg->max_concurrent_per_key,
 		    &n->cand, &n->qcand, CAND_ORDER_WALK, tstime_now_ms(),
 		    (int64_t)n->cfg->priority_aging_sec * 1000);
-		/* Every 100 ms for slots other daemons free (this node's own
-		 * frees try again at once: node_lease_end); with more than
-		 * 1,000 waiting, 1 ms more per 10 of them, at most 1 s, so
-		 * that the poll (a sort of them all) stays a bounded share
-		 * of the loop. */
-		n->next_wait = tstime_mono_ms() + (n->waiting.count > 1000 ?
-		    (n->waiting.count / 10 < 1000 ? (int64_t)n->waiting.count /
-		    10 : 1000) : 100);
+		n->next_wait = tstime_mono_ms() + wait_poll_ms(
+		    n->waiting.count);
 	}
 	if (n->ratewait.head != NULL && tstime_mono_ms() >= n->next_rate)
 		node_rate_requeue(n, tstime_mono_ms());

@@ -228,38 +228,37 @@ hook_kill_group(pid_t pgid, int sig)
 	return kill(-pgid, sig);
 }
 
-/* Whether the NUL-separated environment block env[0..len) has s. */
+/* Whether env (len bytes of NUL-separated entries) has an entry whose
+ * first n bytes are s, and (whole) no more. */
 static int
-env_has(const char *env, size_t len, const char *s)
+env_entry(const char *env, size_t len, const char *s, size_t n, int whole)
 {
-	size_t sl = strlen(s);
-
 	for (size_t i = 0; i < len;) {
 		size_t el = strnlen(env + i, len - i);
 
-		if (el == sl && memcmp(env + i, s, sl) == 0)
+		if ((whole ? el == n : el >= n) && memcmp(env + i, s, n) == 0)
 			return 1;
 		i += el + 1;
 	}
 	return 0;
 }
 
-/* Whether env (len bytes of NUL-separated entries) has an entry for the
- * name of tag ("NAME=value": one starting "NAME="). */
+/* env holds the entry s exactly. */
+static int
+env_has(const char *env, size_t len, const char *s)
+{
+	return env_entry(env, len, s, strlen(s), 1);
+}
+
+/* env has an entry for the name of tag ("NAME=value": one starting
+ * "NAME="). */
 static int
 env_has_name(const char *env, size_t len, const char *tag)
 {
 	const char *eq = strchr(tag, '=');
-	size_t nl = eq != NULL ? (size_t)(eq - tag) + 1 : strlen(tag);
 
-	for (size_t i = 0; i < len;) {
-		size_t el = strnlen(env + i, len - i);
-
-		if (el >= nl && memcmp(env + i, tag, nl) == 0)
-			return 1;
-		i += el + 1;
-	}
-	return 0;
+	return env_entry(env, len, tag, eq != NULL ? (size_t)(eq - tag) + 1 :
+	    strlen(tag), 0);
 }
 
 /* The largest environment hook_kill_tagged reads of a process (Linux
