@@ -370,9 +370,15 @@ apps_new_secret(char *out, size_t outlen)
 {
 	unsigned char r[32];
 
-	if (outlen < 44 || RAND_bytes(r, sizeof(r)) != 1)
+	if (outlen < 44)
 		return -1;
-	sign_base64url(r, sizeof(r), out);
+	do {
+		if (RAND_bytes(r, sizeof(r)) != 1) {
+			OPENSSL_cleanse(r, sizeof(r));
+			return -1;
+		}
+		sign_base64url(r, sizeof(r), out);
+	} while (out[0] == '-');
 	OPENSSL_cleanse(r, sizeof(r));
 	return 0;
 }

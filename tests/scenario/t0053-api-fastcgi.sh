@@ -147,10 +147,10 @@ test_expect_success 'API.md §5 rows: 401, 404, 405 with Allow, 413, 415, 422 VA
 
 test_expect_success 'apps add and apps disable take effect on the next request, same process' '
 	NEW_SECRET=$(ts apps add newapp --codes echo) &&
-	st=$(req --app newapp --key "$NEW_SECRET" POST /api/tasks "$(body "{\"requestId\":\"new-1\",\"taskCode\":\"echo\"}")") &&
+	st=$(req --app newapp --key="$NEW_SECRET" POST /api/tasks "$(body "{\"requestId\":\"new-1\",\"taskCode\":\"echo\"}")") &&
 	test "$st" = 202 &&
 	ts apps disable newapp &&
-	st=$(req --app newapp --key "$NEW_SECRET" GET /api/tasks/new-1) && expect 403 APP_DISABLED &&
+	st=$(req --app newapp --key="$NEW_SECRET" GET /api/tasks/new-1) && expect 403 APP_DISABLED &&
 	test "$(fcgi_pid)" = "$FPID"
 '
 

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/apps.h"
 #include "core/buf.h"
 #include "spool/config.h"
 #include "spool/spool.h"
@@ -870,6 +871,32 @@ START_TEST(test_marker_roundtrip)
 }
 END_TEST
 
+/*
+ * A new AppSecret (API.md §3.1): 43 base64url characters, and never a
+ * leading '-' (a CI run saw `req.py --key SECRET` read a secret that began
+ * with one as an option).  Old code drew one in 64 that way: 4,000 draws
+ * without one would have a chance of (63/64)^4000 < 1e-27.
+ */
+START_TEST(test_new_secret_shape)
+{
+	char s[APPS_SECRET_MAX + 1];
+	int firsts[128] = { 0 }, distinct = 0;
+
+	for (int i = 0; i < 4000; i++) {
+		ck_assert_int_eq(apps_new_secret(s, sizeof(s)), 0);
+		ck_assert_uint_eq(strlen(s), 43);
+		ck_assert_uint_eq(strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgh"
+		    "ijklmnopqrstuvwxyz0123456789-_"), 43);
+		ck_assert_int_ne(s[0], '-');
+		if (firsts[(unsigned char)s[0]]++ == 0)
+			distinct++;
+	}
+	/* every other first character still comes up (63 of them) */
+	ck_assert_int_eq(distinct, 63);
+	ck_assert_int_eq(apps_new_secret(s, 43), -1);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -895,6 +922,7 @@ api_suite(void)
 	tcase_add_test(tc, test_nul_body);
 	tcase_add_test(tc, test_generated_request_id);
 	tcase_add_test(tc, test_marker_roundtrip);
+	tcase_add_test(tc, test_new_secret_shape);
 	suite_add_tcase(s, tc);
 	return s;
 }
