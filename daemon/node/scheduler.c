@@ -47,6 +47,8 @@
 #define SCHED_SAVE_MS	10000	/* state written at most this often */
 #define SCHED_LIVE_SCAN_MS 30000 /* the spool looked over for live tasks
 				 * of jobs at least this often (mono ms) */
+#define SCHED_PREPARE_MS 250	/* a fire's file is written and synced this
+				 * long before its instant */
 
 struct sched_job {
 	struct wheel_entry we;		/* due = next fire (epoch ms) */
@@ -71,12 +73,18 @@ struct sched_job {
 	int state_dirty;		/* state to be written */
 	int seen;			/* mark for scheduler_scan */
 	struct sched_job *dnext;	/* due list during scheduler_tick */
+	struct wheel_entry pwe;		/* due = when to prepare pre_want */
+	int64_t pre_want;		/* the instant pwe prepares, -1 none */
+	int64_t pre_t;			/* the instant prepared, -1 none */
+	char pre_tmp[64];		/* its file in tmp/, synced */
+	struct sched_job *pnext;	/* prepare list during a pass */
 };
 
 struct sched {
 	struct spool *sp;
 	const struct config *cfg;
 	struct wheel *w;
+	struct wheel *pw;		/* prepare times (SCHED_PREPARE_MS) */
 	struct sched_job *jobs;
 	int statefd;			/* state/jobs */
 	int64_t last_wall, last_mono;	/* for clock-jump detection */
@@ -100,6 +108,7 @@ struct staged {
 	int64_t t;			/* the instant, epoch ms */
 	enum spool_dir dest;		/* SPOOL_INCOMING or SPOOL_DELAYED */
 	int fenced;			/* published through the run marker */
+	int synced;			/* prepared: already durable */
 	char tmp[64];			/* name in tmp/ */
 	char id[JOB_TASK_ID_MAX + 1];
 };
@@ -125,7 +134,8 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 	s->statefd = open_subdir(sp->dir[SPOOL_STATE], "jobs");
 	s->runsfd = jobrun_open(sp);
 	s->w = wheel_new((uint64_t)now_ms);
-	if (s->statefd < 0 || s->runsfd < 0 || s->w == NULL ||
+	s->pw = wheel_new((uint64_t)now_ms);
+	if (s->statefd < 0 || s->runsfd < 0 || s->w == NULL || s->pw == NULL ||
 	    jobrun_token(s->token) != 0) {
 		int e = errno;
 
@@ -141,6 +151,7 @@ scheduler_new(struct spool *sp, const struct config *cfg, int64_t now_ms)
 static void state_save(struct sched *s, struct sched_job *j);
 static void publish_staged(struct sched *s);
 static void schedule(struct sched *s, struct sched_job *j, int64_t when);
+static void unprepare(struct sched *s, struct sched_job *j);
 
 static void
 job_free(struct sched_job *j)
@@ -163,9 +174,11 @@ scheduler_free(struct sched *s)
 		next = j->next;
 		if (j->state_dirty)
 			state_save(s, j);
+		unprepare(s, j);
 		job_free(j);
 	}
 	wheel_free(s->w);
+	wheel_free(s->pw);
 	if (s->statefd >= 0)
 		close(s->statefd);
 	if (s->runsfd > 0)
@@ -406,42 +419,30 @@ fired_before(struct sched *s, const char *id)
 }
 
 /*
- * Stage the fire of job j at instant t (epoch ms): write task J.<t> into
- * tmp/ (published by publish_staged() at the end of the tick).  A fire
- * at or before the job's replay horizon (what a previous leader may have
- * fired) is a no-op when its task exists anywhere: the task name is the
- * fence.  Returns 1 staged, 0 no-op, -1 error.
+ * Write the task file of j's fire at instant t (epoch ms) into tmp/, not
+ * synced: created_ms = now; with jitter the due instant (*due, else -1)
+ * becomes its notBefore and its mtime (the writer protocol's due time
+ * for delayed/), else the mtime is mtime_ms when >= 0 (a prepared fire:
+ * its instant, the time it becomes a task).  The name goes into tmp
+ * (tmplen bytes).  Returns 0 or -1 (logged; nothing left in tmp/).
  */
 static int
-fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
+fire_write(struct sched *s, struct sched_job *j, int64_t t, int64_t now,
+    int64_t mtime_ms, char *tmp, size_t tmplen, int64_t *duep)
 {
 	static unsigned counter;
-	struct staged *st;
+	static long pid;
 	struct task task;
 	struct buf enc;
 	int fd, rc = -1;
 	int64_t due = -1;
 	size_t off = 0;
 
-	st = calloc(1, sizeof(*st));
-	if (st == NULL)
-		return -1;
-	if (job_task_id(j->def.code, t, st->id, sizeof(st->id)) != 0) {
-		log_warnx("job %s: no task id for instant %lld", j->def.code,
-		    (long long)t);
-		free(st);
-		return -1;
-	}
-	if (t <= j->replay_until && fired_before(s, st->id)) {
-		log_debug("job %s: %s already fired", j->def.code, st->id);
-		snprintf(j->last_id, sizeof(j->last_id), "%s", st->id);
-		free(st);
-		return 0;
-	}
 	task_init(&task);
 	buf_init(&enc, 0);
 	if (job_make_task(&j->def, t, &task) != 0) {
-		log_warnx("job %s: cannot build task %s", j->def.code, st->id);
+		log_warnx("job %s: cannot build the task of instant %lld",
+		    j->def.code, (long long)t);
 		goto out;
 	}
 	task.created_ms = now;
@@ -465,33 +466,81 @@ fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 	}
 	if (task_encode(&task, &enc) != 0)
 		goto out;
-	snprintf(st->tmp, sizeof(st->tmp), "fire.%d.%u", (int)getpid(),
-	    counter++);
-	fd = openat(s->sp->dir[SPOOL_TMP], st->tmp, O_WRONLY | O_CREAT |
+	if (pid == 0)
+		pid = (long)getpid();
+	snprintf(tmp, tmplen, "fire.%ld.%u", pid, counter++);
+	fd = openat(s->sp->dir[SPOOL_TMP], tmp, O_WRONLY | O_CREAT |
 	    O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	if (fd < 0) {
-		log_warn("job %s: tmp/%s", j->def.code, st->tmp);
+		log_warn("job %s: tmp/%s", j->def.code, tmp);
 		goto out;
 	}
 	while (off < enc.len) {
 		ssize_t w = write(fd, enc.data + off, enc.len - off);
 
 		if (w < 0) {
-			log_warn("job %s: write tmp/%s", j->def.code, st->tmp);
+			log_warn("job %s: write tmp/%s", j->def.code, tmp);
 			close(fd);
-			(void)unlinkat(s->sp->dir[SPOOL_TMP], st->tmp, 0);
+			(void)unlinkat(s->sp->dir[SPOOL_TMP], tmp, 0);
 			goto out;
 		}
 		off += (size_t)w;
 	}
-	if (due > now) {
+	if (due > now || mtime_ms >= 0) {
+		int64_t m = due > now ? due : mtime_ms;
 		struct timespec ts[2];
 
-		ts[0].tv_sec = ts[1].tv_sec = (time_t)(due / 1000);
-		ts[0].tv_nsec = ts[1].tv_nsec = (long)(due % 1000) * 1000000L;
+		ts[0].tv_sec = ts[1].tv_sec = (time_t)(m / 1000);
+		ts[0].tv_nsec = ts[1].tv_nsec = (long)(m % 1000) * 1000000L;
 		(void)futimens(fd, ts);
 	}
 	close(fd);
+	rc = 0;
+out:
+	*duep = due > now ? due : -1;
+	task_fini(&task);
+	buf_fini(&enc);
+	return rc;
+}
+
+/*
+ * Stage the fire of job j at instant t (epoch ms): task J.<t> in tmp/
+ * (published by publish_staged() at the end of the tick) — the file
+ * prepared for t before it was due when there is one, else written now.
+ * A fire at or before the job's replay horizon (what a previous leader
+ * may have fired) is a no-op when its task exists anywhere: the task
+ * name is the fence.  Returns 1 staged, 0 no-op, -1 error.
+ */
+static int
+fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
+{
+	struct staged *st;
+	int64_t due = -1;
+
+	st = calloc(1, sizeof(*st));
+	if (st == NULL)
+		return -1;
+	if (job_task_id(j->def.code, t, st->id, sizeof(st->id)) != 0) {
+		log_warnx("job %s: no task id for instant %lld", j->def.code,
+		    (long long)t);
+		free(st);
+		return -1;
+	}
+	if (t <= j->replay_until && fired_before(s, st->id)) {
+		log_debug("job %s: %s already fired", j->def.code, st->id);
+		snprintf(j->last_id, sizeof(j->last_id), "%s", st->id);
+		free(st);
+		return 0;
+	}
+	if (j->pre_t == t) {
+		snprintf(st->tmp, sizeof(st->tmp), "%s", j->pre_tmp);
+		st->synced = 1;
+		j->pre_t = -1;
+	} else if (fire_write(s, j, t, now, -1, st->tmp, sizeof(st->tmp),
+	    &due) != 0) {
+		free(st);
+		return -1;
+	}
 	st->j = j;
 	st->t = t;
 	st->fenced = live_tracked(j);
@@ -504,13 +553,114 @@ fire_stage(struct sched *s, struct sched_job *j, int64_t t, int64_t now)
 		if (now - t > s->late_max)
 			s->late_max = now - t;
 	}
-	st = NULL;
-	rc = 1;
-out:
-	free(st);
-	task_fini(&task);
-	buf_fini(&enc);
-	return rc;
+	return 1;
+}
+
+/* --- prepared fires --- */
+
+/*
+ * A fire's file is written and made durable SCHED_PREPARE_MS before its
+ * instant (prepare_pass), so that at the instant only the decision
+ * (run_job: misfire, overlap, the run marker) and the rename into
+ * incoming/ remain: the lateness of a fire is then that of a rename, not
+ * of writing and syncing every file of the second.  Only the next
+ * instant of an enabled job without jitter is prepared (a jittered fire
+ * goes to delayed/ with a due time of its own); the file is an ordinary
+ * tmp/ file until then (a crash leaves it to the leader's hourly tmp/
+ * cleaning; the next leader fires the instant itself), and it is
+ * removed when the job is rescheduled otherwise, disabled, changed,
+ * removed, or the fire is not made (overlap forbid).
+ */
+
+/* Forget j's prepared file (removed) and its pending prepare time. */
+static void
+unprepare(struct sched *s, struct sched_job *j)
+{
+	if (wheel_entry_pending(&j->pwe))
+		wheel_cancel(s->pw, &j->pwe);
+	j->pre_want = -1;
+	if (j->pre_t >= 0) {
+		(void)unlinkat(s->sp->dir[SPOOL_TMP], j->pre_tmp, 0);
+		j->pre_t = -1;
+	}
+}
+
+/* j fires next at instant next (> now): prepare it in time. */
+static void
+prepare_at(struct sched *s, struct sched_job *j, int64_t next, int64_t now)
+{
+	if (!j->def.enabled || j->def.jitter_ms > 0 || next <= now ||
+	    next <= j->replay_until)
+		return;
+	j->pre_want = next;
+	wheel_insert(s->pw, &j->pwe, (uint64_t)(next - SCHED_PREPARE_MS >
+	    now ? next - SCHED_PREPARE_MS : now));
+}
+
+static void
+on_prepare(struct wheel_entry *e, void *arg)
+{
+	struct sched_job **head = arg;
+	struct sched_job *j = WHEEL_ENTRY_OWNER(e, struct sched_job, pwe);
+
+	j->pnext = *head;
+	*head = j;
+}
+
+/*
+ * Prepare the fires whose prepare time is due at now: write each, then
+ * make them durable together (one syncfs(2) from SCHED_SYNCFS_MIN files
+ * on, else an fsync each), as publish_staged would.  A file that could
+ * not be written or synced is not prepared: the fire writes its own.
+ */
+static void
+prepare_pass(struct sched *s, int64_t now)
+{
+	struct sched_job *head = NULL, *j;
+	size_t n = 0;
+	int ok = 1;
+
+	wheel_advance(s->pw, (uint64_t)(now > 0 ? now : 0), on_prepare,
+	    &head);
+	for (j = head; j != NULL; j = j->pnext) {
+		int64_t due;
+
+		if (j->pre_want < 0 || n >= SCHED_TICK_MAX ||
+		    fire_write(s, j, j->pre_want, j->pre_want, j->pre_want,
+		    j->pre_tmp, sizeof(j->pre_tmp), &due) != 0) {
+			j->pre_want = -1;
+			continue;
+		}
+		n++;
+	}
+	if (n == 0)
+		return;
+	if (s->sp->do_fsync && n >= SCHED_SYNCFS_MIN)
+		ok = syncfs(s->sp->dir[SPOOL_TMP]) == 0;
+	else if (s->sp->do_fsync)
+		for (j = head; ok && j != NULL; j = j->pnext) {
+			int fd;
+
+			if (j->pre_want < 0)
+				continue;
+			fd = openat(s->sp->dir[SPOOL_TMP], j->pre_tmp,
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			ok = fd >= 0 && fsync(fd) == 0;
+			if (fd >= 0)
+				close(fd);
+		}
+	if (!ok)
+		log_warn("sync of %zu prepared fire(s) (written at their "
+		    "instants instead)", n);
+	for (j = head; j != NULL; j = j->pnext) {
+		if (j->pre_want < 0)
+			continue;
+		if (ok) {
+			j->pre_t = j->pre_want;
+		} else
+			(void)unlinkat(s->sp->dir[SPOOL_TMP], j->pre_tmp, 0);
+		j->pre_want = -1;
+	}
 }
 
 /*
@@ -541,15 +691,20 @@ publish_staged(struct sched *s)
 {
 	struct staged *st, *next;
 	int dirty[2] = { 0, 0 }, fenced = 0;
+	size_t need = 0;
 
 	if (s->staged == NULL) {
 		saves_flush(s);
 		return;
 	}
+	/* What is to be synced: the files not prepared (those are durable
+	 * already) and the run markers of forbid/replace fires. */
+	for (st = s->staged; st != NULL; st = st->next)
+		need += !st->synced + st->fenced;
 	/* The run markers of the pass's forbid/replace fires (written
 	 * without fsync by jobrun_begin) become durable here too, before
 	 * any of their runs is published. */
-	if (s->sp->do_fsync && s->nstaged >= SCHED_SYNCFS_MIN) {
+	if (s->sp->do_fsync && need >= SCHED_SYNCFS_MIN) {
 		if (syncfs(s->sp->dir[SPOOL_TMP]) != 0)
 			log_warn("syncfs before publishing %zu fire(s)",
 			    s->nstaged);
@@ -557,10 +712,10 @@ publish_staged(struct sched *s)
 		/* A few fires: syncing them one by one is cheaper than
 		 * flushing everything else the file system holds. */
 		for (st = s->staged; st != NULL; st = st->next) {
-			int fd = openat(s->sp->dir[SPOOL_TMP], st->tmp,
-			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			int fd = st->synced ? -1 : openat(s->sp->dir[SPOOL_TMP],
+			    st->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
-			if (fd < 0 || fsync(fd) != 0)
+			if (!st->synced && (fd < 0 || fsync(fd) != 0))
 				log_warn("fsync tmp/%s", st->tmp);
 			if (fd >= 0)
 				close(fd);
@@ -632,6 +787,8 @@ publish_staged(struct sched *s)
 static void
 schedule(struct sched *s, struct sched_job *j, int64_t when)
 {
+	if (j->pre_want >= 0 || j->pre_t >= 0)
+		unprepare(s, j);
 	if (wheel_entry_pending(&j->we))
 		wheel_cancel(s->w, &j->we);
 	if (when >= 0)
@@ -814,8 +971,10 @@ run_job(struct sched *s, struct sched_job *j, int64_t now)
 		schedule(s, j, now + SCHED_END_POLL_MS);
 	} else if (plan.next_ms == JOB_NEXT_NONE) {
 		schedule(s, j, -1);
-	} else
+	} else {
 		schedule(s, j, plan.next_ms);
+		prepare_at(s, j, plan.next_ms, now);
+	}
 }
 
 /* --- loading --- */
@@ -841,6 +1000,7 @@ drop_job(struct sched *s, struct sched_job *dead)
 		}
 	if (wheel_entry_pending(&dead->we))
 		wheel_cancel(s->w, &dead->we);
+	unprepare(s, dead);
 	job_free(dead);
 }
 
@@ -896,6 +1056,8 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 		return NULL;
 	}
 	wheel_entry_init(&j->we);
+	wheel_entry_init(&j->pwe);
+	j->pre_want = j->pre_t = -1;
 	job_init(&j->def);
 	j->last_fire = j->last_end = -1;
 	buf_init(&b, JOB_FILE_MAX);
@@ -1095,14 +1257,20 @@ scheduler_tick(struct sched *s, int64_t now, int64_t mono)
 		run_job(s, j, now);
 	}
 	publish_staged(s);
+	prepare_pass(s, now);
 }
 
 int
 scheduler_next(const struct sched *s, int64_t *due_ms)
 {
-	uint64_t d;
+	uint64_t d, p;
+	int has = wheel_next_due(s->w, &d);
 
-	if (!wheel_next_due(s->w, &d))
+	if (wheel_next_due(s->pw, &p) && (!has || p < d)) {
+		d = p;
+		has = 1;
+	}
+	if (!has)
 		return 0;
 	*due_ms = (int64_t)d;
 	return 1;
