@@ -756,18 +756,32 @@ find_in_nodes_except(const struct spool *s, enum spool_dir d,
 		int nfd;
 		struct stat st;
 
+		char rel[66 + SPOOL_NAME_MAX];
+		int hit;
+
 		if (de->d_name[0] == '.' || !spool_code_ok(de->d_name) ||
 		    (except != NULL && strcmp(de->d_name, except) == 0))
 			continue;
-		nfd = open_dir_at(s->dir[d], de->d_name);
-		if (nfd < 0)
+		if (de->d_type == DT_DIR) {
+			/* A directory by readdir's word: one lookup through
+			 * it (a symbolic link is DT_LNK, never followed). */
+			snprintf(rel, sizeof(rel), "%.64s/%s", de->d_name, file);
+			hit = fstatat(s->dir[d], rel, &st,
+			    AT_SYMLINK_NOFOLLOW) == 0;
+		} else if (de->d_type == DT_UNKNOWN) {
+			nfd = open_dir_at(s->dir[d], de->d_name);
+			if (nfd < 0)
+				continue;
+			hit = fstatat(nfd, file, &st, AT_SYMLINK_NOFOLLOW) ==
+			    0;
+			close(nfd);
+		} else
 			continue;
-		if (fstatat(nfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (hit) {
 			found = 1;
 			if (node != NULL)
 				snprintf(node, 65, "%.64s", de->d_name);
 		}
-		close(nfd);
 	}
 	closedir(dp);
 	return found;

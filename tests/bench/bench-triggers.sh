@@ -63,7 +63,7 @@ reap_interval_ms = 300
 CONF
 }
 
-echo "taskspool trigger bench: $(nproc) CPU(s), $SLOTS slots, JOBS=$JOBS SECS=$SECS DELAYED=$DELAYED"
+echo "taskspool trigger bench: $(nproc) CPU(s), $SLOTS slots, runs (jobs:fsync) $RUNS, SECS=$SECS DELAYED=$DELAYED"
 
 # --- (a) fire lateness -------------------------------------------------------
 # run_a JOBS FSYNC
