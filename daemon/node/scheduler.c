@@ -1091,10 +1091,19 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 	j->ino = st->st_ino;
 	j->mtime = st->st_mtim;
 	state_load(s, j);
-	if (j->last_fire < 0)
-		/* Never fired: instants before it existed are not missed. */
+	if (j->last_fire < 0) {
+		/* Never fired: instants before it existed are not missed.
+		 * Without createdAt, it exists since its file came into
+		 * jobs/: the inode change time, which a rename sets and
+		 * `cp -p` or touch(1) cannot set back (stat(2)); not "now",
+		 * or a leader killed before its first state save would, at
+		 * its restart, lose the instants of the outage. */
+		int64_t came = (int64_t)st->st_ctim.tv_sec * 1000 +
+		    st->st_ctim.tv_nsec / 1000000;
+
 		j->last_fire = j->def.created_ms >= 0 ? j->def.created_ms :
-		    now;
+		    came < now ? came : now;
+	}
 	if (j->def.enabled && j->was_disabled && now > j->last_fire)
 		/* Re-enabled: what was missed while disabled is not due. */
 		j->last_fire = now;

@@ -500,6 +500,30 @@ test_expect_success 'overlap forbid, same outage: exactly one catch-up fire of t
 	test "$(date -u -d "$c" +%s%3N)" -ge "$restarted"
 '
 
+# A job file dropped by hand has no createdAt: it exists since it came into
+# jobs/ (its inode change time), not since the leader read it, so a leader
+# killed before its first state save loses no instant of the outage.
+test_expect_success 'job without createdAt, kill -9 before any state save: the outage seconds fired on restart' '
+	printf "{\"jobCode\":\"nc\",\"taskCode\":\"probe\",\"cron\":\"* * * * * ?\",\"dialect\":\"quartz\",\"timezone\":\"UTC\",\"overlap\":\"allow\"}\n" >"$SPOOL/tmp/nc" &&
+	mv "$SPOOL/tmp/nc" "$SPOOL/jobs/nc.json" &&
+	wait_for "grep -q \"job nc loaded\" $TRASH/log.n1" 5 &&
+	sleep 2 && mid_second &&
+	test ! -e "$SPOOL/state/jobs/nc.json" &&
+	kill9_daemon n1 &&
+	killed=$(now_ms) &&
+	sleep 3 &&
+	restarted=$(now_ms) &&
+	restart n1 -j 4 &&
+	sleep 2.3 &&
+	ids nc | secs | sort -n >"$TRASH/nc.s" &&
+	echo "killed $killed restarted $restarted" && cat "$TRASH/nc.s" &&
+	consecutive "$TRASH/nc.s" 6 &&
+	missed=$(awk -v k="$killed" -v r="$restarted" "\$1 * 1000 > k && \$1 * 1000 < r" "$TRASH/nc.s") &&
+	echo "outage seconds:" $missed &&
+	test "$(echo "$missed" | wc -w)" -ge 2 &&
+	ts jobs remove nc >/dev/null && all_terminal nc && no_dup nc && started_once nc
+'
+
 test_expect_success 'the fence (B03): state rewound 20 s (daemon stopped) fires no instant twice' '
 	stop_daemon n1 &&
 	ids kk | sort >"$TRASH/kk.before" &&
