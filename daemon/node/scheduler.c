@@ -468,9 +468,16 @@ fire_write(struct sched *s, struct sched_job *j, int64_t t, int64_t now,
 		goto out;
 	if (pid == 0)
 		pid = (long)getpid();
-	snprintf(tmp, tmplen, "fire.%ld.%u", pid, counter++);
-	fd = openat(s->sp->dir[SPOOL_TMP], tmp, O_WRONLY | O_CREAT |
-	    O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
+	/* Created exclusively: a file of that name left by an earlier
+	 * process with this pid (or by another host's, on a shared spool)
+	 * is not truncated under its writer; the next name is tried. */
+	for (int tries = 0;; tries++) {
+		snprintf(tmp, tmplen, "fire.%ld.%u", pid, counter++);
+		fd = openat(s->sp->dir[SPOOL_TMP], tmp, O_WRONLY | O_CREAT |
+		    O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+		if (fd >= 0 || errno != EEXIST || tries == 15)
+			break;
+	}
 	if (fd < 0) {
 		log_warn("job %s: tmp/%s", j->def.code, tmp);
 		goto out;

@@ -13,7 +13,8 @@
 #     fired, and its prepared file does not stay in tmp/;
 #  3. the same for a job disabled (enabled false) once prepared;
 #  4. overlap forbid: the instants skipped while a run is live leave no
-#     prepared file behind, and are never fired.
+#     prepared file behind, and are never fired;
+#  5. a file of the name a fire would take is left alone.
 # Every job is Quartz "* * * * * ?" in UTC: the fire of job J at second t
 # is the task J.<yyyymmddThhmmss>Z.  About 25 s.
 . "$(dirname "$0")/test-lib.sh"
@@ -97,6 +98,26 @@ test_expect_success 'overlap forbid: skipped instants leave no prepared file and
 test_expect_success 'the daemon stops' '
 	stop_daemon n1 &&
 	test -z "$(ls "$SPOOL/tmp" | grep "^fire\\.")"
+'
+
+# The leader names its files fire.<pid>.<n>, n from 0 in each process: a
+# file of that name already in tmp/ (left by an earlier process with the
+# same pid, or another host's on a shared spool) is never truncated and
+# reused, the next name is taken.  Restarted with no enabled job (d is
+# disabled), the new leader has written no fire yet when the names are
+# taken.
+test_expect_success 'a fire.<pid>.<n> already in tmp/ is not overwritten: the next name is used' '
+	start_daemon n1 &&
+	pid=$(daemon_pid n1) &&
+	for i in 0 1 2 3 4; do echo "foreign $i" >"$SPOOL/tmp/fire.$pid.$i"; done &&
+	job g &&
+	wait_for "test \$(ls \"$SPOOL/done\" | grep -c \"^g\\.\") -ge 3" 8 &&
+	rm -f "$SPOOL/jobs/g.json" &&
+	for i in 0 1 2 3 4; do
+		test "$(cat "$SPOOL/tmp/fire.$pid.$i")" = "foreign $i" || return 1
+	done &&
+	rm -f "$SPOOL"/tmp/fire.$pid.[0-4] &&
+	stop_daemon n1
 '
 
 test_done
