@@ -144,6 +144,9 @@ check_once() {
 	    sed 's/\.json$//' | sort >"$TRASH/terminal.ids" &&
 	sort "$1" | diff - "$TRASH/terminal.ids" &&
 	ls "$SPOOL/results" | sed 's/\.json$//' | sort | diff "$TRASH/terminal.ids" - &&
+	# what is left where nothing should be, named when a check fails
+	{ find "$SPOOL/incoming" "$SPOOL/delayed" "$SPOOL/active" "$SPOOL/queue" \
+	    "$SPOOL/tmp" -type f | sed 's/^/# left: /'; true; } &&
 	test "$(count_files "$SPOOL/incoming")" = 0 &&
 	test "$(count_files "$SPOOL/delayed")" = 0 &&
 	test "$(find "$SPOOL/active" "$SPOOL/queue" -mindepth 2 -type f | wc -l)" = 0 &&
