@@ -118,6 +118,18 @@ job() {
 	cp "$SPOOL/jobs/$1.json" "$TRASH/job.$1.json.added"
 }
 
+# fired_secs J: the epoch seconds of J's tasks, sorted, into $TRASH/J.s
+# (shown with the outage bounds $killed and $restarted, ms).
+fired_secs() {
+	ids "$1" | secs | sort -n >"$TRASH/$1.s" &&
+	echo "killed $killed restarted $restarted" && cat "$TRASH/$1.s"
+}
+
+# outage_secs J: those of $TRASH/J.s strictly inside the outage.
+outage_secs() {
+	awk -v k="$killed" -v r="$restarted" '$1 * 1000 > k && $1 * 1000 < r' "$TRASH/$1.s"
+}
+
 # restart NODE [opts]: start_daemon, keeping NODE once in $DAEMONS (the
 # failure report prints each daemon's log once).
 restart() {
@@ -460,11 +472,10 @@ test_expect_success 'kill -9 leader, restart 5 s later: missed seconds fired onc
 	loglines=$(wc -l <"$TRASH/log.n1") &&
 	restart n1 -j 4 &&
 	sleep 3.3 &&
-	ids kk | secs | sort -n >"$TRASH/kk.s" &&
-	echo "killed $killed restarted $restarted" && cat "$TRASH/kk.s" &&
+	fired_secs kk &&
 	consecutive "$TRASH/kk.s" 10 &&
 	# the seconds of the outage exist, each fired after the restart
-	missed=$(awk -v k="$killed" -v r="$restarted" "\$1 * 1000 > k && \$1 * 1000 < r" "$TRASH/kk.s") &&
+	missed=$(outage_secs kk) &&
 	test "$(echo "$missed" | wc -w)" -ge 4 &&
 	( for s in $missed; do
 		id=$(id_at kk "$s") &&
@@ -515,10 +526,9 @@ test_expect_success 'job without createdAt, kill -9 before any state save: the o
 	restarted=$(now_ms) &&
 	restart n1 -j 4 &&
 	sleep 2.3 &&
-	ids nc | secs | sort -n >"$TRASH/nc.s" &&
-	echo "killed $killed restarted $restarted" && cat "$TRASH/nc.s" &&
+	fired_secs nc &&
 	consecutive "$TRASH/nc.s" 6 &&
-	missed=$(awk -v k="$killed" -v r="$restarted" "\$1 * 1000 > k && \$1 * 1000 < r" "$TRASH/nc.s") &&
+	missed=$(outage_secs nc) &&
 	echo "outage seconds:" $missed &&
 	test "$(echo "$missed" | wc -w)" -ge 2 &&
 	ts jobs remove nc >/dev/null && all_terminal nc && no_dup nc && started_once nc
