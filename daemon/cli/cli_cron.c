@@ -32,7 +32,7 @@ static void
 cli_cron_usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: taskspool cron next EXPR [--dialect vixie|quartz] "
+	    "usage: taskspool cron next EXPR [--dialect vixie|quartz|systemd] "
 	    "[--tz ZONE]\n"
 	    "                      [--from RFC3339] [-n N]\n"
 	    "\n"
@@ -41,12 +41,15 @@ cli_cron_usage(FILE *fp)
 	    "line, in RFC 3339 with the zone's offset (Z for UTC).\n"
 	    "\n"
 	    "  EXPR              one argument: 5 fields or @macro (vixie), "
-	    "6 or 7 (quartz)\n"
-	    "  --dialect D       vixie or quartz (default: from the field "
-	    "count)\n"
-	    "  --tz ZONE         IANA zone, e.g. Europe/Riga (default: TZ, "
-	    "/etc/timezone,\n"
-	    "                    /etc/localtime, else UTC)\n"
+	    "6 or 7 (quartz),\n"
+	    "                    a calendar event (systemd: "
+	    "\"Mon..Fri 09:00\", \"daily\")\n"
+	    "  --dialect D       vixie, quartz or systemd (default: from the "
+	    "form of EXPR)\n"
+	    "  --tz ZONE         IANA zone, e.g. Europe/Riga (default: the "
+	    "zone a systemd\n"
+	    "                    EXPR ends with, else TZ, /etc/timezone, "
+	    "/etc/localtime, UTC)\n"
 	    "  --from TIME       start strictly after TIME, e.g. "
 	    "2024-03-10T01:30:00-05:00\n"
 	    "                    (default: now)\n"
@@ -198,9 +201,11 @@ cli_cron_main(int argc, char **argv)
 				d = CRON_DIALECT_VIXIE;
 			else if (strcmp(optarg, "quartz") == 0)
 				d = CRON_DIALECT_QUARTZ;
+			else if (strcmp(optarg, "systemd") == 0)
+				d = CRON_DIALECT_SYSTEMD;
 			else {
 				fprintf(stderr, "taskspool cron: --dialect "
-				    "must be vixie or quartz\n");
+				    "must be vixie, quartz or systemd\n");
 				rc = cli_cron_usage_error();
 				goto out;
 			}
@@ -255,6 +260,15 @@ cli_cron_main(int argc, char **argv)
 		goto out;
 	}
 
+	if (cron_zone(e) != NULL && zname != NULL &&
+	    strcmp(cron_zone(e), zname) != 0) {
+		fprintf(stderr, "taskspool cron: EXPR names zone %s but --tz "
+		    "says %s: give one of them\n", cron_zone(e), zname);
+		rc = EX_USAGE;
+		goto out;
+	}
+	if (zname == NULL)
+		zname = cron_zone(e);
 	z = zname != NULL ? tz_load(zname, why, sizeof why) :
 	    tz_load_host(why, sizeof why);
 	if (z == NULL) {
@@ -283,10 +297,17 @@ cli_cron_main(int argc, char **argv)
 		if (r != 1) {
 			/* -1 here is ERANGE: the end of year 9999. */
 			if (i == 0) {
-				fprintf(stderr, "taskspool cron: \"%s\" never "
-				    "fires after %s (searched %d years)\n",
-				    text, from != NULL ? from : "now",
-				    CRON_HORIZON_YEARS);
+				if (d == CRON_DIALECT_SYSTEMD)
+					fprintf(stderr, "taskspool cron: "
+					    "\"%s\" never fires after %s (a "
+					    "calendar event ends with 2199)\n",
+					    text, from != NULL ? from : "now");
+				else
+					fprintf(stderr, "taskspool cron: "
+					    "\"%s\" never fires after %s "
+					    "(searched %d years)\n", text,
+					    from != NULL ? from : "now",
+					    CRON_HORIZON_YEARS);
 				rc = 1;
 			} else {
 				fprintf(stderr, "taskspool cron: only %ld fire "

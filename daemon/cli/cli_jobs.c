@@ -136,7 +136,9 @@ job_zone(struct jobs_cli *c, const struct job *j, struct tz **own,
 	if (j->timezone[0] != '\0') {
 		if ((*own = tz_load(j->timezone, tmp, sizeof(tmp))) == NULL)
 			(void)snprintf(why, whylen, "jobs/%s.json: invalid "
-			    "definition: timezone: %s", j->code, tmp);
+			    "definition: %s: %s", j->code,
+			    j->timezone_from_calendar ? "calendar" : "timezone",
+			    tmp);
 		return *own;
 	}
 	if (c->host == NULL && (c->host = tz_load_host(tmp, sizeof(tmp))) ==
@@ -449,13 +451,18 @@ fail:
 	return -1;
 }
 
-/* The kind and expression of j as shown by list: "cron", "0 2 * * *". */
+/*
+ * The kind and expression of j as shown by list: "cron", "0 2 * * *";
+ * "cal", "Mon..Fri 09:00" for a calendar event.
+ */
 static void
 job_expr(const struct job *j, const char **kind, char *expr, size_t len)
 {
 	static const char *const kinds[] = { "cron", "rate", "delay" };
 
 	*kind = kinds[j->kind];
+	if (j->kind == JOB_KIND_CRON && j->dialect == CRON_DIALECT_SYSTEMD)
+		*kind = "cal";
 	if (j->kind == JOB_KIND_CRON)
 		(void)snprintf(expr, len, "\"%s\"", j->cron_text);
 	else
@@ -509,10 +516,12 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 		json_object_set_new(o, "jobCode", json_string(j.code));
 		json_object_set_new(o, "valid", json_true());
 		json_object_set_new(o, "taskCode", json_string(j.task_code));
-		json_object_set_new(o, "kind",
-		    json_string(job_kind_member(j.kind)));
+		json_object_set_new(o, "kind", json_string(j.dialect ==
+		    CRON_DIALECT_SYSTEMD ? "calendar" :
+		    job_kind_member(j.kind)));
 		if (j.kind == JOB_KIND_CRON)
-			json_object_set_new(o, "cron",
+			json_object_set_new(o, j.dialect ==
+			    CRON_DIALECT_SYSTEMD ? "calendar" : "cron",
 			    json_string(j.cron_text));
 		else
 			json_object_set_new(o, job_kind_member(j.kind),
@@ -633,7 +642,9 @@ cmd_add(struct jobs_cli *c, int ac, char **av)
 
 		if ((z = tz_load(j.timezone, why, sizeof(why))) == NULL) {
 			fprintf(stderr, "taskspool jobs add: %s: invalid "
-			    "definition: timezone: %s\n", av[optind], why);
+			    "definition: %s: %s\n", av[optind],
+			    j.timezone_from_calendar ? "calendar" : "timezone",
+			    why);
 			rc = EX_DATAERR;
 			goto out;
 		}

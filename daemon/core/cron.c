@@ -35,54 +35,12 @@
 #include <string.h>
 
 #include "core/cron.h"
+#include "core/cron_impl.h"
 #include "core/tz.h"
 
 #define CRON_FIELDS_MAX	8	/* more than any dialect takes */
 #define CRON_NUM_MAX	100000	/* numbers must stay below this */
-#define YEAR_FIRST	1970	/* quartz year field, CRON-RULES.md 4.4 */
-#define YEAR_LAST	2199
 #define YEAR_LAST_FIRE	9999	/* never search past this year */
-
-enum cron_fid {
-	FID_SEC, FID_MIN, FID_HOUR, FID_DOM, FID_MON, FID_DOW, FID_YEAR
-};
-
-/* Day-of-month: a plain set, '?', or one Quartz special. */
-enum cron_dom_kind {
-	DOM_SET,	/* bits in dom */
-	DOM_ANY,	/* quartz '?' */
-	DOM_LAST,	/* "L" / "L-n": last day minus dom_n */
-	DOM_LAST_WD,	/* "LW" / "L-nW": weekday nearest that day */
-	DOM_NEAR_WD	/* "nW": weekday nearest day dom_n */
-};
-
-/* Day-of-week: a plain set, '?', or one Quartz special. */
-enum cron_dow_kind {
-	DOW_SET,	/* bits in dow */
-	DOW_ANY,	/* quartz '?' */
-	DOW_LAST,	/* "nL": last weekday dow_wd of the month */
-	DOW_NTH		/* "n#k": dow_k-th weekday dow_wd of the month */
-};
-
-struct cron_expr {
-	enum cron_dialect	 dialect;
-	uint64_t		 sec;		/* bit n: second n */
-	uint64_t		 min;		/* bit n: minute n */
-	uint32_t		 hour;		/* bit n: hour n */
-	uint32_t		 dom;		/* bit n: day n, 1..31 */
-	uint32_t		 mon;		/* bit n: month n, 1..12 */
-	uint32_t		 dow;		/* bit n: weekday n, 0 = Sun */
-	int			 has_year;
-	uint64_t		 year[4];	/* bit n: year 1970 + n */
-	int			 dom_star;	/* vixie: text starts '*' */
-	int			 dow_star;
-	enum cron_dom_kind	 dom_kind;
-	int			 dom_n;
-	enum cron_dow_kind	 dow_kind;
-	int			 dow_wd;	/* 0 = Sunday */
-	int			 dow_k;		/* 1..5 */
-	int			 fixed_time;
-};
 
 /* Values of one field while parsing: bit v - base for value v. */
 struct cron_set {
@@ -168,9 +126,8 @@ struct parse_ctx {
 /* ---- messages --------------------------------------------------------- */
 
 
-/* Quote at most 40 bytes of [s, end), printable ASCII only. */
-static void
-token_for_msg(const char *s, const char *end, char *out, size_t outlen)
+void
+cron_token_for_msg(const char *s, const char *end, char *out, size_t outlen)
 {
 	size_t i;
 
@@ -196,7 +153,7 @@ perr(struct parse_ctx *c, const char *s, const char *end, const char *fmt,
 	va_start(ap, fmt);
 	(void)vsnprintf(reason, sizeof reason, fmt, ap);
 	va_end(ap);
-	token_for_msg(s, end, tok, sizeof tok);
+	cron_token_for_msg(s, end, tok, sizeof tok);
 	tz_why_set(c->why, c->whylen, "%s: \"%s\" %s", c->f->name, tok, reason);
 	return -1;
 }
@@ -623,7 +580,7 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 
 	errno = EINVAL;
 	if (text == NULL || (d != CRON_DIALECT_VIXIE &&
-	    d != CRON_DIALECT_QUARTZ)) {
+	    d != CRON_DIALECT_QUARTZ && d != CRON_DIALECT_SYSTEMD)) {
 		tz_why_set(why, whylen, "no expression");
 		return NULL;
 	}
@@ -637,6 +594,14 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 		tz_why_set(why, whylen, "out of memory");
 		free(buf);
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (d == CRON_DIALECT_SYSTEMD) {
+		free(buf);
+		if (cron_systemd_parse(text, e, why, whylen) == 0)
+			return e;
+		free(e);
+		errno = EINVAL;
 		return NULL;
 	}
 	memcpy(buf, text, len + 1);
@@ -713,6 +678,12 @@ cron_dialect(const struct cron_expr *e)
 	return e->dialect;
 }
 
+const char *
+cron_zone(const struct cron_expr *e)
+{
+	return e->zone[0] != '\0' ? e->zone : NULL;
+}
+
 int
 cron_dialect_guess(const char *text, enum cron_dialect *d)
 {
@@ -731,6 +702,13 @@ cron_dialect_guess(const char *text, enum cron_dialect *d)
 		n++;
 		while (*p != '\0' && !is_space_c(*p))
 			p++;
+	}
+	if (n >= 1 && n <= 4 && (strpbrk(text, ":~") != NULL ||
+	    strstr(text, "..") != NULL || strstr(text, "*-") != NULL ||
+	    (n <= 3 && strchr(text, '-') != NULL) ||
+	    is_alpha_c(text[strspn(text, " \t")]))) {
+		*d = CRON_DIALECT_SYSTEMD;	/* "Mon *-*-* 9:00", "daily" */
+		return 0;
 	}
 	if (n == 5) {
 		*d = CRON_DIALECT_VIXIE;
@@ -808,6 +786,9 @@ day_mask(const struct cron_expr *e, int64_t y, int m)
 		if (e->dom_n <= mdays)
 			dom_m = 1u << weekday_nearest(e->dom_n, mdays, wd1);
 		break;
+	case DOM_EOM:
+		dom_m = e->eom_days[mdays - 28] & all;
+		break;
 	}
 	switch (e->dow_kind) {
 	case DOW_SET:
@@ -829,6 +810,8 @@ day_mask(const struct cron_expr *e, int64_t y, int m)
 	}
 	if (e->dialect == CRON_DIALECT_QUARTZ)
 		return e->dom_kind == DOM_ANY ? dow_m : dom_m;
+	if (e->dialect == CRON_DIALECT_SYSTEMD)	/* systemd.time(7) */
+		return dom_m & dow_m;
 	/* cronie: AND when either field starts with '*', else OR. */
 	if (e->dom_star || e->dow_star)
 		return dom_m & dow_m;

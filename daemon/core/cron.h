@@ -14,6 +14,14 @@
  *           Quartz 2.3.2 CronExpression documentation describes them
  *           (exactly one of dom/dow is '?', weekdays 1-7 with 1 = SUN,
  *           L, L-n, W, LW, nL, n#k, wrapping ranges, years 1970-2199).
+ *   systemd "[WEEKDAYS] [[YEAR-]MONTH-DAY] [HOUR:MINUTE[:SECOND]] [ZONE]"
+ *           and the shorthands (minutely ... semiannually), the calendar
+ *           events of systemd.time(7) as systemd 252 reads them
+ *           (core/cron_systemd.c lists the grammar): weekdays AND the
+ *           date, "~" counts days from the month's end, never a fire
+ *           after 2199.  Refused where systemd accepts them: fractions
+ *           of a second other than zeros, "@EPOCH", and the host zone's
+ *           abbreviations.
  *
  * Time zones and DST (CRON-RULES.md 4.6, cronie's behaviour): a job is
  * "fixed-time" unless its second (quartz), minute or hour field starts
@@ -23,6 +31,17 @@
  * jobs follow elapsed time: skipped times do not occur, repeated times
  * fire on both passes.  Jumps over 3 h are clock corrections: skipped
  * times are not caught up, repeated ones fire again.
+ *
+ * The same rules hold for the systemd dialect, where systemd 252 does
+ * otherwise (by design here; tests/scenario/t0110-systemd-calendar.sh
+ * names each one when it meets it):
+ *   gap      a fixed time skipped by a forward jump: systemd skips that
+ *            day; taskspool fires at the first instant after the jump;
+ *   repeat   an interval job in a repeated hour: systemd fires only on
+ *            the first pass; taskspool on both (elapsed time goes on);
+ *   inside   asked from inside the second pass of a repeated hour,
+ *            systemd may return a fixed time's second pass; taskspool
+ *            never fires a fixed time twice on one day.
  */
 #ifndef CRON_H
 #define CRON_H
@@ -34,7 +53,8 @@ struct tz;
 
 enum cron_dialect {
 	CRON_DIALECT_VIXIE,
-	CRON_DIALECT_QUARTZ
+	CRON_DIALECT_QUARTZ,
+	CRON_DIALECT_SYSTEMD
 };
 
 /* Longest expression text accepted, in bytes. */
@@ -93,8 +113,11 @@ int		 cron_next_fire(const struct cron_expr *e,
 /*
  * cron_dialect_guess() picks the dialect the CLI uses when none is given:
  * vixie for an @macro or 5 fields, quartz for 6 or 7 fields (CRON-RULES.md
- * section 1).  text is borrowed.  Returns 0 and sets *d, or -1 (errno =
- * EINVAL) for any other field count.  Pure.
+ * section 1), systemd for 1 to 4 fields holding ':', '~', "..", "*-" or
+ * starting with a letter (a weekday or a shorthand: "Mon *-*-* 9:00",
+ * "daily"), or 1 to 3 fields holding '-' ("2027-01-01").  text is
+ * borrowed.  Returns 0 and sets *d, or -1 (errno = EINVAL) for anything
+ * else.  Pure.
  */
 int		 cron_dialect_guess(const char *text, enum cron_dialect *d);
 
@@ -107,6 +130,14 @@ int		 cron_is_fixed_time(const struct cron_expr *e);
 
 /* cron_dialect() returns the dialect e was parsed with. */
 enum cron_dialect cron_dialect(const struct cron_expr *e);
+
+/*
+ * cron_zone() returns the zone a systemd calendar event names at its end
+ * ("UTC", "Europe/Berlin"; borrowed from e, valid while e lives), or NULL
+ * when it names none (and always for vixie and quartz).  The name passed
+ * tz_name_ok(); whether the zone exists is for the caller's tz_load().
+ */
+const char	*cron_zone(const struct cron_expr *e);
 
 /* cron_free() releases e; NULL is a no-op. */
 void		 cron_free(struct cron_expr *e);

@@ -126,12 +126,14 @@ get_enum(json_t *v, const char *field, const char *const *names, size_t n,
 struct job_seen {
 	int kinds;			/* bit per enum job_kind present */
 	const char *cron;		/* borrowed from the json_t */
+	int calendar;			/* 1: it came as "calendar" */
 	int misfire_cap_given;
 };
 
 /* The members decode_member knows, for the "did you mean" of another. */
 static const char *const job_members[] = {
-	"jobCode", "taskCode", "cron", "fixedRateMs", "fixedDelayMs",
+	"jobCode", "taskCode", "cron", "calendar", "fixedRateMs",
+	"fixedDelayMs",
 	"dialect", "timezone", "executeParams", "route", "maxRetries",
 	"timeoutSec", "misfire", "misfireCap", "overlap", "enabled",
 	"startAt", "endAt", "createdAt", "jitterMs", "onFailure",
@@ -152,10 +154,15 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		return task_json_name(v, k, TASK_CODE_MAX, j->code, err);
 	if (strcmp(k, "taskCode") == 0)
 		return task_json_name(v, k, TASK_CODE_MAX, j->task_code, err);
-	if (strcmp(k, "cron") == 0) {
+	if (strcmp(k, "cron") == 0 || strcmp(k, "calendar") == 0) {
+		if (seen->cron != NULL)
+			return fail(err, k, "not allowed with %s: give exactly "
+			    "one of cron, calendar, fixedRateMs, fixedDelayMs",
+			    seen->calendar ? "calendar" : "cron");
 		if (jsonfield_string(v, k, CRON_TEXT_MAX, &seen->cron,
 		    err) != 0)
 			return -1;
+		seen->calendar = k[1] == 'a';
 		seen->kinds |= 1 << JOB_KIND_CRON;
 		return 0;
 	}
@@ -280,6 +287,38 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 	return fail(err, k, "unknown member (see the job file format)");
 }
 
+/*
+ * "calendar": a systemd calendar event (cron.h, dialect systemd).  A zone
+ * at its end ("... Europe/Berlin") is the job's zone; with "timezone" as
+ * well, both must name the same one.
+ */
+static int
+decode_calendar(struct job *j, const struct job_seen *seen,
+    struct task_error *err)
+{
+	char why[CRON_WHY_MAX];
+	const char *zone;
+
+	j->dialect = CRON_DIALECT_SYSTEMD;
+	j->cron = cron_parse(seen->cron, j->dialect, why, sizeof(why));
+	if (j->cron == NULL)
+		return fail(err, "calendar", "%s", errno == ENOMEM ?
+		    "out of memory" : why);
+	if ((zone = cron_zone(j->cron)) != NULL) {
+		if (j->timezone[0] != '\0' && strcmp(j->timezone, zone) != 0)
+			return fail(err, "calendar", "names zone %s but "
+			    "\"timezone\" is %s: give one of them", zone,
+			    j->timezone);
+		if (j->timezone[0] == '\0') {
+			memcpy(j->timezone, zone, strlen(zone) + 1);
+			j->timezone_from_calendar = 1;
+		}
+	}
+	if ((j->cron_text = strdup(seen->cron)) == NULL)
+		return fail(err, "calendar", "out of memory");
+	return 0;
+}
+
 /* Checks that need every member: presence, exclusivity, pairs. */
 static int
 decode_finish(struct job *j, const struct job_seen *seen,
@@ -297,15 +336,17 @@ decode_finish(struct job *j, const struct job_seen *seen,
 			continue;
 		if (first >= 0)
 			return fail(err, kind_members[k], "not allowed with "
-			    "%s: give exactly one of cron, fixedRateMs, "
-			    "fixedDelayMs", kind_members[first]);
+			    "%s: give exactly one of cron, calendar, "
+			    "fixedRateMs, fixedDelayMs", first ==
+			    JOB_KIND_CRON && seen->calendar ? "calendar" :
+			    kind_members[first]);
 		first = k;
 	}
 	if (first < 0)
 		return fail(err, "cron", "required: give exactly one of cron, "
-		    "fixedRateMs, fixedDelayMs");
+		    "calendar, fixedRateMs, fixedDelayMs");
 	j->kind = (enum job_kind)first;
-	if (j->dialect_given && j->kind != JOB_KIND_CRON)
+	if (j->dialect_given && (j->kind != JOB_KIND_CRON || seen->calendar))
 		return fail(err, "dialect", "only allowed with cron");
 	if (seen->misfire_cap_given && j->misfire != JOB_MISFIRE_FIRE_ALL)
 		return fail(err, "misfireCap", "only allowed with misfire "
@@ -316,9 +357,14 @@ decode_finish(struct job *j, const struct job_seen *seen,
 		return 0;
 	/* As the CLI does: no dialect and an odd field count -> vixie,
 	 * whose message names the count. */
+	if (seen->calendar)
+		return decode_calendar(j, seen, err);
 	if (!j->dialect_given &&
 	    cron_dialect_guess(seen->cron, &j->dialect) != 0)
 		j->dialect = CRON_DIALECT_VIXIE;
+	if (j->dialect == CRON_DIALECT_SYSTEMD)
+		return fail(err, "cron", "\"%.40s\" is a systemd calendar "
+		    "event: give it as \"calendar\"", seen->cron);
 	j->cron = cron_parse(seen->cron, j->dialect, why, sizeof(why));
 	if (j->cron == NULL)
 		return fail(err, "cron", "%s", errno == ENOMEM ?
@@ -422,7 +468,8 @@ job_encode(const struct job *j, struct buf *out)
 	bad |= json_object_set_new(o, "jobCode", json_string(j->code));
 	bad |= json_object_set_new(o, "taskCode", json_string(j->task_code));
 	if (j->kind == JOB_KIND_CRON)
-		bad |= json_object_set_new(o, "cron", json_string(
+		bad |= json_object_set_new(o, j->dialect ==
+		    CRON_DIALECT_SYSTEMD ? "calendar" : "cron", json_string(
 		    j->cron_text != NULL ? j->cron_text : ""));
 	else
 		bad |= json_object_set_new(o, job_kind_member(j->kind),
@@ -430,7 +477,7 @@ job_encode(const struct job *j, struct buf *out)
 	if (j->kind == JOB_KIND_CRON && j->dialect_given)
 		bad |= json_object_set_new(o, "dialect", json_string(
 		    j->dialect == CRON_DIALECT_QUARTZ ? "quartz" : "vixie"));
-	if (j->timezone[0] != '\0')
+	if (j->timezone[0] != '\0' && !j->timezone_from_calendar)
 		bad |= json_object_set_new(o, "timezone",
 		    json_string(j->timezone));
 	if (j->start_ms >= 0)

@@ -9,12 +9,17 @@
  *
  *   jobCode       required; the taskCode grammar (DESIGN.md §2), <= 64
  *   taskCode      required; the hook to run
- *   cron          \  exactly one of these three:
- *   fixedRateMs    | a cron expression, a rate in ms (fires at
- *   fixedDelayMs  /  anchor + k * rate), a delay in ms after each run ends
+ *   cron          \  exactly one of these four:
+ *   calendar       | a cron expression, a systemd calendar event
+ *   fixedRateMs    | (cron.h, dialect systemd: "Mon..Fri 09:00"), a rate
+ *   fixedDelayMs  /  in ms (fires at anchor + k * rate), a delay in ms
+ *                    after each run ends
  *   dialect       "vixie" | "quartz"; only with cron; default: from the
- *                 field count (cron_dialect_guess)
- *   timezone      IANA zone name; default (member absent): the host's zone
+ *                 field count (cron_dialect_guess); a cron that reads as
+ *                 a calendar event is refused with a pointer to calendar
+ *   timezone      IANA zone name; default (member absent): the zone at
+ *                 the end of calendar, else the host's zone; with both,
+ *                 they must be the same
  *   executeParams any JSON; kept as the raw bytes of the file, as task.c
  *                 does, and handed to every task this job makes
  *   route, requireTags, concurrencyKey, maxConcurrentPerKey, maxRetries
@@ -130,6 +135,7 @@ struct job {
 	int dialect_given;	/* 1: "dialect" present (else guessed) */
 	int64_t interval_ms;	/* fixedRateMs / fixedDelayMs; 0 for CRON */
 	char timezone[TZ_NAME_MAX + 1];	/* "" = absent: the host's zone */
+	int timezone_from_calendar;	/* 1: timezone is the calendar's */
 	char *params;		/* new: raw executeParams bytes, "{}" default */
 	size_t params_len;
 	char *route;		/* new or NULL (absent); never tag:<name> */

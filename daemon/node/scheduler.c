@@ -1090,7 +1090,9 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 	if (j->z == NULL) {
 		char msg[600];
 
-		snprintf(msg, sizeof(msg), "timezone: %s", why);
+		snprintf(msg, sizeof(msg), "%s: %s",
+		    j->def.timezone_from_calendar ? "calendar" : "timezone",
+		    why);
 		snprintf(why, sizeof(why), "%.500s", msg);
 		goto reject;
 	}

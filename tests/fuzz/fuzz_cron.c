@@ -1,12 +1,14 @@
 /*
  * fuzz_cron — the cron engine (cron.h): cron_parse() of any text in the
- * dialect the first byte picks (0 vixie, 1 quartz, else the CLI's guess,
- * cron_dialect_guess), then, when it parses, cron_next_fire() walked up
- * to FIRES times in each of the zones below from a start instant the
- * second byte picks (near the 2024 DST changes of New York, London and
- * Lord Howe).  Checked: every fire is strictly after the instant asked
- * about and inside TZ_EPOCH_MIN..TZ_EPOCH_MAX; -1 only for an instant
- * out of range; the parsed dialect is the one asked for.
+ * dialect the first byte picks (0 vixie, 1 quartz, 3 systemd, else the
+ * CLI's guess, cron_dialect_guess), then, when it parses,
+ * cron_next_fire() walked up to FIRES times in each of the zones below
+ * from a start instant the second byte picks (near the 2024 DST changes
+ * of New York, London and Lord Howe).  Checked: every fire is strictly
+ * after the instant asked about and inside TZ_EPOCH_MIN..TZ_EPOCH_MAX;
+ * -1 only for an instant out of range; the parsed dialect is the one
+ * asked for; only a systemd event names a zone (cron_zone), and the name
+ * passes tz_name_ok.
  *
  * The zones come from the host's tzdata (Debian package tzdata): UTC, a
  * one-hour DST (America/New_York, Europe/London), a half-hour DST
@@ -69,6 +71,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size - 2] = '\0';
 	if (data[0] == 1)
 		d = CRON_DIALECT_QUARTZ;
+	else if (data[0] == 3)
+		d = CRON_DIALECT_SYSTEMD;
 	else if (data[0] > 1 && cron_dialect_guess(text, &d) != 0)
 		return 0;
 	start = starts[data[1] % (sizeof(starts) / sizeof(starts[0]))];
@@ -78,6 +82,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("parsed as dialect %d, asked for %d", cron_dialect(e),
 		    d);
 	(void)cron_is_fixed_time(e);
+	if (cron_zone(e) != NULL && (d != CRON_DIALECT_SYSTEMD ||
+	    !tz_name_ok(cron_zone(e))))
+		fuzz_fail("\"%s\": zone \"%s\" in dialect %d", text,
+		    cron_zone(e), d);
 	for (size_t z = 0; z < NZONES; z++) {
 		int64_t after = start, next;
 

@@ -117,6 +117,13 @@ def main():
         put("fuzz_cron", "v%02d" % len(seen),
             bytes([d, len(seen) % 4]) + v["expr"].encode())
     put("fuzz_cron", "guess", b"\x02\x00@daily")
+    for i, c in enumerate(["Mon..Fri *-*-* 09:30 Europe/Berlin",
+                           "*-05~07/1", "quarterly", "*-*~1..6/4 *:0/15",
+                           "2026..2030-*-01/5 00:00:00 UTC", "Sat,Sun 1:2:3",
+                           "*-*-* 02:30 America/New_York"]):
+        put("fuzz_cron", "systemd-%02d" % i, bytes([3, i % 4]) + c.encode())
+    put("fuzz_job", "job-calendar", '{"jobCode":"c","taskCode":"t",'
+        '"calendar":"Mon..Fri 09:00 Europe/Riga","jitterMs":500}')
 
     zi = "/usr/share/zoneinfo"
     for z in ["UTC", "America/New_York", "Australia/Lord_Howe",

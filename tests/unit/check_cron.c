@@ -1093,6 +1093,213 @@ START_TEST(test_monotonic_chains)
 }
 END_TEST
 
+/* ---- systemd calendar events (systemd.time(7)) -------------------------- */
+
+/*
+ * Fires worked out by hand from systemd.time(7); where systemd 252's
+ * systemd-analyze calendar agrees, it printed the same instants (checked
+ * for every generated case by tests/scenario/t0110-systemd-calendar.sh).
+ */
+START_TEST(test_systemd_forms)
+{
+	/* The last Monday of May: the 7 last days, then Monday. */
+	static const char *const lastmon[] = {
+		"2027-05-31T00:00:00Z", "2028-05-29T00:00:00Z",
+		"2029-05-28T00:00:00Z",
+	};
+	/*
+	 * ~1..6/4: systemd cuts the range to whole steps (~1..5/4), then
+	 * counts from the end: the 5th last and the last.  Nov (30): 26, 30;
+	 * Dec (31): 27, 31.
+	 */
+	static const char *const eomstep[] = {
+		"2026-11-26T00:00:00Z", "2026-11-30T00:00:00Z",
+		"2026-12-27T00:00:00Z", "2026-12-31T00:00:00Z",
+	};
+	/* ~28/27: the 28th last day and 27 later.  Nov: 3, 30; Dec: 4, 31. */
+	static const char *const eom28[] = {
+		"2026-11-03T00:00:00Z", "2026-11-30T00:00:00Z",
+		"2026-12-04T00:00:00Z", "2026-12-31T00:00:00Z",
+	};
+	static const char *const quarterly[] = {
+		"2026-07-01T00:00:00Z", "2026-10-01T00:00:00Z",
+		"2027-01-01T00:00:00Z",
+	};
+	/* weekly is Monday 00:00 (2026-06-01 is a Monday). */
+	static const char *const weekly[] = {
+		"2026-06-01T00:00:00Z", "2026-06-08T00:00:00Z",
+	};
+	/* Two-digit years: 69 is 2069, 70 would be 1970. */
+	static const char *const y69[] = { "2069-01-01T00:00:00Z" };
+	/* 1..5/2 on days: 1, 3, 5 of each month. */
+	static const char *const odd[] = {
+		"2026-06-01T00:00:00Z", "2026-06-03T00:00:00Z",
+		"2026-06-05T00:00:00Z", "2026-07-01T00:00:00Z",
+	};
+	/* *:*:58/1: seconds 58 and 59. */
+	static const char *const s58[] = {
+		"2026-05-28T20:26:58Z", "2026-05-28T20:26:59Z",
+		"2026-05-28T20:27:58Z",
+	};
+	/*
+	 * Hours 0/11 (0, 11, 22), 21, 1: after 22:08, 00:08 the next day.
+	 * systemd 252 carries 22 + 11 = 33 into 09:00 and says 11:08.
+	 */
+	static const char *const carry[] = {
+		"2027-02-01T00:08:00Z", "2027-02-01T01:08:00Z",
+		"2027-02-01T11:08:00Z",
+	};
+	const char *from = "2026-05-28T20:26:40Z";
+
+	check_fires("Mon *-05~07/1", CRON_DIALECT_SYSTEMD, "UTC", from,
+	    lastmon, 3);
+	check_fires("*-*~1..6/4", CRON_DIALECT_SYSTEMD, "UTC",
+	    "2026-11-01T06:10:00Z", eomstep, 4);
+	check_fires("*-*~28/27", CRON_DIALECT_SYSTEMD, "UTC",
+	    "2026-11-01T06:10:00Z", eom28, 4);
+	check_fires("quarterly", CRON_DIALECT_SYSTEMD, "UTC", from,
+	    quarterly, 3);
+	check_fires("WEEKLY", CRON_DIALECT_SYSTEMD, "UTC", from, weekly, 2);
+	check_fires("069-01-01", CRON_DIALECT_SYSTEMD, "UTC", from, y69, 1);
+	check_fires("*-*-1..5/2", CRON_DIALECT_SYSTEMD, "UTC", from, odd, 4);
+	check_fires("*:*:58/1", CRON_DIALECT_SYSTEMD, "UTC", from, s58, 3);
+	check_fires("*-*-* 0/11,21..23/5,01:08", CRON_DIALECT_SYSTEMD, "UTC",
+	    "2027-01-31T22:08:00Z", carry, 3);
+}
+END_TEST
+
+START_TEST(test_systemd_zone_and_dst)
+{
+	/* Weekdays 09:30 in Berlin, the zone named by the event itself. */
+	static const char *const berlin[] = {
+		"2026-12-04T09:30:00+01:00", "2026-12-07T09:30:00+01:00",
+		"2026-12-08T09:30:00+01:00",
+	};
+	/* gap: 02:30 does not exist on 2026-03-08 in New York: 03:00 EDT. */
+	static const char *const gap[] = {
+		"2026-03-08T03:00:00-04:00", "2026-03-09T02:30:00-04:00",
+	};
+	/* repeat: every 30 min on both passes of 01:00-02:00 (Nov 1). */
+	static const char *const rep[] = {
+		"2026-11-01T00:30:00-04:00", "2026-11-01T01:00:00-04:00",
+		"2026-11-01T01:30:00-04:00", "2026-11-01T01:00:00-05:00",
+		"2026-11-01T01:30:00-05:00", "2026-11-01T02:00:00-05:00",
+	};
+	/* inside: from 01:10 EST (second pass), 01:30 waits a day. */
+	static const char *const inside[] = { "2026-11-02T01:30:00-05:00" };
+	struct cron_expr *e;
+	int64_t n;
+
+	e = expr("Mon..Fri *-*-* 09:30 Europe/Berlin", CRON_DIALECT_SYSTEMD);
+	ck_assert_str_eq(cron_zone(e), "Europe/Berlin");
+	ck_assert_int_eq(cron_is_fixed_time(e), 1);
+	cron_free(e);
+	e = expr("minutely utc", CRON_DIALECT_SYSTEMD);
+	ck_assert_str_eq(cron_zone(e), "UTC");
+	ck_assert_int_eq(cron_is_fixed_time(e), 0);
+	cron_free(e);
+	e = expr("*-*-* 09:00", CRON_DIALECT_SYSTEMD);
+	ck_assert_ptr_null(cron_zone(e));
+	cron_free(e);
+	e = expr("0 9 * * *", CRON_DIALECT_VIXIE);
+	ck_assert_ptr_null(cron_zone(e));
+	cron_free(e);
+
+	check_fires("Mon..Fri *-*-* 09:30 Europe/Berlin", CRON_DIALECT_SYSTEMD,
+	    "Europe/Berlin", "2026-12-04T00:00:00Z", berlin, 3);
+	check_fires("*-*-* 02:30", CRON_DIALECT_SYSTEMD, "America/New_York",
+	    "2026-03-07T12:00:00Z", gap, 2);
+	check_fires("*-*-* *:00/30:00", CRON_DIALECT_SYSTEMD,
+	    "America/New_York", "2026-11-01T04:00:00Z", rep, 6);
+	check_fires("*-*-* 01:30", CRON_DIALECT_SYSTEMD, "America/New_York",
+	    "2026-11-01T06:10:00Z", inside, 1);
+
+	/* Nothing after 2199 (systemd's MAX_YEAR), even for '*'. */
+	e = expr("*-*-* 00:00", CRON_DIALECT_SYSTEMD);
+	{
+		struct tz *z = zone("UTC");
+
+		ck_assert_int_eq(cron_next_fire(e, z,
+		    iso("2199-12-30T12:00:00Z"), &n), 1);
+		ck_assert_int_eq(n, iso("2199-12-31T00:00:00Z"));
+		ck_assert_int_eq(cron_next_fire(e, z, n, &n), 0);
+		tz_free(z);
+	}
+	cron_free(e);
+}
+END_TEST
+
+START_TEST(test_systemd_rejects)
+{
+	/* What systemd 252 refuses too, and what only taskspool refuses. */
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "Fri..Mon", "weekday: a range that wraps past Sunday" },
+		{ "Tues 12:00", "weekday: \"Tues\" is not a weekday" },
+		{ "*-*~29", "day: \"29\" out of range 1..28" },
+		{ "*-*-32", "day: \"32\" out of range 1..31" },
+		{ "*-*-* 24:00", "hour: \"24\" out of range 0..23" },
+		{ "*-*-29/3", "day: \"29/3\" never repeats inside 1..31" },
+		{ "*-*~3/3", "day: \"3/3\" never repeats inside 1..28" },
+		{ "*-*-5..1", "day: \"5..1\" is a range that ends before" },
+		{ "1969-01-01", "year: \"1969\" out of range 1970..2199" },
+		{ "*:*/7", "minute: unexpected \"/\"" },
+		{ "12", "hour: the expression ends where \":\" must follow" },
+		{ "*-*-* 12:00:00.5", "second: a fraction of a second is not "
+		    "supported" },
+		{ "@1700000000", "\"@SECONDS\" is one instant" },
+		{ "*-*-* 9:00 ", "neither starts nor ends with a space" },
+		{ "*-*-*\t9:00", "byte 0x09 at offset 5" },
+		{ "*-*-* 12:00 ../x", "zone: \"../x\" is not a zone name" },
+		{ "5 12:00", "date: \"5\" is not [YEAR-]MONTH-DAY" },
+	};
+	char why[WHY_LEN];
+	struct cron_expr *e;
+	size_t i;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		e = cron_parse(bad[i].text, CRON_DIALECT_SYSTEMD, why,
+		    sizeof why);
+		ck_assert_msg(e == NULL, "%s: accepted", bad[i].text);
+		ck_assert_msg(strstr(why, bad[i].why) != NULL,
+		    "%s: reason \"%s\", want \"%s\"", bad[i].text, why,
+		    bad[i].why);
+	}
+	/* systemd 252 refuses this list (eom-list); taskspool takes it. */
+	e = expr("*-*~26,10", CRON_DIALECT_SYSTEMD);
+	cron_free(e);
+}
+END_TEST
+
+START_TEST(test_systemd_guess)
+{
+	static const struct {
+		const char *text;
+		enum cron_dialect d;
+	} g[] = {
+		{ "Mon *-*-* 9:00", CRON_DIALECT_SYSTEMD },
+		{ "daily", CRON_DIALECT_SYSTEMD },
+		{ "*:0/15", CRON_DIALECT_SYSTEMD },
+		{ "2027-01-01", CRON_DIALECT_SYSTEMD },
+		{ "*-*~1", CRON_DIALECT_SYSTEMD },
+		{ "0 9 * * 1-5", CRON_DIALECT_VIXIE },
+		{ "@daily", CRON_DIALECT_VIXIE },
+		{ "0 0 9 ? * MON-FRI", CRON_DIALECT_QUARTZ },
+	};
+	enum cron_dialect d;
+	size_t i;
+
+	for (i = 0; i < sizeof g / sizeof g[0]; i++) {
+		ck_assert_int_eq(cron_dialect_guess(g[i].text, &d), 0);
+		ck_assert_msg(d == g[i].d, "%s: dialect %d, want %d",
+		    g[i].text, (int)d, (int)g[i].d);
+	}
+	ck_assert_int_eq(cron_dialect_guess("1 2 3 4", &d), -1);
+}
+END_TEST
+
 static Suite *
 cron_suite(void)
 {
@@ -1125,6 +1332,14 @@ cron_suite(void)
 	tcase_add_test(tc, test_dst_hand);
 	tcase_add_test(tc, test_never_and_errors);
 	tcase_add_test(tc, test_monotonic_chains);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("systemd");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_systemd_forms);
+	tcase_add_test(tc, test_systemd_zone_and_dst);
+	tcase_add_test(tc, test_systemd_rejects);
+	tcase_add_test(tc, test_systemd_guess);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -162,6 +162,48 @@ START_TEST(test_decode_defaults)
 }
 END_TEST
 
+/*
+ * "calendar": parsed as systemd, its zone becomes the job's zone without
+ * being written back as "timezone"; the file round-trips.
+ */
+START_TEST(test_calendar)
+{
+	struct job a, b;
+	struct buf e1;
+	struct tz *z;
+
+	job_init(&a);
+	job_init(&b);
+	buf_init(&e1, 0);
+	dec("{\"jobCode\":\"w\",\"taskCode\":\"t\","
+	    "\"calendar\":\"Mon..Fri *-*-* 09:30 Europe/Berlin\"}", &a);
+	ck_assert_int_eq(a.kind, JOB_KIND_CRON);
+	ck_assert_int_eq(a.dialect, CRON_DIALECT_SYSTEMD);
+	ck_assert_str_eq(a.timezone, "Europe/Berlin");
+	ck_assert_int_eq(a.timezone_from_calendar, 1);
+	ck_assert_int_eq(job_encode(&a, &e1), 0);
+	ck_assert_ptr_nonnull(strstr(e1.data, "\"calendar\":\"Mon..Fri "
+	    "*-*-* 09:30 Europe/Berlin\""));
+	ck_assert_ptr_null(strstr(e1.data, "\"cron\""));
+	ck_assert_ptr_null(strstr(e1.data, "\"timezone\""));
+	dec(e1.data, &b);
+	ck_assert_ptr_null(job_diff(&a, &b));
+	/* Fri 2026-12-04 09:30 CET = 08:30Z, then Mon 7 December. */
+	z = zone("Europe/Berlin");
+	next_is(&a, z, 1796342400000LL, -1, 1796373000000LL);
+	next_is(&a, z, 1796373000000LL, -1, 1796632200000LL);
+	tz_free(z);
+	job_fini(&a);
+	job_fini(&b);
+	/* The same zone given twice is fine. */
+	dec("{\"jobCode\":\"w\",\"taskCode\":\"t\",\"calendar\":"
+	    "\"daily UTC\",\"timezone\":\"UTC\"}", &a);
+	ck_assert_int_eq(a.timezone_from_calendar, 0);
+	job_fini(&a);
+	buf_fini(&e1);
+}
+END_TEST
+
 /* Every member set, odd spacing in executeParams: decode, encode, decode. */
 START_TEST(test_round_trip)
 {
@@ -358,7 +400,7 @@ START_TEST(test_rules_members)
 
 	/* Exactly one of cron / fixedRateMs / fixedDelayMs. */
 	bad_m("\"enabled\":true", "cron", "exactly one of cron, "
-	    "fixedRateMs, fixedDelayMs");
+	    "calendar, fixedRateMs, fixedDelayMs");
 	bad_m("\"cron\":\"@daily\",\"fixedRateMs\":1000", "fixedRateMs",
 	    "exactly one");
 	bad_m("\"fixedDelayMs\":1000,\"cron\":\"@daily\"", "fixedDelayMs",
@@ -371,6 +413,20 @@ START_TEST(test_rules_members)
 	bad_m("\"fixedRateMs\":\"1000\"", "fixedRateMs", "integer 1..");
 	bad_m("\"fixedDelayMs\":31536000001", "fixedDelayMs", "integer 1..");
 	bad_m("\"cron\":5", "cron", "must be a string");
+
+	/* calendar: a systemd calendar event, beside cron. */
+	bad_m("\"calendar\":\"daily\",\"cron\":\"@daily\"", "cron",
+	    "not allowed with calendar");
+	bad_m("\"calendar\":\"daily\",\"fixedRateMs\":10", "fixedRateMs",
+	    "not allowed with calendar");
+	bad_m("\"calendar\":\"daily\",\"dialect\":\"vixie\"", "dialect",
+	    "only allowed with cron");
+	bad_m("\"calendar\":\"*-*-* 25:00\"", "calendar",
+	    "hour: \"25\" out of range 0..23");
+	bad_m("\"calendar\":\"daily UTC\",\"timezone\":\"Europe/Riga\"",
+	    "calendar", "names zone UTC but \"timezone\" is Europe/Riga");
+	bad_m("\"cron\":\"Mon..Fri 09:00\"", "cron",
+	    "is a systemd calendar event: give it as \"calendar\"");
 
 	/* dialect and timezone. */
 	bad_m("\"cron\":\"@daily\",\"dialect\":\"posix\"", "dialect",
@@ -1324,6 +1380,7 @@ job_suite(void)
 	tc = tcase_create("codec");
 	tcase_add_test(tc, test_decode_defaults);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_calendar);
 	tcase_add_test(tc, test_params_raw);
 	tcase_add_test(tc, test_rules_json);
 	tcase_add_test(tc, test_rules_raw_bytes);
