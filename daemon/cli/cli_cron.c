@@ -261,16 +261,24 @@ cli_cron_main(int argc, char **argv)
 	}
 
 	if (cron_zone(e) != NULL && zname != NULL &&
-	    strcmp(cron_zone(e), zname) != 0) {
+	    !tz_names_same(cron_zone(e), zname)) {
 		fprintf(stderr, "taskspool cron: EXPR names zone %s but --tz "
 		    "says %s: give one of them\n", cron_zone(e), zname);
 		rc = EX_USAGE;
 		goto out;
 	}
-	if (zname == NULL)
-		zname = cron_zone(e);
-	z = zname != NULL ? tz_load(zname, why, sizeof why) :
-	    tz_load_host(why, sizeof why);
+	if (zname == NULL && cron_zone(e) != NULL) {
+		if ((z = tz_load(cron_zone(e), why, sizeof why)) == NULL) {
+			fprintf(stderr, "taskspool cron: zone at the end of "
+			    "EXPR: %s (an IANA name such as Europe/Berlin; "
+			    "abbreviations like CEST are not zones)\n", why);
+			rc = EX_DATAERR;
+			goto out;
+		}
+	} else {
+		z = zname != NULL ? tz_load(zname, why, sizeof why) :
+		    tz_load_host(why, sizeof why);
+	}
 	if (z == NULL) {
 		fprintf(stderr, "taskspool cron: %s%s\n",
 		    zname != NULL ? "--tz: " : "TZ: ", why);

@@ -597,10 +597,18 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 		return NULL;
 	}
 	if (d == CRON_DIALECT_SYSTEMD) {
+		enum cron_dialect g;
+
 		free(buf);
 		if (cron_systemd_parse(text, e, why, whylen) == 0)
 			return e;
 		free(e);
+		/* "0 9 * * *" given as a calendar event: say what it is. */
+		if (why != NULL && cron_dialect_guess(text, &g) == 0 &&
+		    g != CRON_DIALECT_SYSTEMD && strlen(why) + 60 < whylen)
+			(void)snprintf(why + strlen(why), whylen - strlen(why),
+			    "; it reads as a %s cron expression",
+			    g == CRON_DIALECT_VIXIE ? "vixie" : "quartz");
 		errno = EINVAL;
 		return NULL;
 	}

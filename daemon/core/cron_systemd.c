@@ -186,7 +186,9 @@ struct sd_comp {
 	int		 start, stop, repeat;
 };
 
-#define SD_COMPS_MAX	240	/* systemd's CALENDARSPEC_COMPONENTS_MAX */
+/* Most elements in one part's list: systemd 252 takes 241 (its
+ * CALENDARSPEC_COMPONENTS_MAX, 240, counts the elements after the first). */
+#define SD_COMPS_MAX	241
 
 static int
 sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
@@ -195,6 +197,7 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 	const char *p = *pp, *s;
 	const char *name = sd_parts[part].name;
 	int lo = sd_parts[part].lo, hi = sd_parts[part].hi, n = 0;
+	int explicit_rep;
 	int64_t start, stop, rep, v;
 	char tok[48];
 
@@ -218,6 +221,7 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 				return -1;
 			rep = 1;
 		}
+		explicit_rep = *p == '/';
 		if (*p == '/') {
 			p++;
 			if (sd_num(c, part, &p, &rep) != 0)
@@ -240,6 +244,10 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 		if (stop >= 0 && stop < start)
 			return sd_err(c, "%s: \"%s\" is a range that ends "
 			    "before it starts", name, tok);
+		/* systemd 252 refuses "10..10" in seconds (not "10..10/1"). */
+		if (part == SD_SECOND && stop == start && !explicit_rep)
+			return sd_err(c, "second: \"%s\" is a range of one "
+			    "second (write \"%lld\")", tok, (long long)start);
 		if (stop < 0 && rep > 0 && (eom ? start - rep < lo :
 		    start + rep > hi))
 			return sd_err(c, "%s: \"%s\" never repeats inside "
@@ -247,14 +255,13 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 		/* systemd: a range is cut to a whole number of steps. */
 		if (stop > start && rep > 0)
 			stop -= (stop - start) % rep;
+		if (++n > SD_COMPS_MAX)
+			return sd_err(c, "%s: more than %d list elements", name,
+			    SD_COMPS_MAX);
 		if (eom) {
-			if (n == SD_COMPS_MAX)
-				return sd_err(c, "day: more than %d list "
-				    "elements", SD_COMPS_MAX);
-			comps[n].start = (int)start;
-			comps[n].stop = (int)stop;
-			comps[n].repeat = (int)(rep > 31 ? 31 : rep);
-			n++;
+			comps[n - 1].start = (int)start;
+			comps[n - 1].stop = (int)stop;
+			comps[n - 1].repeat = (int)(rep > 31 ? 31 : rep);
 		} else if (rep == 0) {
 			set_put(set, (int)start - lo);
 		} else {
@@ -360,14 +367,22 @@ static int
 sd_after(struct sd_ctx *c, enum sd_part part, const char *p, const char *ok,
     int end_ok)
 {
+	char tok[48];
+
 	if (*p == '\0' ? end_ok : strchr(ok, *p) != NULL)
 		return 0;
 	if (*p == '\0')
 		return sd_err(c, "%s: the expression ends where \"%s\" must "
 		    "follow", sd_parts[part].name, ok);
-	return sd_err(c, "%s: unexpected \"%c\" (after the %s comes %s\"%s\")",
-	    sd_parts[part].name, *p > 0x20 && *p < 0x7f ? *p : '?',
-	    sd_parts[part].name, end_ok ? "the end or " : "", ok);
+	cron_token_for_msg(p, p + (*p == ' ' ? strlen(p) : 1), tok,
+	    sizeof tok);
+	if (*p == ' ')
+		return sd_err(c, "%s: unexpected \"%s\" after it (the parts "
+		    "are [WEEKDAYS] [DATE] [TIME] [ZONE], one zone at the "
+		    "end)", sd_parts[part].name, tok + 1);
+	return sd_err(c, "%s: unexpected \"%s\" (after the %s comes %s\"%s\")",
+	    sd_parts[part].name, tok, sd_parts[part].name,
+	    end_ok ? "the end or " : "", ok);
 }
 
 /* The date at *pp, if one is there: [YEAR-]MONTH-DAY or MONTH~DAY... */
@@ -511,9 +526,12 @@ cron_systemd_parse(const char *text, struct cron_expr *e, char *why,
 	if (buf[0] == '\0' || buf[strlen(buf) - 1] == ' ')
 		return sd_err(&c, "nothing but a zone, or two spaces "
 		    "before it");
-	if (buf[0] == '@')
+	if (buf[0] == '@' && is_digit(buf[1]))
 		return sd_err(&c, "\"@SECONDS\" is one instant, not a "
 		    "calendar: submit a task with runAt instead");
+	if (buf[0] == '@')
+		return sd_err(&c, "\"%.20s\" is a cron macro; calendar events "
+		    "say \"daily\", \"weekly\", ...", buf);
 	for (i = 0; i < sizeof sd_short / sizeof sd_short[0]; i++)
 		if (strcasecmp(buf, sd_short[i].name) == 0)
 			break;

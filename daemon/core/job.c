@@ -175,6 +175,10 @@ decode_member(struct job *j, struct job_seen *seen, const char *k,
 		return 0;
 	}
 	if (strcmp(k, "dialect") == 0) {
+		if (json_is_string(v) && strcmp(json_string_value(v),
+		    "systemd") == 0)
+			return fail(err, k, "systemd calendar events go in "
+			    "\"calendar\", which needs no dialect");
 		if (get_enum(v, k, dialects, NELEM(dialects), &e, err) != 0)
 			return -1;
 		j->dialect = e == 0 ? CRON_DIALECT_VIXIE : CRON_DIALECT_QUARTZ;
@@ -305,7 +309,8 @@ decode_calendar(struct job *j, const struct job_seen *seen,
 		return fail(err, "calendar", "%s", errno == ENOMEM ?
 		    "out of memory" : why);
 	if ((zone = cron_zone(j->cron)) != NULL) {
-		if (j->timezone[0] != '\0' && strcmp(j->timezone, zone) != 0)
+		if (j->timezone[0] != '\0' && !tz_names_same(j->timezone,
+		    zone))
 			return fail(err, "calendar", "names zone %s but "
 			    "\"timezone\" is %s: give one of them", zone,
 			    j->timezone);

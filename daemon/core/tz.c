@@ -695,6 +695,29 @@ tz_name_ok(const char *name)
 	return comp > 0;	/* no trailing '/' */
 }
 
+/* tzdata's names of UTC (its "backward" file links them to Etc/UTC). */
+static const char *const utc_names[] = {
+	"UTC", "Etc/UTC", "UCT", "Etc/UCT", "Universal", "Etc/Universal",
+	"Zulu", "Etc/Zulu"
+};
+
+static int
+is_utc_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof utc_names / sizeof utc_names[0]; i++)
+		if (strcmp(name, utc_names[i]) == 0)
+			return 1;
+	return 0;
+}
+
+int
+tz_names_same(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0 || (is_utc_name(a) && is_utc_name(b));
+}
+
 static void
 set_name(struct tz *z, const char *name)
 {

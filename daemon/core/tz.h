@@ -78,6 +78,14 @@ int		 tz_is_utc(const struct tz *z);
 int		 tz_name_ok(const char *name);
 
 /*
+ * tz_names_same() returns 1 if zone names a and b (NUL-terminated,
+ * borrowed) name the same zone: equal, or both among tzdata's names of
+ * UTC (UTC, Etc/UTC, UCT, Universal, Zulu and their Etc/ forms, which
+ * tzdata's "backward" file links together); else 0.  Pure.
+ */
+int		 tz_names_same(const char *a, const char *b);
+
+/*
  * tz_name_for_msg() copies at most 64 bytes of s (may be NULL) into out
  * (outlen bytes), printable ASCII only ('?' for others), for messages.
  * Pure.

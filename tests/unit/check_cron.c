@@ -1253,6 +1253,11 @@ START_TEST(test_systemd_rejects)
 		{ "*-*-*\t9:00", "byte 0x09 at offset 5" },
 		{ "*-*-* 12:00 ../x", "zone: \"../x\" is not a zone name" },
 		{ "5 12:00", "date: \"5\" is not [YEAR-]MONTH-DAY" },
+		{ "*:*:10..10", "second: \"10..10\" is a range of one" },
+		{ "@daily", "\"@daily\" is a cron macro" },
+		{ "0 9 * * *", "it reads as a vixie cron expression" },
+		{ "Mon 09:30 Europe/Berlin x", "minute: unexpected "
+		    "\"Europe/Berlin\" after it" },
 	};
 	char why[WHY_LEN];
 	struct cron_expr *e;
@@ -1270,6 +1275,26 @@ START_TEST(test_systemd_rejects)
 	/* systemd 252 refuses this list (eom-list); taskspool takes it. */
 	e = expr("*-*~26,10", CRON_DIALECT_SYSTEMD);
 	cron_free(e);
+	/* 10..10/1 and minutes 10..10 are fine, as for systemd 252. */
+	cron_free(expr("*:10..10:10..10/1", CRON_DIALECT_SYSTEMD));
+	/* 241 list elements are taken (systemd 252 too), 242 are not. */
+	{
+		char text[1100];
+		size_t k, len;
+
+		for (k = 0, len = 0; k < 242; k++)
+			len += (size_t)snprintf(text + len, sizeof text - len,
+			    "%s1", k == 0 ? "*-*-* 0:0:" : ",");
+		ck_assert_ptr_null(cron_parse(text, CRON_DIALECT_SYSTEMD, why,
+		    sizeof why));
+		ck_assert_ptr_nonnull(strstr(why, "more than 241 list"));
+		text[len - 2] = '\0';		/* 241 elements */
+		cron_free(expr(text, CRON_DIALECT_SYSTEMD));
+		for (k = 0, len = 0; k < 241; k++)
+			len += (size_t)snprintf(text + len, sizeof text - len,
+			    "%s1", k == 0 ? "*-*~" : ",");
+		cron_free(expr(text, CRON_DIALECT_SYSTEMD));
+	}
 }
 END_TEST
 

@@ -195,6 +195,11 @@ START_TEST(test_calendar)
 	tz_free(z);
 	job_fini(&a);
 	job_fini(&b);
+	/* UTC under two of its names is one zone. */
+	dec("{\"jobCode\":\"w\",\"taskCode\":\"t\",\"calendar\":"
+	    "\"daily UTC\",\"timezone\":\"Etc/UTC\"}", &a);
+	ck_assert_str_eq(a.timezone, "Etc/UTC");
+	job_fini(&a);
 	/* The same zone given twice is fine. */
 	dec("{\"jobCode\":\"w\",\"taskCode\":\"t\",\"calendar\":"
 	    "\"daily UTC\",\"timezone\":\"UTC\"}", &a);
@@ -421,6 +426,8 @@ START_TEST(test_rules_members)
 	    "not allowed with calendar");
 	bad_m("\"calendar\":\"daily\",\"dialect\":\"vixie\"", "dialect",
 	    "only allowed with cron");
+	bad_m("\"calendar\":\"daily\",\"dialect\":\"systemd\"", "dialect",
+	    "go in \"calendar\", which needs no dialect");
 	bad_m("\"calendar\":\"*-*-* 25:00\"", "calendar",
 	    "hour: \"25\" out of range 0..23");
 	bad_m("\"calendar\":\"daily UTC\",\"timezone\":\"Europe/Riga\"",
