@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cli_cron.h"
+#include "cli/cli_cronexplain.h"
 #include "core/cron.h"
 #include "core/tz.h"
 #include "spool/tzload.h"
@@ -32,13 +33,16 @@ static void
 cli_cron_usage(FILE *fp)
 {
 	fprintf(fp,
-	    "usage: taskspool cron next EXPR [--dialect vixie|quartz|systemd] "
-	    "[--tz ZONE]\n"
-	    "                      [--from RFC3339] [-n N]\n"
+	    "usage: taskspool cron next|explain EXPR "
+	    "[--dialect vixie|quartz|systemd]\n"
+	    "                      [--tz ZONE] [--from RFC3339] [-n N]\n"
 	    "\n"
-	    "Print the next N (default %d) fire times of cron expression "
-	    "EXPR, one per\n"
-	    "line, in RFC 3339 with the zone's offset (Z for UTC).\n"
+	    "next: print the next N (default %d) fire times of cron "
+	    "expression EXPR, one\n"
+	    "per line, in RFC 3339 with the zone's offset (Z for UTC).\n"
+	    "explain: say in words what EXPR matches, its next N fires, and "
+	    "what the\n"
+	    "zone's next offset change (DST) does to it.\n"
 	    "\n"
 	    "  EXPR              one argument: 5 fields or @macro (vixie), "
 	    "6 or 7 (quartz),\n"
@@ -159,7 +163,7 @@ cli_cron_main(int argc, char **argv)
 	enum cron_dialect d = CRON_DIALECT_VIXIE;
 	int64_t t;
 	long n = CLI_CRON_N_DEFAULT, i;
-	int ch, have_dialect = 0, rc, r, ac = 0, ndash = 0;
+	int ch, have_dialect = 0, rc, r, ac = 0, ndash = 0, explain;
 
 	if (argc < 2) {
 		cli_cron_usage(stderr);
@@ -169,7 +173,8 @@ cli_cron_main(int argc, char **argv)
 		cli_cron_usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "next") != 0) {
+	explain = strcmp(argv[1], "explain") == 0;
+	if (strcmp(argv[1], "next") != 0 && !explain) {
 		fprintf(stderr, "taskspool cron: unknown subcommand \"%s\"\n",
 		    argv[1]);
 		return cli_cron_usage_error();
@@ -245,8 +250,8 @@ cli_cron_main(int argc, char **argv)
 		}
 	}
 	if (ac - optind + ndash != 1) {
-		fprintf(stderr, "taskspool cron next: expected one EXPR "
-		    "(quote it: \"*/5 * * * *\")\n");
+		fprintf(stderr, "taskspool cron %s: expected one EXPR "
+		    "(quote it: \"*/5 * * * *\")\n", argv[1]);
 		rc = cli_cron_usage_error();
 		goto out;
 	}
@@ -299,6 +304,10 @@ cli_cron_main(int argc, char **argv)
 		t = (int64_t)now.tv_sec;
 	}
 
+	if (explain) {
+		rc = cli_cron_explain(text, d, e, z, t, n);
+		goto out;
+	}
 	rc = 0;
 	for (i = 0; i < n; i++) {
 		r = cron_next_fire(e, z, t, &t);

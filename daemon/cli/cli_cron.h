@@ -5,9 +5,10 @@
 #define CLI_CRON_H
 
 /*
- * cli_cron_main() runs "taskspool cron next EXPR [--dialect vixie|quartz]
- * [--tz ZONE] [--from RFC3339] [-n N]"; argv[0] is "cron", argv[1] the
- * subcommand.  It prints the next N (default 5) fire instants of EXPR, one
+ * cli_cron_main() runs "taskspool cron next|explain EXPR [--dialect
+ * vixie|quartz|systemd] [--tz ZONE] [--from RFC3339] [-n N]"; argv[0] is
+ * "cron", argv[1] the subcommand ("explain": cli_cronexplain.h).  next
+ * prints the next N (default 5) fire instants of EXPR, one
  * per line, as RFC 3339 with the zone's offset at each instant ("Z" only
  * for UTC), to stdout; diagnostics go to stderr.  argv is borrowed (getopt
  * may permute it).  Reads the clock only when --from is absent, and the

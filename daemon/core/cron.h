@@ -139,6 +139,20 @@ enum cron_dialect cron_dialect(const struct cron_expr *e);
  */
 const char	*cron_zone(const struct cron_expr *e);
 
+/*
+ * cron_explain() writes into out (outlen bytes, always NUL-terminated when
+ * outlen > 0) a one-line English description of what e matches, for
+ * people: "at 09:30, on weekdays (Monday to Friday)", "every 15 minutes,
+ * every day", "at 00:00, on the last 7 days of the month, if that day is
+ * a Monday, in May".  Told from the parsed form, so the three dialects
+ * read alike (the vixie OR of two restricted day fields is "or"); the zone
+ * and the DST rules are the caller's to add (cron_is_fixed_time).
+ * Returns the length written, or -1 when outlen was too small (the text is
+ * cut).  Pure.
+ */
+int		 cron_explain(const struct cron_expr *e, char *out,
+		    size_t outlen);
+
 /* cron_free() releases e; NULL is a no-op. */
 void		 cron_free(struct cron_expr *e);
 

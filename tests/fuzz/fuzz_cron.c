@@ -8,7 +8,8 @@
  * after the instant asked about and inside TZ_EPOCH_MIN..TZ_EPOCH_MAX;
  * -1 only for an instant out of range; the parsed dialect is the one
  * asked for; only a systemd event names a zone (cron_zone), and the name
- * passes tz_name_ok.
+ * passes tz_name_ok; cron_explain's length is its text's, and a buffer
+ * too small gives -1.
  *
  * The zones come from the host's tzdata (Debian package tzdata): UTC, a
  * one-hour DST (America/New_York, Europe/London), a half-hour DST
@@ -82,6 +83,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_fail("parsed as dialect %d, asked for %d", cron_dialect(e),
 		    d);
 	(void)cron_is_fixed_time(e);
+	{
+		char words[512], small[7];
+		int n = cron_explain(e, words, sizeof(words));
+
+		if (n >= 0 && (size_t)n != strlen(words))
+			fuzz_fail("\"%s\": cron_explain %d, text %zu", text, n,
+			    strlen(words));
+		if (cron_explain(e, small, sizeof(small)) >= 0 &&
+		    n >= (int)sizeof(small))
+			fuzz_fail("\"%s\": cron_explain fit 7 bytes", text);
+	}
 	if (cron_zone(e) != NULL && (d != CRON_DIALECT_SYSTEMD ||
 	    !tz_name_ok(cron_zone(e))))
 		fuzz_fail("\"%s\": zone \"%s\" in dialect %d", text,

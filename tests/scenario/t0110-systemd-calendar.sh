@@ -8,7 +8,9 @@
 #  3. "inside": from inside the second pass of a repeated hour, systemd
 #     may fire a fixed time's second pass; taskspool waits for the next
 #     day (the README's rule) -- both outputs asserted;
-#  4. a job file with "calendar" fires on its schedule: even seconds,
+#  4. cron explain says the README's words for a skipped and a repeated
+#     fixed time;
+#  5. a job file with "calendar" fires on its schedule: even seconds,
 #     every one once, each task named after its instant.
 # About 40 s.
 . "$(dirname "$0")/test-lib.sh"
@@ -31,6 +33,16 @@ test_expect_success 'inside a repeated hour: systemd fires 01:30 EST, taskspool 
 	"$TS" cron next --from 2026-11-01T06:10:00Z -n 1 \
 	    "*-*-* 01:30 America/New_York" >"$TRASH/ours" &&
 	test "$(cat "$TRASH/ours")" = 2026-11-02T01:30:00-05:00
+'
+
+test_expect_success 'cron explain: the README example, and the rule for a repeated hour' '
+	"$TS" cron explain "30 2 * * *" --tz America/New_York \
+	    --from 2026-03-01T00:00:00Z -n 1 >"$TRASH/ex" &&
+	grep -qx "means: at 02:30, every day, in America/New_York" "$TRASH/ex" &&
+	grep -q "on 2026-03-08 it fires at 03:00:00, the first instant after the jump, because 02:30:00 does not exist" "$TRASH/ex" &&
+	"$TS" cron explain "*-*-* 01:30 America/New_York" \
+	    --from 2026-10-20T00:00:00Z -n 1 >"$TRASH/ex2" &&
+	grep -q "01:30:00 on 2026-11-01 occurs twice; it fires on the first pass only" "$TRASH/ex2"
 '
 
 cat >"$HOOKS/cal" <<H

@@ -1325,6 +1325,70 @@ START_TEST(test_systemd_guess)
 }
 END_TEST
 
+/*
+ * cron_explain(): the words for representative forms of each dialect,
+ * written down by hand from the rules (the vixie OR when both day fields
+ * are restricted, cronie's AND when one starts with '*', Quartz L/W/#,
+ * systemd weekdays AND date and "~").
+ */
+START_TEST(test_explain)
+{
+	static const struct {
+		const char *text;
+		enum cron_dialect d;
+		const char *want;
+	} c[] = {
+		{ "30 9 * * 1-5", CRON_DIALECT_VIXIE,
+		    "at 09:30, on weekdays (Monday to Friday)" },
+		{ "0 9-17 * * *", CRON_DIALECT_VIXIE,
+		    "at minute 0 of hours 9 to 17, every day" },
+		{ "*/15 * * * *", CRON_DIALECT_VIXIE,
+		    "every 15 minutes, every day" },
+		{ "0 0 1,15 * 3", CRON_DIALECT_VIXIE,
+		    "at 00:00, on days 1 and 15 of the month, or on "
+		    "Wednesday" },
+		{ "0 0 */2 * 3", CRON_DIALECT_VIXIE,
+		    "at 00:00, on every 2nd day of the month from day 1, if "
+		    "that day is a Wednesday" },
+		{ "0 0 29 2 *", CRON_DIALECT_VIXIE,
+		    "at 00:00, on day 29 of the month, in February" },
+		{ "0 15 10 L * ?", CRON_DIALECT_QUARTZ,
+		    "at 10:15, on the last day of the month" },
+		{ "0 0 12 ? * 6#3", CRON_DIALECT_QUARTZ,
+		    "at 12:00, on the third Friday of the month" },
+		{ "0 0 12 ? * 6L 2027-2030", CRON_DIALECT_QUARTZ,
+		    "at 12:00, on the last Friday of the month, in 2027 to "
+		    "2030" },
+		{ "0,30 * * * * ?", CRON_DIALECT_QUARTZ,
+		    "at seconds 0 and 30 of every minute, every day" },
+		{ "Mon *-05~07/1", CRON_DIALECT_SYSTEMD,
+		    "at 00:00, on the last 7 days of the month, if that day is "
+		    "a Monday, in May" },
+		{ "quarterly", CRON_DIALECT_SYSTEMD, "at 00:00, on day 1 of "
+		    "the month, in January, April, July and October" },
+		{ "Sat,Sun 10:00:05", CRON_DIALECT_SYSTEMD,
+		    "at 10:00:05, on Saturday and Sunday" },
+	};
+	char out[256];
+	struct cron_expr *e;
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		e = expr(c[i].text, c[i].d);
+		ck_assert_int_eq(cron_explain(e, out, sizeof out),
+		    (int)strlen(c[i].want));
+		ck_assert_msg(strcmp(out, c[i].want) == 0, "%s: \"%s\", want "
+		    "\"%s\"", c[i].text, out, c[i].want);
+		cron_free(e);
+	}
+	/* Too small a buffer: -1 and a cut, terminated text. */
+	e = expr("30 9 * * 1-5", CRON_DIALECT_VIXIE);
+	ck_assert_int_eq(cron_explain(e, out, 10), -1);
+	ck_assert_uint_eq(strlen(out), 9);
+	cron_free(e);
+}
+END_TEST
+
 static Suite *
 cron_suite(void)
 {
@@ -1365,6 +1429,7 @@ cron_suite(void)
 	tcase_add_test(tc, test_systemd_zone_and_dst);
 	tcase_add_test(tc, test_systemd_rejects);
 	tcase_add_test(tc, test_systemd_guess);
+	tcase_add_test(tc, test_explain);
 	suite_add_tcase(s, tc);
 	return s;
 }
