@@ -51,6 +51,33 @@ offset_text(int32_t o, char *out, size_t len)
 	    a / 60 % 60);
 }
 
+/*
+ * The times of e on the wall-clock line u in [lo, hi) (local seconds),
+ * as "02:00:00, 02:20:00 and 02:40:00" (at most 6, then "..."), into out.
+ */
+static void
+times_in(const struct cron_expr *e, const struct tz *u, int64_t lo,
+    int64_t hi, char *out, size_t len)
+{
+	char d[16], t[16];
+	int64_t w, ws[7];
+	size_t used = 0;
+	int n = 0, i;
+
+	out[0] = '\0';
+	for (w = lo - 1; n < 7 && cron_next_fire(e, u, w, &w) == 1 && w < hi;)
+		ws[n++] = w;
+	for (i = 0; i < n && i < 6; i++) {
+		wall_parts(u, ws[i], d, t);
+		used += (size_t)snprintf(out + used, len - used, "%s%s",
+		    i == 0 ? "" : n <= 6 && i == n - 1 ? " and " : ", ", t);
+		if (used >= len)
+			return;
+	}
+	if (n > 6)
+		(void)snprintf(out + used, len - used, ", ...");
+}
+
 /* The offset change after from_s, and what it does to e. */
 static void
 explain_change(const struct cron_expr *e, const struct tz *z,
@@ -58,10 +85,10 @@ explain_change(const struct cron_expr *e, const struct tz *z,
 {
 	struct tz *u;
 	char o1t[16], o2t[16], when[TZ_RFC3339_MAX], d1[16], t1[16], d2[16];
-	char t2[16], dw[16], tw[16];
-	int64_t T, w, first;
+	char t2[16], dw[16], tw[16], list[160];
+	int64_t T, w, lo, hi;
 	int32_t o1, o2, jump;
-	int fixed = cron_is_fixed_time(e);
+	int fixed = cron_is_fixed_time(e), many;
 
 	if (!tz_next_transition(z, from_s, &T) || T - from_s > CE_LOOK_S) {
 		printf("offset change: none in %s within 400 days\n",
@@ -75,46 +102,48 @@ explain_change(const struct cron_expr *e, const struct tz *z,
 	offset_text(o2, o2t, sizeof o2t);
 	(void)tz_format_rfc3339(z, T, when, sizeof when);
 	if ((u = tz_new_utc("wall")) == NULL) {
-		printf("offset change: %s (%s to %s)\n", when, o1t, o2t);
+		printf("offset change at %s (%s to %s)\n", when, o1t, o2t);
 		return;
 	}
 	/* The wall times skipped ([T+o1, T+o2)) or repeated ([T+o2, T+o1)). */
-	wall_parts(u, T + (jump > 0 ? o1 : o2), d1, t1);
-	wall_parts(u, T + (jump > 0 ? o2 : o1) - 1, d2, t2);
-	printf("offset change: %s, %s to %s: wall times %s to %s on %s %s\n",
-	    when, o1t, o2t, t1, t2, d1, jump > 0 ? "do not exist" :
+	lo = T + (jump > 0 ? o1 : o2);
+	hi = T + (jump > 0 ? o2 : o1);
+	wall_parts(u, lo, d1, t1);
+	wall_parts(u, hi - 1, d2, t2);
+	printf("offset change at %s (%s to %s): wall times %s to %s on %s "
+	    "%s\n", when, o1t, o2t, t1, t2, d1, jump > 0 ? "do not exist" :
 	    "occur twice");
-	first = T + (jump > 0 ? o1 : o2);
-	if (cron_next_fire(e, u, first - 1, &w) != 1 ||
-	    w >= T + (jump > 0 ? o2 : o1)) {
-		printf("  this %s event has no time among them: its fires "
-		    "around the change are as usual\n", fixed ? "fixed-time" :
-		    "interval");
+	if (cron_next_fire(e, u, lo - 1, &w) != 1 || w >= hi) {
+		printf("  none of its times falls in them: the schedule is "
+		    "unaffected\n");
 		tz_free(u);
 		return;
 	}
 	wall_parts(u, w, dw, tw);
-	if ((jump > 0 ? jump : -jump) > CE_DST_MAX_S)
+	times_in(e, u, lo, hi, list, sizeof list);
+	many = strpbrk(list, ",") != NULL || strstr(list, " and ") != NULL;
+	if ((jump > 0 ? jump : -jump) > CE_DST_MAX_S) {
 		printf("  a jump of more than 3 hours is a clock correction, "
-		    "not DST: %s\n", jump > 0 ? "its skipped times are not "
-		    "caught up" : "its repeated times fire again");
-	else if (jump > 0 && fixed) {
+		    "not DST: %s on %s %s\n", list, dw, jump > 0 ?
+		    (many ? "are skipped, not caught up" :
+		    "is skipped, not caught up") : (many ? "fire again" :
+		    "fires again"));
+	} else if (jump > 0 && fixed) {
 		wall_parts(u, T + o2, d2, t2);	/* the jump's end, new offset */
-		printf("  on %s it fires at %s, the first instant after the "
-		    "jump, because %s does not exist (fixed-time: cron(8) "
-		    "runs a skipped job at once)\n", dw, t2, tw);
-	}
-	else if (jump > 0)
-		printf("  its times from %s on %s do not occur that day "
-		    "(interval: it follows elapsed time; no catch-up)\n", tw,
-		    dw);
-	else if (fixed)
+		printf("  on %s it fires once at %s, the first instant after "
+		    "the jump, because %s %s (fixed-time: a skipped run "
+		    "happens at once)\n", dw, t2, list, many ?
+		    "do not exist" : "does not exist");
+	} else if (jump > 0) {
+		printf("  %s on %s do not occur (interval: it follows elapsed "
+		    "time; no catch-up)\n", list, dw);
+	} else if (fixed) {
 		printf("  %s on %s occurs twice; it fires on the first pass "
 		    "only (%s; fixed-time: never twice)\n", tw, dw, o1t);
-	else
-		printf("  its times from %s on %s fire on both passes (%s, "
-		    "then %s; interval: elapsed time goes on)\n", tw, dw, o1t,
-		    o2t);
+	} else {
+		printf("  %s on %s fire twice (%s, then %s; interval: "
+		    "elapsed time goes on)\n", list, dw, o1t, o2t);
+	}
 	tz_free(u);
 }
 
