@@ -272,18 +272,17 @@ cli_cron_main(int argc, char **argv)
 		rc = EX_USAGE;
 		goto out;
 	}
-	if (zname == NULL && cron_zone(e) != NULL) {
-		if ((z = tz_load(cron_zone(e), why, sizeof why)) == NULL) {
-			fprintf(stderr, "taskspool cron: zone at the end of "
-			    "EXPR: %s (an IANA name such as Europe/Berlin; "
-			    "abbreviations like CEST are not zones)\n", why);
-			rc = EX_DATAERR;
-			goto out;
-		}
-	} else {
+	if (zname == NULL && cron_zone(e) != NULL &&
+	    (z = tz_load(cron_zone(e), why, sizeof why)) == NULL) {
+		fprintf(stderr, "taskspool cron: zone at the end of EXPR: %s "
+		    "(an IANA name such as Europe/Berlin; abbreviations like "
+		    "CEST are not zones)\n", why);
+		rc = EX_DATAERR;
+		goto out;
+	}
+	if (z == NULL)
 		z = zname != NULL ? tz_load(zname, why, sizeof why) :
 		    tz_load_host(why, sizeof why);
-	}
 	if (z == NULL) {
 		fprintf(stderr, "taskspool cron: %s%s\n",
 		    zname != NULL ? "--tz: " : "TZ: ", why);

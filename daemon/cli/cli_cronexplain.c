@@ -20,7 +20,6 @@
 #include "core/cron.h"
 #include "core/tz.h"
 
-#define CE_DST_MAX_S	CRON_DST_MAX_S
 #define CE_LOOK_S	(400LL * 86400)	/* how far to look for a change */
 
 static const char *const dialect_names[] = { "vixie", "quartz", "systemd" };
@@ -122,7 +121,7 @@ explain_change(const struct cron_expr *e, const struct tz *z,
 	wall_parts(u, w, dw, tw);
 	times_in(e, u, lo, hi, list, sizeof list);
 	many = strpbrk(list, ",") != NULL || strstr(list, " and ") != NULL;
-	if ((jump > 0 ? jump : -jump) > CE_DST_MAX_S) {
+	if ((jump > 0 ? jump : -jump) > CRON_DST_MAX_S) {
 		printf("  a jump of more than 3 hours is a clock correction, "
 		    "not DST: %s on %s %s\n", list, dw, jump > 0 ?
 		    (many ? "are skipped, not caught up" :

@@ -136,8 +136,7 @@ job_zone(struct jobs_cli *c, const struct job *j, struct tz **own,
 	if (j->timezone[0] != '\0') {
 		if ((*own = tz_load(j->timezone, tmp, sizeof(tmp))) == NULL)
 			(void)snprintf(why, whylen, "jobs/%s.json: invalid "
-			    "definition: %s: %s", j->code,
-			    j->timezone_from_calendar ? "calendar" : "timezone",
+			    "definition: %s: %s", j->code, job_zone_member(j),
 			    tmp);
 		return *own;
 	}
@@ -516,12 +515,11 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 		json_object_set_new(o, "jobCode", json_string(j.code));
 		json_object_set_new(o, "valid", json_true());
 		json_object_set_new(o, "taskCode", json_string(j.task_code));
-		json_object_set_new(o, "kind", json_string(j.dialect ==
-		    CRON_DIALECT_SYSTEMD ? "calendar" :
+		json_object_set_new(o, "kind", json_string(j.kind ==
+		    JOB_KIND_CRON ? job_expr_member(&j) :
 		    job_kind_member(j.kind)));
 		if (j.kind == JOB_KIND_CRON)
-			json_object_set_new(o, j.dialect ==
-			    CRON_DIALECT_SYSTEMD ? "calendar" : "cron",
+			json_object_set_new(o, job_expr_member(&j),
 			    json_string(j.cron_text));
 		else
 			json_object_set_new(o, job_kind_member(j.kind),
@@ -643,8 +641,7 @@ cmd_add(struct jobs_cli *c, int ac, char **av)
 		if ((z = tz_load(j.timezone, why, sizeof(why))) == NULL) {
 			fprintf(stderr, "taskspool jobs add: %s: invalid "
 			    "definition: %s: %s\n", av[optind],
-			    j.timezone_from_calendar ? "calendar" : "timezone",
-			    why);
+			    job_zone_member(&j), why);
 			rc = EX_DATAERR;
 			goto out;
 		}

@@ -589,17 +589,16 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 		    CRON_TEXT_MAX);
 		return NULL;
 	}
-	if ((buf = malloc(len + 1)) == NULL ||
-	    (e = calloc(1, sizeof *e)) == NULL) {
+	if ((e = calloc(1, sizeof *e)) == NULL ||
+	    (d != CRON_DIALECT_SYSTEMD && (buf = malloc(len + 1)) == NULL)) {
 		tz_why_set(why, whylen, "out of memory");
-		free(buf);
+		free(e);
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (d == CRON_DIALECT_SYSTEMD) {
 		enum cron_dialect g;
 
-		free(buf);
 		if (cron_systemd_parse(text, e, why, whylen) == 0)
 			return e;
 		free(e);

@@ -224,8 +224,24 @@ ordinal(int n)
 	return n >= 1 && n <= 5 ? ord[n] : "?";
 }
 
-/* Days of month; 0 when nothing is said (every day). */
+/* Whether the day-of-month part restricts the days (else: every day). */
 static int
+dom_restricts(const struct cron_expr *e)
+{
+	return e->dom_kind != DOM_ANY && (e->dom_kind != DOM_SET ||
+	    (e->dom & 0xfffffffeu) != 0xfffffffeu);
+}
+
+/* Whether the day-of-week part restricts the days. */
+static int
+dow_restricts(const struct cron_expr *e)
+{
+	return e->dow_kind != DOW_ANY && (e->dow_kind != DOW_SET ||
+	    (e->dow & 0x7f) != 0x7f);
+}
+
+/* Days of month; call when dom_restricts(e). */
+static void
 put_dom(struct out *o, const struct cron_expr *e)
 {
 	uint64_t w = e->dom;
@@ -234,34 +250,34 @@ put_dom(struct out *o, const struct cron_expr *e)
 	switch (e->dom_kind) {
 	case DOM_SET:
 		if ((e->dom & 0xfffffffeu) == 0xfffffffeu)
-			return 0;
+			return;
 		if (stepped(&w, 1, 31, &i, &k)) {
 			put(o, "on every %d%s day of the month from day %d", k,
 			    k == 2 ? "nd" : k == 3 ? "rd" : "th", i);
-			return 1;
+			return;
 		}
 		put(o, "on day%s ", count(&w, 1, 31) > 1 ? "s" : "");
 		put_set(o, &w, 1, 31, 0, NULL);
 		put(o, " of the month");
-		return 1;
+		return;
 	case DOM_ANY:
-		return 0;
+		return;
 	case DOM_LAST:
 		if (e->dom_n == 0)
 			put(o, "on the last day of the month");
 		else
 			put(o, "on the last day of the month minus %d",
 			    e->dom_n);
-		return 1;
+		return;
 	case DOM_LAST_WD:
 		put(o, "on the weekday nearest to the last day of the month");
 		if (e->dom_n > 0)
 			put(o, " minus %d", e->dom_n);
-		return 1;
+		return;
 	case DOM_NEAR_WD:
 		put(o, "on the weekday nearest to day %d of the month (never "
 		    "leaving the month)", e->dom_n);
-		return 1;
+		return;
 	case DOM_EOM:
 		/* Days counted back from the end (1 = last), from 31 days. */
 		w = 0;
@@ -282,55 +298,47 @@ put_dom(struct out *o, const struct cron_expr *e)
 			put(o, " counted back from the month's end (1 = the "
 			    "last day)");
 		}
-		return 1;
+		return;
 	}
-	return 0;
 }
 
-/* The weekday part; 0 when nothing is said.  on: "on " or "a ". */
-static int
+/* The weekday part (call when dow_restricts(e)); on: "on " or "". */
+static void
 put_dow(struct out *o, const struct cron_expr *e, const char *on)
 {
 	switch (e->dow_kind) {
 	case DOW_SET:
 		if ((e->dow & 0x7f) == 0x7f)
-			return 0;
+			return;
 		put_weekdays(o, e->dow, on);
-		return 1;
+		return;
 	case DOW_ANY:
-		return 0;
+		return;
 	case DOW_LAST:
 		put(o, "on the last %s of the month", wd_names[e->dow_wd]);
-		return 1;
+		return;
 	case DOW_NTH:
 		put(o, "on the %s %s of the month", ordinal(e->dow_k),
 		    wd_names[e->dow_wd]);
-		return 1;
+		return;
 	}
-	return 0;
 }
 
 int
 cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 {
 	struct out o = { out, 0, outlen, 0 };
-	struct out probe;
-	char scratch[8];
 	uint64_t mon = e->mon;
-	int dom_says, dow_says;
+	int dom_says = dom_restricts(e), dow_says = dow_restricts(e);
 
 	if (outlen > 0)
 		out[0] = '\0';
 	put_time(&o, e);
-	/* Would each day part say something?  (Asked on a scratch buffer.) */
-	probe = (struct out){ scratch, 0, sizeof scratch, 0 };
-	dom_says = put_dom(&probe, e);
-	dow_says = put_dow(&probe, e, "");
 	put(&o, ", ");
 	if (!dom_says && !dow_says)
 		put(&o, "every day");
 	if (dom_says)
-		(void)put_dom(&o, e);
+		put_dom(&o, e);
 	if (dom_says && dow_says) {
 		/* cronie: both restricted and neither starts with '*': OR. */
 		const char *join = ", and ", *on = "on ";
@@ -343,9 +351,9 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 			on = "";
 		}
 		put(&o, "%s", join);
-		(void)put_dow(&o, e, on);
+		put_dow(&o, e, on);
 	} else if (dow_says) {
-		(void)put_dow(&o, e, "on ");
+		put_dow(&o, e, "on ");
 	}
 	if ((e->mon & 0x1ffe) != 0x1ffe) {
 		put(&o, ", in ");

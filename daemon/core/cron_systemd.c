@@ -106,9 +106,14 @@ struct sd_ctx {
 	size_t		 whylen;
 };
 
-/* One parsed part: values as bits (bit v - lo), or "~" components. */
+/*
+ * One parsed part: its values as bits (bit v - lo; "*" sets them all),
+ * and for the day of a "~" date the days it picks in a month of 28, 29,
+ * 30 and 31 days (bit d for day d).
+ */
 struct sd_set {
 	uint64_t	 w[4];
+	uint32_t	 eom[4];
 	int		 star;		/* the part was "*" */
 };
 
@@ -176,23 +181,52 @@ set_put(struct sd_set *s, int bit)
 	s->w[bit / 64] |= UINT64_C(1) << (bit % 64);
 }
 
-/*
- * One part at *pp: "*", or a list of components.  For the day of a "~"
- * date, comps receives the components (start, stop or -1, repeat) and
- * *ncomps their count instead of bits.  Stops at a character that is not
- * part of a component; the caller checks what follows.
- */
-struct sd_comp {
-	int		 start, stop, repeat;
-};
+/* Every value of the part: what "*" and a missing part mean. */
+static void
+set_all(struct sd_set *s, enum sd_part part)
+{
+	int v;
 
-/* Most elements in one part's list: systemd 252 takes 241 (its
- * CALENDARSPEC_COMPONENTS_MAX, 240, counts the elements after the first). */
-#define SD_COMPS_MAX	241
+	for (v = sd_parts[part].lo; v <= sd_parts[part].hi; v++)
+		set_put(s, v - sd_parts[part].lo);
+}
+
+/*
+ * One "~" component (start and stop count back from the month's end, 1 =
+ * the last day; stop -1 when absent; rep 0 when none) into s->eom: from
+ * the earlier day up by rep, to the later day or to the month's end.
+ */
+static void
+eom_put(struct sd_set *s, int start, int stop, int64_t rep)
+{
+	int i, mdays, d, from, to;
+
+	for (i = 0; i < 4; i++) {
+		mdays = 28 + i;
+		from = mdays + 1 - start;
+		to = rep > 0 ? mdays : from;
+		if (stop >= 0) {
+			to = from;
+			from = mdays + 1 - stop;
+		}
+		for (d = from; d <= to; d += rep > 0 ? (int)(rep > 31 ? 31 :
+		    rep) : 32)
+			s->eom[i] |= 1u << d;
+	}
+}
+
+/*
+ * One part at *pp: "*", or a list of components (a "~" day when eom).
+ * Stops at a character that is not part of a component; the caller
+ * checks what follows.
+ */
+#define SD_LIST_MAX	241	/* systemd 252 takes 241 elements (its
+				 * CALENDARSPEC_COMPONENTS_MAX, 240,
+				 * counts those after the first) */
 
 static int
 sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
-    struct sd_set *set, struct sd_comp *comps, int *ncomps)
+    struct sd_set *set)
 {
 	const char *p = *pp, *s;
 	const char *name = sd_parts[part].name;
@@ -204,6 +238,7 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 	memset(set, 0, sizeof *set);
 	if (*p == '*') {
 		set->star = 1;
+		set_all(set, part);
 		*pp = p + 1;
 		return 0;
 	}
@@ -255,13 +290,11 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 		/* systemd: a range is cut to a whole number of steps. */
 		if (stop > start && rep > 0)
 			stop -= (stop - start) % rep;
-		if (++n > SD_COMPS_MAX)
+		if (++n > SD_LIST_MAX)
 			return sd_err(c, "%s: more than %d list elements", name,
-			    SD_COMPS_MAX);
+			    SD_LIST_MAX);
 		if (eom) {
-			comps[n - 1].start = (int)start;
-			comps[n - 1].stop = (int)stop;
-			comps[n - 1].repeat = (int)(rep > 31 ? 31 : rep);
+			eom_put(set, (int)start, (int)stop, rep);
 		} else if (rep == 0) {
 			set_put(set, (int)start - lo);
 		} else {
@@ -273,30 +306,7 @@ sd_part_parse(struct sd_ctx *c, enum sd_part part, int eom, const char **pp,
 		p++;
 	}
 	*pp = p;
-	if (ncomps != NULL)
-		*ncomps = n;
 	return 0;
-}
-
-/* Bits of the days "~" components pick in a month of mdays days. */
-static uint32_t
-eom_mask(const struct sd_comp *comps, int n, int mdays)
-{
-	uint32_t m = 0;
-	int i, d, from, to;
-
-	for (i = 0; i < n; i++) {
-		from = mdays + 1 - comps[i].start;
-		to = comps[i].repeat > 0 ? mdays : from;
-		if (comps[i].stop >= 0) {	/* the earlier day first */
-			to = from;
-			from = mdays + 1 - comps[i].stop;
-		}
-		for (d = from; d <= to; d += comps[i].repeat > 0 ?
-		    comps[i].repeat : 32)
-			m |= 1u << d;
-	}
-	return m;
 }
 
 /* The weekday list at *pp (none is fine): systemd bits, Monday = bit 0. */
@@ -390,14 +400,16 @@ static int
 sd_date(struct sd_ctx *c, const char **pp, struct cron_expr *e)
 {
 	struct sd_set y, m, d;
-	struct sd_comp comps[SD_COMPS_MAX];
 	const char *p = *pp, *t = p;
-	int ncomps = 0, eom = 0, nparts = 1, i;
+	int eom = 0, nparts = 1;
 
 	memset(&y, 0, sizeof y);
 	memset(&m, 0, sizeof m);
 	memset(&d, 0, sizeof d);
-	y.star = m.star = d.star = 1;
+	set_all(&y, SD_YEAR);		/* no date: every day */
+	set_all(&m, SD_MONTH);
+	set_all(&d, SD_DAY);
+	d.star = 1;
 	/* One part followed by ':' or the end is an hour: no date. */
 	t += strspn(t, "*0123456789.,/");
 	if (*p != '\0' && *t != ':' && *t != '\0') {
@@ -407,35 +419,28 @@ sd_date(struct sd_ctx *c, const char **pp, struct cron_expr *e)
 			return sd_err(c, "date: \"%.*s\" is not "
 			    "[YEAR-]MONTH-DAY (or MONTH~DAY from the month's "
 			    "end)", (int)(t - p > 40 ? 40 : t - p), p);
-		if (nparts == 3 && (sd_part_parse(c, SD_YEAR, 0, &p, &y, NULL,
-		    NULL) != 0 || sd_after(c, SD_YEAR, p, "-", 0) != 0))
+		if (nparts == 3 && (sd_part_parse(c, SD_YEAR, 0, &p, &y) !=
+		    0 || sd_after(c, SD_YEAR, p, "-", 0) != 0))
 			return -1;
 		if (nparts == 3)
 			p++;
-		if (sd_part_parse(c, SD_MONTH, 0, &p, &m, NULL, NULL) != 0 ||
+		if (sd_part_parse(c, SD_MONTH, 0, &p, &m) != 0 ||
 		    sd_after(c, SD_MONTH, p, "-~", 0) != 0)
 			return -1;
 		eom = *p++ == '~';
-		if (sd_part_parse(c, SD_DAY, eom, &p, &d, comps, &ncomps) !=
-		    0 || sd_after(c, SD_DAY, p, " ", 1) != 0)
+		if (sd_part_parse(c, SD_DAY, eom, &p, &d) != 0 ||
+		    sd_after(c, SD_DAY, p, " ", 1) != 0)
 			return -1;
 		p += strspn(p, " ");
 	}
-	if (y.star)
-		for (i = 0; i <= YEAR_LAST - YEAR_FIRST; i++)
-			set_put(&y, i);
 	memcpy(e->year, y.w, sizeof e->year);
 	e->has_year = 1;		/* systemd: never after 2199 */
-	e->mon = m.star ? 0x1ffeu : (uint32_t)(m.w[0] << 1);
+	e->mon = (uint32_t)(m.w[0] << 1);
+	e->dom = (uint32_t)(d.w[0] << 1);
 	e->dom_kind = DOM_SET;
-	if (d.star) {
-		e->dom = 0xfffffffeu;
-	} else if (eom) {
+	if (eom && !d.star) {		/* "*-*~*" is every day */
 		e->dom_kind = DOM_EOM;
-		for (i = 0; i < 4; i++)
-			e->eom_days[i] = eom_mask(comps, ncomps, 28 + i);
-	} else {
-		e->dom = (uint32_t)(d.w[0] << 1);
+		memcpy(e->eom_days, d.eom, sizeof e->eom_days);
 	}
 	*pp = p;
 	return 0;
@@ -446,31 +451,30 @@ static int
 sd_time(struct sd_ctx *c, const char *p, struct cron_expr *e)
 {
 	struct sd_set h, m, s;
-	const uint64_t all60 = (UINT64_C(1) << 60) - 1;
 
 	e->hour = e->min = e->sec = 1;
 	e->fixed_time = 1;
 	if (*p == '\0')
 		return 0;
-	if (sd_part_parse(c, SD_HOUR, 0, &p, &h, NULL, NULL) != 0 ||
+	if (sd_part_parse(c, SD_HOUR, 0, &p, &h) != 0 ||
 	    sd_after(c, SD_HOUR, p, ":", 0) != 0)
 		return -1;
 	p++;
-	if (sd_part_parse(c, SD_MINUTE, 0, &p, &m, NULL, NULL) != 0 ||
+	if (sd_part_parse(c, SD_MINUTE, 0, &p, &m) != 0 ||
 	    sd_after(c, SD_MINUTE, p, ":", 1) != 0)
 		return -1;
 	memset(&s, 0, sizeof s);
 	s.w[0] = 1;
 	if (*p == ':') {
 		p++;
-		if (sd_part_parse(c, SD_SECOND, 0, &p, &s, NULL, NULL) != 0)
+		if (sd_part_parse(c, SD_SECOND, 0, &p, &s) != 0)
 			return -1;
 		if (*p != '\0')
 			return sd_err(c, "second: \"%.40s\" after the time", p);
 	}
-	e->hour = h.star ? 0xffffffu : (uint32_t)h.w[0];
-	e->min = m.star ? all60 : m.w[0];
-	e->sec = s.star ? all60 : s.w[0];
+	e->hour = (uint32_t)h.w[0];
+	e->min = m.w[0];
+	e->sec = s.w[0];
 	/* cronie's rule, seconds included: '*' makes an interval job. */
 	e->fixed_time = !h.star && !m.star && !s.star;
 	return 0;

@@ -43,6 +43,18 @@ job_kind_member(enum job_kind k)
 }
 
 const char *
+job_expr_member(const struct job *j)
+{
+	return j->dialect == CRON_DIALECT_SYSTEMD ? "calendar" : "cron";
+}
+
+const char *
+job_zone_member(const struct job *j)
+{
+	return j->timezone_from_calendar ? "calendar" : "timezone";
+}
+
+const char *
 job_misfire_name(enum job_misfire m)
 {
 	return (size_t)m < NELEM(misfire_names) ? misfire_names[m] : "?";
@@ -360,10 +372,10 @@ decode_finish(struct job *j, const struct job_seen *seen,
 		return fail(err, "startAt", "must not be after endAt");
 	if (j->kind != JOB_KIND_CRON)
 		return 0;
-	/* As the CLI does: no dialect and an odd field count -> vixie,
-	 * whose message names the count. */
 	if (seen->calendar)
 		return decode_calendar(j, seen, err);
+	/* As the CLI does: no dialect and an odd field count -> vixie,
+	 * whose message names the count. */
 	if (!j->dialect_given &&
 	    cron_dialect_guess(seen->cron, &j->dialect) != 0)
 		j->dialect = CRON_DIALECT_VIXIE;
@@ -473,9 +485,8 @@ job_encode(const struct job *j, struct buf *out)
 	bad |= json_object_set_new(o, "jobCode", json_string(j->code));
 	bad |= json_object_set_new(o, "taskCode", json_string(j->task_code));
 	if (j->kind == JOB_KIND_CRON)
-		bad |= json_object_set_new(o, j->dialect ==
-		    CRON_DIALECT_SYSTEMD ? "calendar" : "cron", json_string(
-		    j->cron_text != NULL ? j->cron_text : ""));
+		bad |= json_object_set_new(o, job_expr_member(j),
+		    json_string(j->cron_text != NULL ? j->cron_text : ""));
 	else
 		bad |= json_object_set_new(o, job_kind_member(j->kind),
 		    json_integer(j->interval_ms));

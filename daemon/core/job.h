@@ -351,6 +351,15 @@ int	job_make_task(const struct job *j, int64_t t_ms, struct task *out);
 
 /* Names as in the file: "cron", "fixedRateMs", ...; "fire_once", ... */
 const char *job_kind_member(enum job_kind k);
+/*
+ * job_expr_member() is the member j's expression is written in:
+ * "calendar" for a systemd calendar event, else "cron"; and
+ * job_zone_member() the member j's zone came from: "calendar" when the
+ * event named it and "timezone" was absent, else "timezone".  For
+ * messages and the encoder; static strings.
+ */
+const char *job_expr_member(const struct job *j);
+const char *job_zone_member(const struct job *j);
 const char *job_misfire_name(enum job_misfire m);
 const char *job_overlap_name(enum job_overlap o);
 

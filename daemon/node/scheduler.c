@@ -1091,8 +1091,7 @@ load_job(struct sched *s, const char *file, const struct stat *st,
 		char msg[600];
 
 		snprintf(msg, sizeof(msg), "%s: %s",
-		    j->def.timezone_from_calendar ? "calendar" : "timezone",
-		    why);
+		    job_zone_member(&j->def), why);
 		snprintf(why, sizeof(why), "%.500s", msg);
 		goto reject;
 	}
