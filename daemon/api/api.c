@@ -318,6 +318,31 @@ api_query_invalid(struct api_ctx *c, struct buf *out, const char *field,
 
 /* --- request parts --------------------------------------------------- */
 
+int
+api_qdecode(const char *s, const char *e, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	while (s < e) {
+		int ch = (unsigned char)*s;
+
+		if (ch == '%' && e - s >= 3) {
+			unsigned int x;
+
+			if (sscanf(s + 1, "%2x", &x) != 1)
+				return -1;
+			ch = (int)x;
+			s += 3;
+		} else
+			s++;
+		if (n + 1 >= outlen || ch == 0)
+			return -1;
+		out[n++] = (char)ch;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
 const char *
 api_env(struct api_ctx *c, const char *name)
 {
@@ -527,7 +552,7 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
 	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE, R_BATCH_HOLD,
-	R_BATCH_RELEASE };
+	R_BATCH_RELEASE, R_CRON_NEXT };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
@@ -630,6 +655,10 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		r = R_REGISTER;
 		*allow = "POST";
 		*ok = post;
+	} else if (strcmp(p, "/cron/next") == 0) {
+		r = R_CRON_NEXT;
+		*allow = "GET";
+		*ok = get;
 	} else if (strncmp(p, "/batches/", 9) == 0)
 		r = route_batch(p + 9, get, post, allow, ok, id);
 	return r;
@@ -730,6 +759,8 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_hold(c, out, id, r == R_RELEASE);
 	else if (r == R_BATCH)
 		rc = api_batch_get(c, out, id);
+	else if (r == R_CRON_NEXT)
+		rc = api_cron_next(c, out);
 	else if (r == R_BATCH_CLOSE || r == R_BATCH_HOLD ||
 	    r == R_BATCH_RELEASE) {
 		char bid[BATCH_ID_MAX + 1];

@@ -14,6 +14,8 @@
  *   api_tasks.c      GET and DELETE /tasks/{id}, GET /tasks (the list)
  *   api_callbacks.c  POST /callbacks/register, callback URL checks
  *   api_ops.c        GET /health and GET /metrics (unsigned)
+ *   api_cron.c       GET /cron/next (the `cron next` and `cron explain`
+ *                    preview)
  *   api_trace.c      the traceparent a submitted task keeps
  *
  * Every endpoint function takes the request's context c (borrowed, valid
@@ -128,6 +130,12 @@ int api_query_invalid(struct api_ctx *c, struct buf *out, const char *field,
     const char *reason);
 
 /* --- request parts and helpers (api.c) ------------------------------- */
+
+/* Percent-decode the query-string part [s, e) (borrowed; its escapes
+ * already checked by sign_query_ok) into out (outlen bytes, always
+ * NUL-terminated on success).  Returns 0, or -1 when the value does not
+ * fit or decodes to a NUL byte.  RFC 3986 section 2.1. */
+int api_qdecode(const char *s, const char *e, char *out, size_t outlen);
 
 /* The CGI meta-variable name: borrowed (valid for the request), or NULL
  * when unset. */
@@ -292,5 +300,15 @@ int api_batch_hold(struct api_ctx *c, struct buf *out, const char *id,
 int api_batch_join(struct api_ctx *c, struct buf *out, const char *bid,
     const char *id);
 int api_metrics(struct api_ctx *c, struct buf *out);	/* GET /metrics */
+
+/* --- GET /cron/next (api_cron.c) ------------------------------------- */
+
+/*
+ * GET /cron/next?expr=&dialect=&tz=&from=&n=: the next n fire instants
+ * of expr, with its description in words and what the zone's next
+ * offset change does to it (README.md, "The HTTP API").  Reads nothing
+ * of the spool; the caller is authenticated.  Returns the status sent.
+ */
+int api_cron_next(struct api_ctx *c, struct buf *out);
 
 #endif

@@ -145,32 +145,6 @@ item_cmp(const void *a, const void *b)
 	return -strcmp(x->request_id, y->request_id);
 }
 
-/* Percent-decode [s, e) into out (outlen); -1 if it does not fit. */
-static int
-qdecode(const char *s, const char *e, char *out, size_t outlen)
-{
-	size_t n = 0;
-
-	while (s < e) {
-		int ch = (unsigned char)*s;
-
-		if (ch == '%' && e - s >= 3) {
-			unsigned int x;
-
-			if (sscanf(s + 1, "%2x", &x) != 1)
-				return -1;
-			ch = (int)x;
-			s += 3;
-		} else
-			s++;
-		if (n + 1 >= outlen || ch == 0)
-			return -1;
-		out[n++] = (char)ch;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
 /*
  * GET /tasks answered from MariaDB (the `mariadb` key is set): the same
  * filters, order and cursor as the spool's answer, from task_execution
@@ -375,9 +349,9 @@ api_list(struct api_ctx *c, struct buf *out)
 		    (size_t)(e - s));
 		char name[32], val[256];
 
-		if (e > s && eq != NULL && qdecode(s, eq, name,
+		if (e > s && eq != NULL && api_qdecode(s, eq, name,
 		    sizeof(name)) == 0) {
-			if (qdecode(eq + 1, e, val, sizeof(val)) != 0)
+			if (api_qdecode(eq + 1, e, val, sizeof(val)) != 0)
 				return api_query_invalid(c, out, name, "value "
 				    "too long or not decodable");
 			if (strcmp(name, "status") == 0) {

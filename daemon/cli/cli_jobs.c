@@ -55,6 +55,7 @@ struct jobs_cli {
 	const char *hooks_dir;	/* NULL: no hook check */
 	int do_fsync;
 	int json;
+	int long_fmt;		/* list --long: the explanation too */
 	int sp_open;
 	struct spool sp;
 	struct tz *host;	/* new, loaded on first use */
@@ -62,7 +63,7 @@ struct jobs_cli {
 };
 
 #define JOBS_USAGE \
-"usage: taskspool jobs list [--json]\n" \
+"usage: taskspool jobs list [--long] [--json]\n" \
 "       taskspool jobs add FILE|- [--replace]\n" \
 "       taskspool jobs enable JOB\n" \
 "       taskspool jobs disable JOB\n" \
@@ -72,6 +73,8 @@ struct jobs_cli {
 "\n" \
 "Recurring jobs are the files jobs/<jobCode>.json of the spool.\n" \
 "  list      every job: code, kind and expression, zone, enabled, next fire\n" \
+"            (--long: with each, in words what it matches and what the\n" \
+"            zone's next offset change does to it, as `cron explain`)\n" \
 "  add       validate FILE and publish it as jobs/<jobCode>.json (exit 73\n" \
 "            if that exists; --replace overwrites it)\n" \
 "  enable, disable   set \"enabled\" in the job's file\n" \
@@ -347,9 +350,9 @@ print_json(json_t *o, const char *sub)
 
 /*
  * Parse the options of subcommand `sub`: av[0] is the subcommand, the
- * rest its arguments.  Recognises -h/--help, and --json, --replace,
- * --from when `allowed` names them ("jrf").  Positional arguments are
- * left in av[optind..ac).  Returns -1 to go on, or an exit status.
+ * rest its arguments.  Recognises -h/--help, and --json, --long,
+ * --replace, --from when `allowed` names them ("jlrf").  Positional
+ * arguments are left in av[optind..ac).  Returns -1 to go on, or an exit status.
  */
 static int
 parse_opts(struct jobs_cli *c, int ac, char **av, const char *allowed,
@@ -358,6 +361,7 @@ parse_opts(struct jobs_cli *c, int ac, char **av, const char *allowed,
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "long", no_argument, NULL, 'l' },
 		{ "replace", no_argument, NULL, 'r' },
 		{ "from", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 }
@@ -380,6 +384,8 @@ parse_opts(struct jobs_cli *c, int ac, char **av, const char *allowed,
 			    av[optind - 1]);
 		if (ch == 'j')
 			c->json = 1;
+		else if (ch == 'l')
+			c->long_fmt = 1;
 		else if (ch == 'r')
 			*replace = 1;
 		else if (ch == 'f')
@@ -469,6 +475,66 @@ job_expr(const struct job *j, const char **kind, char *expr, size_t len)
 }
 
 /*
+ * The explanation of list --long for job j in zone z (both borrowed),
+ * from now (epoch ms): as lines after the job's line, or (o not NULL) as
+ * the members "means", "schedule" and "offsetChange" of o.  The words
+ * are core/cron.h's (cron_explain, cron_explain_change), the same as
+ * `cron explain` prints; a fixed-rate or fixed-delay job follows elapsed
+ * time, which no offset change moves.
+ */
+static void
+list_explain(const struct job *j, const struct tz *z, int64_t now,
+    json_t *o)
+{
+	char desc[512], o1[16], o2[16], when[TZ_RFC3339_MAX];
+	struct cron_change ch;
+	int rc = 0, fixed = 0;
+
+	if (j->kind != JOB_KIND_CRON) {
+		(void)snprintf(desc, sizeof desc, "every %lld ms %s",
+		    (long long)j->interval_ms, j->kind ==
+		    JOB_KIND_FIXED_RATE ? "from one start to the next" :
+		    "from the end of one run to the start of the next");
+	} else {
+		if (cron_explain(j->cron, desc, sizeof desc) < 0)
+			(void)snprintf(desc + sizeof desc - 8, 8, " (cut)");
+		fixed = cron_is_fixed_time(j->cron);
+		rc = cron_explain_change(j->cron, z, now / 1000, &ch);
+	}
+	if (rc == 1) {
+		cron_offset_text(ch.before, o1, sizeof o1);
+		cron_offset_text(ch.after, o2, sizeof o2);
+		(void)tz_format_rfc3339(z, ch.at, when, sizeof when);
+	}
+	if (o != NULL) {
+		json_t *c = rc == 1 ? json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s}",
+		    "at", when, "offsetBefore", o1, "offsetAfter", o2,
+		    "wallTimes", ch.range, "wallTimesAre", ch.skipped ?
+		    "skipped" : "repeated", "affected", ch.affected, "effect",
+		    ch.effect) : json_null();
+
+		json_object_set_new(o, "means", json_string(desc));
+		json_object_set_new(o, "schedule", json_string(j->kind !=
+		    JOB_KIND_CRON ? "elapsed" : fixed ? "fixed-time" :
+		    "interval"));
+		json_object_set_new(o, "offsetChange", c);
+		return;
+	}
+	printf("    means: %s%s%s\n", desc, j->kind == JOB_KIND_CRON ?
+	    ", in " : "", j->kind == JOB_KIND_CRON ? tz_name(z) : "");
+	if (j->kind != JOB_KIND_CRON)
+		printf("    offset changes: none moves it (it follows elapsed "
+		    "time)\n");
+	else if (rc == 1)
+		printf("    offset change at %s (%s to %s): wall times %s %s\n"
+		    "      %s\n", when, o1, o2, ch.range, ch.skipped ?
+		    "do not exist" : "occur twice", ch.effect);
+	else if (rc == 0)
+		printf("    offset change: none in %s within 400 days\n",
+		    tz_name(z));
+}
+
+/*
  * One line (or JSON object appended to arr) of `jobs list`.  An invalid
  * definition is listed as such, with its reason.  Returns 0, or the
  * status of a failure other than an invalid definition.
@@ -536,10 +602,15 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 		    json_string(when) : json_null());
 		json_object_set_new(o, "nextFireUtc", has_next ?
 		    json_string(utc) : json_null());
+		if (c->long_fmt)
+			list_explain(&j, z, now, o);
 		json_array_append_new(arr, o);
-	} else
+	} else {
 		printf("%-24s %-5s %-24s %-20s %-8s %s\n", j.code, kind, expr,
 		    tz_name(z), j.enabled ? "enabled" : "disabled", when);
+		if (c->long_fmt)
+			list_explain(&j, z, now, NULL);
+	}
 	tz_free(own);
 	job_fini(&j);
 	return 0;
@@ -554,7 +625,7 @@ cmd_list(struct jobs_cli *c, int ac, char **av)
 	int64_t now;
 	int rc, worst = 0;
 
-	if ((rc = parse_opts(c, ac, av, "j", NULL, NULL)) >= 0)
+	if ((rc = parse_opts(c, ac, av, "jl", NULL, NULL)) >= 0)
 		return rc;
 	if (optind != ac)
 		return usage_error("list", "unexpected argument \"%s\"",

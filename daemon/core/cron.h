@@ -153,6 +153,45 @@ const char	*cron_zone(const struct cron_expr *e);
 int		 cron_explain(const struct cron_expr *e, char *out,
 		    size_t outlen);
 
+/* How far cron_explain_change() looks for an offset change: 400 days. */
+#define CRON_CHANGE_LOOK_S	(400LL * 86400)
+
+/* What a zone's offset change does to a schedule (cron_explain_change). */
+struct cron_change {
+	int64_t	 at;		/* the change's instant, epoch seconds */
+	int32_t	 before;	/* UTC offset before it, seconds east */
+	int32_t	 after;		/* UTC offset from it on */
+	int	 skipped;	/* 1: wall times skipped; 0: repeated */
+	int	 affected;	/* 1: a time of the schedule falls in them */
+	char	 range[64];	/* "02:00:00 to 02:59:59 on 2027-03-28" */
+	char	 effect[320];	/* one sentence, no final period */
+};
+
+/*
+ * cron_explain_change() tells what the first offset change of zone z
+ * after from_s (epoch seconds) does to expression e (both borrowed),
+ * following the DST rules of this header (CRON-RULES.md 4.6, cronie's
+ * cron.c): the wall times the change skips or repeats, whether e has a
+ * time among them, and the effect in one sentence ("on 2027-03-28 it
+ * fires once at 03:00:00, the first instant after the jump, because
+ * 02:30:00 does not exist (fixed-time: a skipped run happens at once)").
+ * The affected times are found by running cron_next_fire() on the wall
+ * clock line (a UTC zone), so the words and the engine cannot disagree.
+ * A jump of more than CRON_DST_MAX_S is a clock correction, told so.
+ * Fills *c (caller's).  Returns 1; 0 when z has no change within
+ * CRON_CHANGE_LOOK_S of from_s (*c untouched); -1 with errno = ENOMEM.
+ * Pure.
+ */
+int		 cron_explain_change(const struct cron_expr *e,
+		    const struct tz *z, int64_t from_s, struct cron_change *c);
+
+/*
+ * cron_offset_text() writes UTC offset off (seconds east) as RFC 3339's
+ * "+01:00" / "-03:30" (seconds dropped; hours modulo 100, offsets being
+ * within a day) into out (outlen bytes, 16 are enough).  Pure.
+ */
+void		 cron_offset_text(int32_t off, char *out, size_t outlen);
+
 /* cron_free() releases e; NULL is a no-op. */
 void		 cron_free(struct cron_expr *e);
 

@@ -7,7 +7,8 @@
  * told alike, from what the engine will match rather than from the text.
  * The words follow the rules of tests/data/CRON-RULES.md and cron.h (the
  * vixie OR of two restricted day fields, Quartz's L, W and #, systemd's
- * "~").
+ * "~"); and cron_explain_change(), what a zone's next offset change does
+ * to the schedule.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 
 #include "core/cron.h"
 #include "core/cron_impl.h"
+#include "core/tz.h"
 
 static const char *const wd_names[] = {
 	"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
@@ -32,6 +34,7 @@ struct out {
 	char	*p;
 	size_t	 len, cap;
 	int	 full;
+	const char *conj;	/* put_set's last joiner; NULL: " and " */
 };
 
 static void
@@ -99,7 +102,8 @@ put_set(struct out *o, const uint64_t *w, int lo, int hi, int offset,
 			;
 		done++;
 		if (!first)
-			put(o, done == total ? " and " : ", ");
+			put(o, "%s", done == total ? (o->conj != NULL ?
+			    o->conj : " and ") : ", ");
 		first = 0;
 		if (names != NULL)
 			put(o, "%s", names[v]);
@@ -324,12 +328,75 @@ put_dow(struct out *o, const struct cron_expr *e, const char *on)
 	}
 }
 
+/*
+ * The weekday w when e is "the last 7 days of the month" (systemd "~07"
+ * or the same days by number) and that one weekday: the last w of the
+ * month.  Else -1.
+ */
+static int
+last_week_day(const struct cron_expr *e)
+{
+	if (e->dom_kind != DOM_EOM || e->dow_kind != DOW_SET ||
+	    __builtin_popcount(e->dow & 0x7f) != 1)
+		return -1;
+	for (int len = 0; len < 4; len++)	/* months of 28..31 days */
+		if (e->eom_days[len] != (uint32_t)(0x7fu << (22 + len)))
+			return -1;
+	return __builtin_ctz(e->dow & 0x7f);
+}
+
+/*
+ * When the days of month e names do not exist in every month it names:
+ * " (February has no day 31: it never fires)", " (only in the months
+ * that have day 31)", " (in February only in leap years)"; told from the
+ * first (smallest) day named.  Call for a DOM_SET part with no weekday part.
+ */
+static void
+put_short_months(struct out *o, const struct cron_expr *e)
+{
+	static const int mdays[] = { 0, 31, 29, 31, 30, 31, 30, 31, 31, 30,
+	    31, 30, 31 };
+	uint64_t w = e->dom;
+	int first = 0, m, d, missing = 0, having = 0, only = 0;
+
+	for (d = 1; d <= 31 && first == 0; d++)
+		if (bit(&w, d))
+			first = d;
+	for (m = 1; m <= 12; m++) {
+		if (!((e->mon >> m) & 1))
+			continue;
+		if (mdays[m] >= first) {
+			having++;
+		} else {
+			missing++;
+			only = m;
+		}
+	}
+	if (first == 0)
+		return;
+	if (missing == 0) {
+		/* Day 29 of February exists in leap years only. */
+		if (first == 29 && ((e->mon >> 2) & 1))
+			put(o, having == 1 ? " (February has it only in leap "
+			    "years)" : " (in February only in leap years)");
+		return;
+	}
+	if (having == 0 && missing == 1)
+		put(o, " (%s has no day %d: it never fires)", mon_names[only],
+		    first);
+	else if (having == 0)
+		put(o, " (none of those months has a day %d: it never fires)",
+		    first);
+	else
+		put(o, " (only in the months that have day %d)", first);
+}
+
 int
 cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 {
-	struct out o = { out, 0, outlen, 0 };
-	uint64_t mon = e->mon;
-	int dom_says = dom_restricts(e), dow_says = dow_restricts(e);
+	struct out o = { out, 0, outlen, 0, NULL };
+	uint64_t mon = e->mon, dom = e->dom;
+	int dom_says = dom_restricts(e), dow_says = dow_restricts(e), a, k;
 
 	if (outlen > 0)
 		out[0] = '\0';
@@ -337,12 +404,26 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 	put(&o, ", ");
 	if (!dom_says && !dow_says)
 		put(&o, "every day");
-	if (dom_says)
+	if (dom_says && !dow_says && e->dom_kind == DOM_SET &&
+	    (e->mon & 0x1ffe) != 0x1ffe && !stepped(&dom, 1, 31, &a, &k)) {
+		/* "on day 1 of January, April, July and October" */
+		put(&o, "on day%s ", count(&dom, 1, 31) > 1 ? "s" : "");
+		put_set(&o, &dom, 1, 31, 0, NULL);
+		put(&o, " of ");
+		put_set(&o, &mon, 1, 12, 0, mon_names);
+		mon = 0x1ffe;	/* told */
+	} else if (dom_says && !(dow_says && last_week_day(e) >= 0))
 		put_dom(&o, e);
 	if (dom_says && dow_says) {
 		/* cronie: both restricted and neither starts with '*': OR. */
 		const char *join = ", and ", *on = "on ";
 
+		if (last_week_day(e) >= 0) {
+			/* "~07" and one weekday: the last such weekday. */
+			put(&o, "on the last %s of the month",
+			    wd_names[last_week_day(e)]);
+			goto months;
+		}
 		if (e->dialect == CRON_DIALECT_VIXIE && !e->dom_star &&
 		    !e->dow_star)
 			join = ", or ";
@@ -351,14 +432,20 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 			on = "";
 		}
 		put(&o, "%s", join);
+		if (*on == '\0')	/* "if that day is a Monday or Sunday" */
+			o.conj = " or ";
 		put_dow(&o, e, on);
+		o.conj = NULL;
 	} else if (dow_says) {
 		put_dow(&o, e, "on ");
 	}
-	if ((e->mon & 0x1ffe) != 0x1ffe) {
+months:
+	if ((mon & 0x1ffe) != 0x1ffe) {
 		put(&o, ", in ");
 		put_set(&o, &mon, 1, 12, 0, mon_names);
 	}
+	if (dom_says && !dow_says && e->dom_kind == DOM_SET)
+		put_short_months(&o, e);
 	if (e->has_year && count(e->year, 0, YEAR_LAST - YEAR_FIRST) !=
 	    YEAR_LAST - YEAR_FIRST + 1) {
 		put(&o, ", in ");
@@ -366,4 +453,133 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 		    NULL);
 	}
 	return o.full ? -1 : (int)o.len;
+}
+
+/* --- the next offset change ------------------------------------------ */
+
+/* "YYYY-MM-DD" and "HH:MM:SS" of wall-clock seconds w (u: a UTC zone). */
+static void
+wall_parts(const struct tz *u, int64_t w, char *date, char *hms)
+{
+	char buf[TZ_RFC3339_MAX];
+
+	if (tz_format_rfc3339(u, w, buf, sizeof buf) != 0) {
+		strcpy(date, "?");
+		strcpy(hms, "?");
+		return;
+	}
+	memcpy(date, buf, 10);
+	date[10] = '\0';
+	memcpy(hms, buf + 11, 8);
+	hms[8] = '\0';
+}
+
+/*
+ * The times of e on the wall-clock line u in [lo, hi) (local seconds),
+ * as "02:00:00, 02:20:00 and 02:40:00" (at most 6, then "..."), into o;
+ * returns how many there are (7 meaning more than 6).
+ */
+static int
+times_in(const struct cron_expr *e, const struct tz *u, int64_t lo,
+    int64_t hi, struct out *o)
+{
+	char d[16], t[16];
+	int64_t w, ws[7];
+	int n = 0, i;
+
+	for (w = lo - 1; n < 7 && cron_next_fire(e, u, w, &w) == 1 && w < hi;)
+		ws[n++] = w;
+	for (i = 0; i < n && i < 6; i++) {
+		wall_parts(u, ws[i], d, t);
+		put(o, "%s%s", i == 0 ? "" : n <= 6 && i == n - 1 ? " and " :
+		    ", ", t);
+	}
+	if (n > 6)
+		put(o, ", ...");
+	return n;
+}
+
+int
+cron_explain_change(const struct cron_expr *e, const struct tz *z,
+    int64_t from_s, struct cron_change *c)
+{
+	char d1[16], t1[16], d2[16], t2[16], dw[16], tw[16], list[160];
+	struct out o = { list, 0, sizeof list, 0, NULL };
+	struct out fx;
+	struct tz *u;
+	int64_t T, w, lo, hi;
+	int32_t jump;
+	int fixed = cron_is_fixed_time(e), many;
+
+	if (!tz_next_transition(z, from_s, &T) || T - from_s >
+	    CRON_CHANGE_LOOK_S)
+		return 0;
+	if ((u = tz_new_utc("wall")) == NULL)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->at = T;
+	c->before = tz_offset_at(z, T - 1);
+	c->after = tz_offset_at(z, T);
+	jump = c->after - c->before;
+	c->skipped = jump > 0;
+	/* The wall times skipped ([T+before, T+after)) or repeated. */
+	lo = T + (jump > 0 ? c->before : c->after);
+	hi = T + (jump > 0 ? c->after : c->before);
+	wall_parts(u, lo, d1, t1);
+	wall_parts(u, hi - 1, d2, t2);
+	(void)snprintf(c->range, sizeof c->range, "%s to %s on %s", t1, t2,
+	    d1);
+	fx = (struct out){ c->effect, 0, sizeof c->effect, 0, NULL };
+	list[0] = '\0';
+	if (cron_next_fire(e, u, lo - 1, &w) != 1 || w >= hi) {
+		put(&fx, "none of its times falls in them: the schedule is "
+		    "unaffected");
+		tz_free(u);
+		return 1;
+	}
+	c->affected = 1;
+	wall_parts(u, w, dw, tw);
+	many = times_in(e, u, lo, hi, &o) > 1;
+	if ((jump > 0 ? jump : -jump) > CRON_DST_MAX_S) {
+		put(&fx, "a jump of more than 3 hours is a clock correction, "
+		    "not DST: %s on %s %s", list, dw, jump > 0 ?
+		    (many ? "are skipped, not caught up" :
+		    "is skipped, not caught up") : (many ? "fire again" :
+		    "fires again"));
+	} else if (jump > 0 && fixed) {
+		wall_parts(u, T + c->after, d2, t2);	/* the jump's end */
+		put(&fx, "on %s it fires once at %s, the first instant after "
+		    "the jump, because %s %s (fixed-time: a skipped run "
+		    "happens at once)", dw, t2, list, many ?
+		    "do not exist" : "does not exist");
+	} else if (jump > 0) {
+		put(&fx, "%s on %s %s (interval: it follows elapsed time; no "
+		    "catch-up)", list, dw, many ? "do not occur" :
+		    "does not occur");
+	} else if (fixed) {
+		char o1[16];
+
+		cron_offset_text(c->before, o1, sizeof o1);
+		put(&fx, "%s on %s occurs twice; it fires on the first pass "
+		    "only (%s; fixed-time: never twice)", tw, dw, o1);
+	} else {
+		char o1[16], o2[16];
+
+		cron_offset_text(c->before, o1, sizeof o1);
+		cron_offset_text(c->after, o2, sizeof o2);
+		put(&fx, "%s on %s %s twice (%s, then %s; interval: elapsed "
+		    "time goes on)", list, dw, many ? "fire" : "fires", o1,
+		    o2);
+	}
+	tz_free(u);
+	return 1;
+}
+
+void
+cron_offset_text(int32_t off, char *out, size_t outlen)
+{
+	int32_t a = off < 0 ? -off : off;
+
+	(void)snprintf(out, outlen, "%c%02d:%02d", off < 0 ? '-' : '+',
+	    (int)(a / 3600 % 100), (int)(a / 60 % 60));
 }

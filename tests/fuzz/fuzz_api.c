@@ -8,8 +8,9 @@
  * (an empty line leaves that meta-variable unset; a missing line too,
  * and the body is then empty).  The harness signs each request with the
  * app's secret at the fixed clock (harness.h, fuzz_api_call), so the
- * fuzzer reaches submit, get, cancel, list, register, health and
- * metrics, and checks what api.h promises of every answer (status line,
+ * fuzzer reaches submit, get, cancel, list, register, the cron preview
+ * (GET /cron/next, which loads zone files), health and metrics, and
+ * checks what api.h promises of every answer (status line,
  * Content-Length, a JSON body that parses) and, after an accepted
  * submission, that every task file the API wrote into incoming/ is one
  * the daemon's reader accepts (task_decode), so nothing the API takes

@@ -42,6 +42,12 @@ def main():
                        ("get", "GET\n/tasks/r-1\n\n\n\n"),
                        ("list", "GET\n/tasks\nlimit=2&status=PENDING\n\n\n"),
                        ("cancel", "DELETE\n/tasks/r-1\n\n\n\n"),
+                       ("cron-next", "GET\n/cron/next\nexpr=30%202%20*"
+                        "%20*%20*&tz=America%2FNew_York&n=3&from="
+                        "2026-03-01T00%3A00%3A00Z\n\n\n"),
+                       ("cron-next-cal", "GET\n/cron/next\nexpr=Mon..Fri"
+                        "%2009%3A00%20Europe%2FBerlin&dialect=systemd"
+                        "\n\n\n"),
                        ("register", "POST\n/callbacks/register\n\n"
                         "application/json\n\n"
                         '{"url":"https://93.184.215.14/cb"}'),

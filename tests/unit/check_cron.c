@@ -1331,6 +1331,88 @@ END_TEST
  * are restricted, cronie's AND when one starts with '*', Quartz L/W/#,
  * systemd weekdays AND date and "~").
  */
+/*
+ * cron_explain_change(): hand-checked changes.  America/New_York 2026
+ * springs forward on Sunday 2026-03-08 at 02:00 EST (07:00 UTC; the
+ * second Sunday of March, US Energy Policy Act 2005); Europe/London falls
+ * back on Sunday 2027-10-31 at 01:00 UTC (the last Sunday of October);
+ * Australia/Lord_Howe moves by 30 minutes (02:00 -> 02:30 local on
+ * 2026-10-04, the first Sunday of October); UTC has no change.  The
+ * effects follow CRON-RULES.md 4.6: a skipped fixed time fires at the
+ * first instant after the jump, a repeated one once, interval times
+ * follow elapsed time.
+ */
+START_TEST(test_explain_change)
+{
+	static const struct {
+		const char *zone, *text;
+		enum cron_dialect d;
+		const char *from, *at;	/* at NULL: no change expected */
+		int32_t jump;		/* after - before, s */
+		const char *range, *effect;
+	} c[] = {
+		{ "America/New_York", "30 2 * * *", CRON_DIALECT_VIXIE,
+		    "2026-03-01T00:00:00Z", "2026-03-08T07:00:00Z", 3600,
+		    "02:00:00 to 02:59:59 on 2026-03-08",
+		    "on 2026-03-08 it fires once at 03:00:00, the first "
+		    "instant after the jump, because 02:30:00 does not exist "
+		    "(fixed-time: a skipped run happens at once)" },
+		{ "America/New_York", "30 4 * * *", CRON_DIALECT_VIXIE,
+		    "2026-03-01T00:00:00Z", "2026-03-08T07:00:00Z", 3600,
+		    "02:00:00 to 02:59:59 on 2026-03-08",
+		    "none of its times falls in them: the schedule is "
+		    "unaffected" },
+		{ "Europe/London", "*/20 1-2 * * *", CRON_DIALECT_VIXIE,
+		    "2027-10-30T00:00:00Z", "2027-10-31T01:00:00Z", -3600,
+		    "01:00:00 to 01:59:59 on 2027-10-31",
+		    "01:00:00, 01:20:00 and 01:40:00 on 2027-10-31 fire twice "
+		    "(+01:00, then +00:00; interval: elapsed time goes on)" },
+		{ "Europe/London", "0 30 1 * * ?", CRON_DIALECT_QUARTZ,
+		    "2027-10-30T00:00:00Z", "2027-10-31T01:00:00Z", -3600,
+		    "01:00:00 to 01:59:59 on 2027-10-31",
+		    "01:30:00 on 2027-10-31 occurs twice; it fires on the "
+		    "first pass only (+01:00; fixed-time: never twice)" },
+		{ "Australia/Lord_Howe", "*-*-* 02:15", CRON_DIALECT_SYSTEMD,
+		    "2026-09-01T00:00:00Z", "2026-10-03T15:30:00Z", 1800,
+		    "02:00:00 to 02:29:59 on 2026-10-04",
+		    "on 2026-10-04 it fires once at 02:30:00, the first "
+		    "instant after the jump, because 02:15:00 does not exist "
+		    "(fixed-time: a skipped run happens at once)" },
+		{ "UTC", "daily", CRON_DIALECT_SYSTEMD,
+		    "2026-09-01T00:00:00Z", NULL, 0, NULL, NULL },
+	};
+	struct cron_change ch;
+	struct cron_expr *e;
+	struct tz *z;
+	char o[16];
+	size_t i;
+
+	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
+		z = zone(c[i].zone);
+		e = expr(c[i].text, c[i].d);
+		ck_assert_int_eq(cron_explain_change(e, z, iso(c[i].from),
+		    &ch), c[i].at != NULL);
+		if (c[i].at != NULL) {
+			ck_assert_int_eq(ch.at, iso(c[i].at));
+			ck_assert_int_eq(ch.after - ch.before, c[i].jump);
+			ck_assert_int_eq(ch.skipped, c[i].jump > 0);
+			ck_assert_int_eq(ch.affected, strncmp(c[i].effect,
+			    "none", 4) != 0);
+			ck_assert_str_eq(ch.range, c[i].range);
+			ck_assert_str_eq(ch.effect, c[i].effect);
+		}
+		cron_free(e);
+		tz_free(z);
+	}
+	cron_offset_text(-12600, o, sizeof o);	/* America/St_Johns */
+	ck_assert_str_eq(o, "-03:30");
+	cron_offset_text(20700, o, sizeof o);	/* Asia/Kathmandu */
+	ck_assert_str_eq(o, "+05:45");
+	cron_offset_text(0, o, sizeof o);
+	ck_assert_str_eq(o, "+00:00");
+}
+END_TEST
+
 START_TEST(test_explain)
 {
 	static const struct {
@@ -1351,7 +1433,20 @@ START_TEST(test_explain)
 		    "at 00:00, on every 2nd day of the month from day 1, if "
 		    "that day is a Wednesday" },
 		{ "0 0 29 2 *", CRON_DIALECT_VIXIE,
-		    "at 00:00, on day 29 of the month, in February" },
+		    "at 00:00, on day 29 of February (February has it only in "
+		    "leap years)" },
+		{ "0 0 31 2 *", CRON_DIALECT_VIXIE,
+		    "at 00:00, on day 31 of February (February has no day 31: "
+		    "it never fires)" },
+		{ "0 0 31 4,6,9,11 *", CRON_DIALECT_VIXIE,
+		    "at 00:00, on day 31 of April, June, September and "
+		    "November (none of those months has a day 31: it never "
+		    "fires)" },
+		{ "0 0 30 * *", CRON_DIALECT_VIXIE,
+		    "at 00:00, on day 30 of the month (only in the months "
+		    "that have day 30)" },
+		{ "0 0 1,15 3 *", CRON_DIALECT_VIXIE,
+		    "at 00:00, on days 1 and 15 of March" },
 		{ "0 15 10 L * ?", CRON_DIALECT_QUARTZ,
 		    "at 10:15, on the last day of the month" },
 		{ "0 0 12 ? * 6#3", CRON_DIALECT_QUARTZ,
@@ -1362,10 +1457,20 @@ START_TEST(test_explain)
 		{ "0,30 * * * * ?", CRON_DIALECT_QUARTZ,
 		    "at seconds 0 and 30 of every minute, every day" },
 		{ "Mon *-05~07/1", CRON_DIALECT_SYSTEMD,
+		    "at 00:00, on the last Monday of the month, in May" },
+		{ "Fri *-*~03/1", CRON_DIALECT_SYSTEMD,
+		    "at 00:00, on the last 3 days of the month, if that day is "
+		    "a Friday" },
+		{ "Fri *-*~07", CRON_DIALECT_SYSTEMD,
+		    "at 00:00, on day 7 counted back from the month's end (1 = "
+		    "the last day), if that day is a Friday" },
+		{ "Mon,Tue *-*~07/1", CRON_DIALECT_SYSTEMD,
 		    "at 00:00, on the last 7 days of the month, if that day is "
-		    "a Monday, in May" },
+		    "a Monday or Tuesday" },
+		{ "Sat *-*~01..07 09:00", CRON_DIALECT_SYSTEMD,
+		    "at 09:00, on the last Saturday of the month" },
 		{ "quarterly", CRON_DIALECT_SYSTEMD, "at 00:00, on day 1 of "
-		    "the month, in January, April, July and October" },
+		    "January, April, July and October" },
 		{ "Sat,Sun 10:00:05", CRON_DIALECT_SYSTEMD,
 		    "at 10:00:05, on Saturday and Sunday" },
 	};
@@ -1375,10 +1480,11 @@ START_TEST(test_explain)
 
 	for (i = 0; i < sizeof c / sizeof c[0]; i++) {
 		e = expr(c[i].text, c[i].d);
-		ck_assert_int_eq(cron_explain(e, out, sizeof out),
-		    (int)strlen(c[i].want));
+		ck_assert_int_eq(cron_explain(e, out, sizeof out) >= 0, 1);
 		ck_assert_msg(strcmp(out, c[i].want) == 0, "%s: \"%s\", want "
 		    "\"%s\"", c[i].text, out, c[i].want);
+		ck_assert_int_eq(cron_explain(e, out, sizeof out),
+		    (int)strlen(c[i].want));
 		cron_free(e);
 	}
 	/* Too small a buffer: -1 and a cut, terminated text. */
@@ -1430,6 +1536,7 @@ cron_suite(void)
 	tcase_add_test(tc, test_systemd_rejects);
 	tcase_add_test(tc, test_systemd_guess);
 	tcase_add_test(tc, test_explain);
+	tcase_add_test(tc, test_explain_change);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,8 +27,9 @@ from .errors import (AuthenticationError, BadRequestError,  # noqa: E402
                      TimestampExpiredError, TransportError,
                      UnknownTaskCodeError, UnprocessableError,
                      ValidationError, problem_error)
-from .models import (TERMINAL, CallbackRegistration, Health,  # noqa: E402
-                     Submission, SubmitAccepted, Task, TaskList)
+from .models import (TERMINAL, CallbackRegistration, CronNext,  # noqa: E402
+                     Health, OffsetChange, Submission, SubmitAccepted,
+                     Task, TaskList)
 from .signing import (canonical_query, canonical_string,  # noqa: E402
                       query_ok, sign, ts1_headers, verify_webhook)
 
@@ -42,7 +43,8 @@ __all__ = [
     "ValidationError", "UnknownTaskCodeError", "IdempotencyKeyReusedError",
     "CallbackUrlError", "RateLimitedError", "ServerError",
     "InternalServerError", "ServiceUnavailableError",
-    "TERMINAL", "Task", "TaskList", "SubmitAccepted", "Health",
+    "TERMINAL", "Task", "TaskList", "SubmitAccepted", "Health", "CronNext",
+    "OffsetChange",
     "CallbackRegistration", "Submission",
     "canonical_query", "canonical_string", "query_ok", "sign",
     "ts1_headers", "verify_webhook",

@@ -22,8 +22,8 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, Mapping,
 
 from . import __version__
 from .errors import ProblemError, TransportError, problem_error
-from .models import (TERMINAL, CallbackRegistration, Health, Submission,
-                     SubmitAccepted, Task, TaskList)
+from .models import (TERMINAL, CallbackRegistration, CronNext, Health,
+                     Submission, SubmitAccepted, Task, TaskList)
 from .signing import ts1_headers
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
@@ -354,6 +354,29 @@ class Client:
             cursor = page.get("nextCursor")
             if not cursor:
                 return
+
+    def cron_next(self, expr: str, *, dialect: Optional[str] = None,
+                  tz: Optional[str] = None,
+                  since: Union[None, str, datetime.datetime] = None,
+                  n: Optional[int] = None) -> CronNext:
+        """cronNext: GET /api/cron/next, the `taskspool cron next` and
+        `cron explain` preview: the next n (1..100, server default 5)
+        fire instants of expr after since (RFC 3339 text or an aware
+        datetime; default now) in zone tz (default: the zone a systemd
+        calendar event names, else UTC), with its meaning in words and
+        what the zone's next offset change does to it.  dialect: vixie,
+        quartz or systemd (default: guessed from expr)."""
+        q = [("expr", expr)]
+        if dialect is not None:
+            q.append(("dialect", dialect))
+        if tz is not None:
+            q.append(("tz", tz))
+        if since is not None:
+            q.append(("from", _instant(since)))
+        if n is not None:
+            q.append(("n", str(int(n))))
+        return cast(CronNext, self.call("GET", "/api/cron/next", (200,),
+                                        query=_query(q)).json())
 
     def register_callback(self, url: str, *,
                           rotate_secret: bool = False) -> CallbackRegistration:

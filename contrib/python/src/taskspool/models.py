@@ -79,6 +79,30 @@ class Health(TypedDict):
     version: str
 
 
+class OffsetChange(TypedDict):
+    """The zone's next offset change and its effect (schema
+    OffsetChange)."""
+    at: str
+    offsetBefore: str
+    offsetAfter: str
+    wallTimes: str
+    wallTimesAre: str
+    affected: bool
+    effect: str
+
+
+class CronNext(TypedDict):
+    """GET /api/cron/next (schema CronNext)."""
+    expr: str
+    dialect: str
+    schedule: str
+    timezone: str
+    means: str
+    next: List[str]
+    nextUtc: List[str]
+    offsetChange: Optional[OffsetChange]
+
+
 class CallbackRegistration(TypedDict, total=False):
     """POST /api/callbacks/register (schema CallbackRegistration): secret
     only when one was made, previousSecretExpiresAt after a rotation."""
