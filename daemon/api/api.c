@@ -343,6 +343,56 @@ api_qdecode(const char *s, const char *e, char *out, size_t outlen)
 	return 0;
 }
 
+int
+api_query_read(struct api_ctx *c, struct buf *out,
+    const struct api_param *params, size_t n, unsigned *seen)
+{
+	const char *qs = api_env(c, "QUERY_STRING");
+	char why[128];
+
+	*seen = 0;
+	for (const char *s = qs != NULL ? qs : ""; *s != '\0';) {
+		const char *e = s + strcspn(s, "&"), *eq = memchr(s, '=',
+		    (size_t)(e - s));
+		char name[32];
+		size_t i, used = 0;
+
+		if (e == s) {
+			s = *e == '&' ? e + 1 : e;
+			continue;
+		}
+		if (api_qdecode(s, eq != NULL ? eq : e, name, sizeof name) != 0)
+			return api_query_invalid(c, out, "query", "a parameter "
+			    "name is too long or not decodable");
+		for (i = 0; i < n; i++)
+			if (strcmp(name, params[i].name) == 0)
+				break;
+		if (i == n) {
+			used = (size_t)snprintf(why, sizeof why, "unknown "
+			    "parameter; the known ones are");
+			for (size_t k = 0; k < n && used < sizeof why; k++)
+				used += (size_t)snprintf(why + used,
+				    sizeof why - used, "%s %s", k == 0 ? "" :
+				    k + 1 == n ? " and" : ",", params[k].name);
+			return api_query_invalid(c, out, name, why);
+		}
+		if (*seen & 1u << i)
+			return api_query_invalid(c, out, name, "given more "
+			    "than once");
+		*seen |= 1u << i;
+		/* API.md 3.3: a name without '=' has the empty value. */
+		if (api_qdecode(eq != NULL ? eq + 1 : e, e, params[i].val,
+		    params[i].room) != 0) {
+			(void)snprintf(why, sizeof why, "too long or not "
+			    "decodable (at most %zu bytes, percent-encoded)",
+			    params[i].room - 1);
+			return api_query_invalid(c, out, name, why);
+		}
+		s = *e == '&' ? e + 1 : e;
+	}
+	return 0;
+}
+
 const char *
 api_env(struct api_ctx *c, const char *name)
 {
@@ -552,11 +602,11 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
 	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE, R_BATCH_HOLD,
-	R_BATCH_RELEASE, R_CRON_NEXT };
+	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
- * "/hold" or "/release", with a valid requestId; the id is then copied
+ * "/hold", "/release" or "/logs", with a valid requestId; the id is then copied
  * into idbuf (TASK_ID_MAX + 1 bytes).  Returns 1 or 0.
  */
 static int
@@ -612,7 +662,7 @@ route_batch(const char *b, int get, int post, const char **allow, int *ok,
  * method is GET, POST or DELETE (get, post, del), §2.1: R_NONE when p is
  * no resource; else *allow the methods it allows (a static string), *ok
  * whether the method is one of them, and for R_TASK *id the task's id
- * (borrowed from p; for R_HOLD and R_RELEASE copied into idbuf,
+ * (borrowed from p; for R_HOLD, R_RELEASE and R_LOGS copied into idbuf,
  * TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE, _HOLD and
  * _RELEASE borrowed, the batchId ending at the next '/').
  */
@@ -643,6 +693,12 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		*id = idbuf;
 		*allow = "POST";
 		*ok = post;
+	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7,
+	    "/logs", idbuf)) {
+		r = R_LOGS;
+		*id = idbuf;
+		*allow = "GET";
+		*ok = get;
 	} else if (strcmp(p, "/health") == 0) {
 		r = R_HEALTH;
 		*allow = "GET";
@@ -761,6 +817,8 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_batch_get(c, out, id);
 	else if (r == R_CRON_NEXT)
 		rc = api_cron_next(c, out);
+	else if (r == R_LOGS)
+		rc = api_logs(c, out, id);
 	else if (r == R_BATCH_CLOSE || r == R_BATCH_HOLD ||
 	    r == R_BATCH_RELEASE) {
 		char bid[BATCH_ID_MAX + 1];

@@ -27,75 +27,30 @@
 #define CRONAPI_N_DEFAULT	5
 #define CRONAPI_N_MAX		100
 
-/* The query of one request, decoded; "seen" refuses repeated names. */
+/* The query of one request, decoded. */
 struct cron_query {
 	char	 expr[CRON_TEXT_MAX + 1];
 	char	 dialect[16];
 	char	 tz[TZ_NAME_MAX + 1];
 	char	 from[64];
 	char	 n[16];
-	unsigned seen;		/* bit i: param[i] was given */
+	unsigned seen;		/* bit i: parameter i was given */
 };
 
-static const char *const param[] = { "expr", "dialect", "tz", "from", "n" };
-
-/* Where param[i]'s value goes in q, and its room. */
-static char *
-param_slot(struct cron_query *q, size_t i, size_t *len)
-{
-	char *slot[] = { q->expr, q->dialect, q->tz, q->from, q->n };
-	size_t room[] = { sizeof q->expr, sizeof q->dialect, sizeof q->tz,
-	    sizeof q->from, sizeof q->n };
-
-	*len = room[i];
-	return slot[i];
-}
-
-/*
- * Decode QUERY_STRING into q.  Returns 0, or the status of the 422 sent
- * for an unknown, repeated, undecodable or too long parameter.
- */
+/* Decode QUERY_STRING into q: 0, or the status of the 422 sent. */
 static int
 read_query(struct api_ctx *c, struct buf *out, struct cron_query *q)
 {
-	const char *qs = api_env(c, "QUERY_STRING");
+	const struct api_param p[] = {
+		{ "expr", q->expr, sizeof q->expr },
+		{ "dialect", q->dialect, sizeof q->dialect },
+		{ "tz", q->tz, sizeof q->tz },
+		{ "from", q->from, sizeof q->from },
+		{ "n", q->n, sizeof q->n },
+	};
 
 	memset(q, 0, sizeof(*q));
-	for (const char *s = qs != NULL ? qs : ""; *s != '\0';) {
-		const char *e = s + strcspn(s, "&"), *eq = memchr(s, '=',
-		    (size_t)(e - s));
-		char name[32], why[96], *slot;
-		size_t i, len;
-
-		if (e == s) {
-			s = *e == '&' ? e + 1 : e;
-			continue;
-		}
-		if (api_qdecode(s, eq != NULL ? eq : e, name, sizeof name) != 0)
-			return api_query_invalid(c, out, "query", "a parameter "
-			    "name is too long or not decodable");
-		for (i = 0; i < sizeof param / sizeof param[0]; i++)
-			if (strcmp(name, param[i]) == 0)
-				break;
-		if (i == sizeof param / sizeof param[0])
-			return api_query_invalid(c, out, name, "unknown "
-			    "parameter; the known ones are expr, dialect, tz, "
-			    "from and n");
-		if (q->seen & 1u << i)
-			return api_query_invalid(c, out, name, "given more "
-			    "than once");
-		q->seen |= 1u << i;
-		slot = param_slot(q, i, &len);
-		/* API.md 3.3: a name without '=' has the empty value. */
-		if (api_qdecode(eq != NULL ? eq + 1 : e, e, slot, len) != 0) {
-			(void)snprintf(why, sizeof why, "too long or not "
-			    "decodable (at most %zu bytes, percent-encoded)",
-			    len - 1);
-			return api_query_invalid(c, out, name, why);
-		}
-		s = *e == '&' ? e + 1 : e;
-	}
-	return 0;
+	return api_query_read(c, out, p, sizeof p / sizeof p[0], &q->seen);
 }
 
 /* The dialect named by s; -1 when s names none. */

@@ -14,6 +14,7 @@
  *   api_tasks.c      GET and DELETE /tasks/{id}, GET /tasks (the list)
  *   api_callbacks.c  POST /callbacks/register, callback URL checks
  *   api_ops.c        GET /health and GET /metrics (unsigned)
+ *   api_logs.c       GET /tasks/{id}/logs (pages of hook output)
  *   api_cron.c       GET /cron/next (the `cron next` and `cron explain`
  *                    preview)
  *   api_trace.c      the traceparent a submitted task keeps
@@ -136,6 +137,25 @@ int api_query_invalid(struct api_ctx *c, struct buf *out, const char *field,
  * NUL-terminated on success).  Returns 0, or -1 when the value does not
  * fit or decodes to a NUL byte.  RFC 3986 section 2.1. */
 int api_qdecode(const char *s, const char *e, char *out, size_t outlen);
+
+/* A query parameter api_query_read() knows: its name, and where its
+ * decoded value goes (room bytes, NUL included). */
+struct api_param {
+	const char	*name;
+	char		*val;
+	size_t		 room;
+};
+
+/*
+ * Decode QUERY_STRING (API.md 3.3: '&'-separated name=value pairs, empty
+ * ones dropped, a name without '=' the empty value) into the n params
+ * (at most 32), setting bit i of *seen for each params[i] given.
+ * Returns 0, or the status of the 422 VALIDATION_FAILED sent for an
+ * unknown parameter (the reason lists the known ones), one given twice,
+ * or a name or value that does not decode or fit.
+ */
+int api_query_read(struct api_ctx *c, struct buf *out,
+    const struct api_param *params, size_t n, unsigned *seen);
 
 /* The CGI meta-variable name: borrowed (valid for the request), or NULL
  * when unset. */
@@ -310,5 +330,20 @@ int api_metrics(struct api_ctx *c, struct buf *out);	/* GET /metrics */
  * of the spool; the caller is authenticated.  Returns the status sent.
  */
 int api_cron_next(struct api_ctx *c, struct buf *out);
+
+/* --- GET /tasks/{id}/logs (api_logs.c) ------------------------------- */
+
+/*
+ * GET /tasks/{id}/logs?attempt=&stream=&offset=&limit=: one page (at
+ * most limit bytes, default 64 KiB, at most 256 KiB) of what attempt
+ * (default the latest) of the caller's task id (borrowed, valid) wrote
+ * to stream (stdout or stderr) from byte offset on, from
+ * logs/<id>/<attempt>.out or .err: {"requestId", "attempt", "stream",
+ * "offset", "length", "nextOffset", "size", "complete", "encoding",
+ * "data"}, data a JSON string when the page is UTF-8 without NUL, else
+ * base64.  Another app's task is 404 TASK_NOT_FOUND.  Returns the status
+ * sent.
+ */
+int api_logs(struct api_ctx *c, struct buf *out, const char *id);
 
 #endif

@@ -45,6 +45,8 @@ def main():
                        ("cron-next", "GET\n/cron/next\nexpr=30%202%20*"
                         "%20*%20*&tz=America%2FNew_York&n=3&from="
                         "2026-03-01T00%3A00%3A00Z\n\n\n"),
+                       ("logs", "GET\n/tasks/r-1/logs\nattempt=1&stream="
+                        "stderr&offset=0&limit=5\n\n\n"),
                        ("cron-next-cal", "GET\n/cron/next\nexpr=Mon..Fri"
                         "%2009%3A00%20Europe%2FBerlin&dialect=systemd"
                         "\n\n\n"),

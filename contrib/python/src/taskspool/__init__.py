@@ -28,8 +28,8 @@ from .errors import (AuthenticationError, BadRequestError,  # noqa: E402
                      UnknownTaskCodeError, UnprocessableError,
                      ValidationError, problem_error)
 from .models import (TERMINAL, CallbackRegistration, CronNext,  # noqa: E402
-                     Health, OffsetChange, Submission, SubmitAccepted,
-                     Task, TaskList)
+                     Health, LogPage, OffsetChange, Submission,
+                     SubmitAccepted, Task, TaskList)
 from .signing import (canonical_query, canonical_string,  # noqa: E402
                       query_ok, sign, ts1_headers, verify_webhook)
 
@@ -44,7 +44,7 @@ __all__ = [
     "CallbackUrlError", "RateLimitedError", "ServerError",
     "InternalServerError", "ServiceUnavailableError",
     "TERMINAL", "Task", "TaskList", "SubmitAccepted", "Health", "CronNext",
-    "OffsetChange",
+    "OffsetChange", "LogPage",
     "CallbackRegistration", "Submission",
     "canonical_query", "canonical_string", "query_ok", "sign",
     "ts1_headers", "verify_webhook",

@@ -7,6 +7,7 @@ Standard library only (http.client): it works offline.  Not thread-safe:
 use one Client per thread.
 """
 
+import base64
 import datetime
 import email.utils
 import http.client
@@ -23,7 +24,7 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, Mapping,
 from . import __version__
 from .errors import ProblemError, TransportError, problem_error
 from .models import (TERMINAL, CallbackRegistration, CronNext, Health,
-                     Submission, SubmitAccepted, Task, TaskList)
+                     LogPage, Submission, SubmitAccepted, Task, TaskList)
 from .signing import ts1_headers
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
@@ -354,6 +355,31 @@ class Client:
             cursor = page.get("nextCursor")
             if not cursor:
                 return
+
+    def logs(self, request_id: str, *, attempt: Optional[int] = None,
+             stream: str = "stdout", offset: int = 0,
+             limit: Optional[int] = None) -> LogPage:
+        """getTaskLogs: one page of what an attempt (default the latest)
+        of the task wrote to stream ("stdout" or "stderr") from byte
+        offset on, at most limit bytes (1..262144, server default 65536).
+        Follow a running attempt by asking again from the page's
+        nextOffset until its "complete" is true; log_bytes() decodes a
+        page's data."""
+        q = [("stream", stream), ("offset", str(int(offset)))]
+        if attempt is not None:
+            q.append(("attempt", str(int(attempt))))
+        if limit is not None:
+            q.append(("limit", str(int(limit))))
+        return cast(LogPage, self.call(
+            "GET", "/api/tasks/" + _check_id(request_id) + "/logs", (200,),
+            query=_query(q)).json())
+
+    @staticmethod
+    def log_bytes(page: LogPage) -> bytes:
+        """The bytes of a logs() page, whatever its encoding."""
+        if page["encoding"] == "base64":
+            return base64.b64decode(page["data"], validate=True)
+        return page["data"].encode("utf-8")
 
     def cron_next(self, expr: str, *, dialect: Optional[str] = None,
                   tz: Optional[str] = None,

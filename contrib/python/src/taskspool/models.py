@@ -79,6 +79,21 @@ class Health(TypedDict):
     version: str
 
 
+class LogPage(TypedDict):
+    """GET /api/tasks/{requestId}/logs (schema LogPage): data is text
+    when encoding is "utf-8", base64 when "base64"."""
+    requestId: str
+    attempt: int
+    stream: str
+    offset: int
+    length: int
+    nextOffset: int
+    size: int
+    complete: bool
+    encoding: str
+    data: str
+
+
 class OffsetChange(TypedDict):
     """The zone's next offset change and its effect (schema
     OffsetChange)."""
