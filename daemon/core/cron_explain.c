@@ -145,18 +145,39 @@ stepped(const uint64_t *w, int lo, int hi, int *a, int *k)
 	return 1;
 }
 
-/* minutes / seconds / hours, one of them: "every 15 minutes", ... */
+/* The English ordinal suffix of n: "st" (1, 21, 31), "nd", "rd", "th". */
+static const char *
+nth(int n)
+{
+	if (n % 100 >= 11 && n % 100 <= 13)
+		return "th";
+	return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" :
+	    "th";
+}
+
+/*
+ * minutes / seconds / hours, one of them: "every 15 minutes", "every 7th
+ * minute from 0 to 56" (a step that does not divide the hour: the field
+ * starts again at 0 each hour), "every 2nd hour" (ordinal: the hours,
+ * which follow "during" or "of"), "minutes 1 to 5".
+ */
 static void
 put_unit(struct out *o, const uint64_t *w, int hi, const char *unit,
-    const char *at)
+    const char *at, int ordinal)
 {
-	int a, k, n = count(w, 0, hi);
+	int a, k, n = count(w, 0, hi), last;
 
 	if (n == hi + 1) {
 		put(o, "every %s", unit);
 	} else if (stepped(w, 0, hi, &a, &k)) {
-		put(o, "every %d %ss", k, unit);
-		if (a != 0)
+		last = a + k * (n - 1);
+		if (!ordinal && (hi + 1) % k == 0 && a < k)
+			put(o, "every %d %ss", k, unit);
+		else
+			put(o, "every %d%s %s", k, nth(k), unit);
+		if ((hi + 1) % k != 0 || a >= k)
+			put(o, " from %d to %d", a, last);
+		else if (a != 0)
 			put(o, " from %s %d", unit, a);
 	} else {
 		put(o, "%s%s%s ", at, unit, n > 1 ? "s" : "");
@@ -183,22 +204,25 @@ put_time(struct out *o, const struct cron_expr *e)
 		if (nh == 24)
 			put(o, "every hour");
 		else
-			put_unit(o, &h, 23, "hour", "");
+			put_unit(o, &h, 23, "hour", "", 1);
 		return;
 	}
 	if (ns == 1 && sv == 0) {
-		put_unit(o, &m, 59, "minute", "at ");
+		put_unit(o, &m, 59, "minute", "at ", 0);
 	} else {
-		put_unit(o, &s, 59, "second", "at ");
+		put_unit(o, &s, 59, "second", "at ", 0);
 		put(o, " of ");
 		if (nm == 60)
 			put(o, "every minute");
 		else
-			put_unit(o, &m, 59, "minute", "");
+			put_unit(o, &m, 59, "minute", "", 0);
 	}
 	if (nh != 24) {
 		put(o, ", during ");
-		put_unit(o, &h, 23, "hour", "");
+		put_unit(o, &h, 23, "hour", "", 1);
+	} else if (nm != 60 && !stepped(&m, 0, 59, &hv, &mv)) {
+		/* "at minutes 1 to 5" alone reads as once a day */
+		put(o, " of every hour");
 	}
 }
 
@@ -214,6 +238,10 @@ put_weekdays(struct out *o, uint32_t dow, const char *on)
 	if (dow == 0x41) {	/* Sunday is bit 0; say it the usual way */
 		put(o, "%sSaturday and Sunday", on);
 		return;
+	}
+	if (*on != '\0' && __builtin_popcount(dow & 0x7f) == 1) {
+		put(o, "%s%ss", on, wd_names[__builtin_ctz(dow & 0x7f)]);
+		return;			/* "on Sundays" */
 	}
 	put(o, "%s", on);
 	put_set(o, &w, 0, 6, 0, wd_names);
@@ -257,7 +285,7 @@ put_dom(struct out *o, const struct cron_expr *e)
 			return;
 		if (stepped(&w, 1, 31, &i, &k)) {
 			put(o, "on every %d%s day of the month from day %d", k,
-			    k == 2 ? "nd" : k == 3 ? "rd" : "th", i);
+			    nth(k), i);
 			return;
 		}
 		put(o, "on day%s ", count(&w, 1, 31) > 1 ? "s" : "");
@@ -270,13 +298,14 @@ put_dom(struct out *o, const struct cron_expr *e)
 		if (e->dom_n == 0)
 			put(o, "on the last day of the month");
 		else
-			put(o, "on the last day of the month minus %d",
-			    e->dom_n);
+			put(o, "on the %d%s-last day of the month",
+			    e->dom_n + 1, nth(e->dom_n + 1));
 		return;
 	case DOM_LAST_WD:
-		put(o, "on the weekday nearest to the last day of the month");
+		put(o, "on the weekday nearest to the ");
 		if (e->dom_n > 0)
-			put(o, " minus %d", e->dom_n);
+			put(o, "%d%s-", e->dom_n + 1, nth(e->dom_n + 1));
+		put(o, "last day of the month");
 		return;
 	case DOM_NEAR_WD:
 		put(o, "on the weekday nearest to day %d of the month (never "
@@ -295,6 +324,10 @@ put_dom(struct out *o, const struct cron_expr *e)
 				put(o, "on the last day of the month");
 			else
 				put(o, "on the last %d days of the month", n);
+		} else if (__builtin_popcountll(w) == 1) {
+			int d = __builtin_ctzll(w);
+
+			put(o, "on the %d%s-last day of the month", d, nth(d));
 		} else {
 			put(o, "on day%s ", __builtin_popcountll(w) > 1 ? "s" :
 			    "");
@@ -391,6 +424,34 @@ put_short_months(struct out *o, const struct cron_expr *e)
 		put(o, " (only in the months that have day %d)", first);
 }
 
+/* The years part, unless every year: ", every 2nd year from 2026",
+ * ", from 2027 to 2030", ", in 2027", ", in 2027 and 2029". */
+static void
+put_years(struct out *o, const uint64_t *y)
+{
+	int top = YEAR_LAST - YEAR_FIRST, n = count(y, 0, top), a, k, i;
+	int first = -1, last = -1;
+
+	if (n == top + 1 || n == 0)
+		return;
+	for (i = 0; i <= top; i++)
+		if (bit(y, i)) {
+			if (first < 0)
+				first = i;
+			last = i;
+		}
+	if (n > 2 && last - first + 1 == n) {
+		put(o, ", from %d to %d", first + YEAR_FIRST, last +
+		    YEAR_FIRST);
+	} else if (stepped(y, 0, top, &a, &k)) {
+		put(o, ", every %d%s year from %d", k, nth(k), a +
+		    YEAR_FIRST);
+	} else {
+		put(o, ", in ");
+		put_set(o, y, 0, top, YEAR_FIRST, NULL);
+	}
+}
+
 int
 cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 {
@@ -440,18 +501,19 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 		put_dow(&o, e, "on ");
 	}
 months:
-	if ((mon & 0x1ffe) != 0x1ffe) {
+	if (__builtin_popcountll(mon & 0x1ffe) == 1 && !o.full && o.len >= 13 &&
+	    strcmp(o.p + o.len - 13, " of the month") == 0) {
+		/* "on the last Monday of May" */
+		o.len -= 13;
+		put(&o, " of %s", mon_names[__builtin_ctzll(mon & 0x1ffe)]);
+	} else if ((mon & 0x1ffe) != 0x1ffe) {
 		put(&o, ", in ");
 		put_set(&o, &mon, 1, 12, 0, mon_names);
 	}
 	if (dom_says && !dow_says && e->dom_kind == DOM_SET)
 		put_short_months(&o, e);
-	if (e->has_year && count(e->year, 0, YEAR_LAST - YEAR_FIRST) !=
-	    YEAR_LAST - YEAR_FIRST + 1) {
-		put(&o, ", in ");
-		put_set(&o, e->year, 0, YEAR_LAST - YEAR_FIRST, YEAR_FIRST,
-		    NULL);
-	}
+	if (e->has_year)
+		put_years(&o, e->year);
 	return o.full ? -1 : (int)o.len;
 }
 
@@ -532,8 +594,8 @@ cron_explain_change(const struct cron_expr *e, const struct tz *z,
 	fx = (struct out){ c->effect, 0, sizeof c->effect, 0, NULL };
 	list[0] = '\0';
 	if (cron_next_fire(e, u, lo - 1, &w) != 1 || w >= hi) {
-		put(&fx, "none of its times falls in them: the schedule is "
-		    "unaffected");
+		put(&fx, "none of its times falls in them: this change does "
+		    "not affect it");
 		tz_free(u);
 		return 1;
 	}
@@ -560,8 +622,9 @@ cron_explain_change(const struct cron_expr *e, const struct tz *z,
 		char o1[16];
 
 		cron_offset_text(c->before, o1, sizeof o1);
-		put(&fx, "%s on %s occurs twice; it fires on the first pass "
-		    "only (%s; fixed-time: never twice)", tw, dw, o1);
+		put(&fx, "%s on %s %s twice; %s on the first pass only (%s; "
+		    "fixed-time: never twice)", list, dw, many ? "occur" :
+		    "occurs", many ? "each fires" : "it fires", o1);
 	} else {
 		char o1[16], o2[16];
 

@@ -314,9 +314,17 @@ decode_calendar(struct job *j, const struct job_seen *seen,
 {
 	char why[CRON_WHY_MAX];
 	const char *zone;
+	enum cron_dialect g;
+
 
 	j->dialect = CRON_DIALECT_SYSTEMD;
 	j->cron = cron_parse(seen->cron, j->dialect, why, sizeof(why));
+	if (j->cron == NULL && errno != ENOMEM &&
+	    cron_dialect_guess(seen->cron, &g) == 0 &&
+	    g != CRON_DIALECT_SYSTEMD)
+		return fail(err, "calendar", "\"%.40s\" is a %s cron "
+		    "expression, not a calendar event: give it as \"cron\"",
+		    seen->cron, g == CRON_DIALECT_VIXIE ? "vixie" : "quartz");
 	if (j->cron == NULL)
 		return fail(err, "calendar", "%s", errno == ENOMEM ?
 		    "out of memory" : why);

@@ -1360,8 +1360,8 @@ START_TEST(test_explain_change)
 		{ "America/New_York", "30 4 * * *", CRON_DIALECT_VIXIE,
 		    "2026-03-01T00:00:00Z", "2026-03-08T07:00:00Z", 3600,
 		    "02:00:00 to 02:59:59 on 2026-03-08",
-		    "none of its times falls in them: the schedule is "
-		    "unaffected" },
+		    "none of its times falls in them: this change does not "
+		    "affect it" },
 		{ "Europe/London", "*/20 1-2 * * *", CRON_DIALECT_VIXIE,
 		    "2027-10-30T00:00:00Z", "2027-10-31T01:00:00Z", -3600,
 		    "01:00:00 to 01:59:59 on 2027-10-31",
@@ -1372,6 +1372,12 @@ START_TEST(test_explain_change)
 		    "01:00:00 to 01:59:59 on 2027-10-31",
 		    "01:30:00 on 2027-10-31 occurs twice; it fires on the "
 		    "first pass only (+01:00; fixed-time: never twice)" },
+		{ "America/New_York", "0,20,40 1 * * *", CRON_DIALECT_VIXIE,
+		    "2026-10-31T00:00:00Z", "2026-11-01T06:00:00Z", -3600,
+		    "01:00:00 to 01:59:59 on 2026-11-01",
+		    "01:00:00, 01:20:00 and 01:40:00 on 2026-11-01 occur "
+		    "twice; each fires on the first pass only (-04:00; "
+		    "fixed-time: never twice)" },
 		{ "Australia/Lord_Howe", "*-*-* 02:15", CRON_DIALECT_SYSTEMD,
 		    "2026-09-01T00:00:00Z", "2026-10-03T15:30:00Z", 1800,
 		    "02:00:00 to 02:29:59 on 2026-10-04",
@@ -1428,7 +1434,7 @@ START_TEST(test_explain)
 		    "every 15 minutes, every day" },
 		{ "0 0 1,15 * 3", CRON_DIALECT_VIXIE,
 		    "at 00:00, on days 1 and 15 of the month, or on "
-		    "Wednesday" },
+		    "Wednesdays" },
 		{ "0 0 */2 * 3", CRON_DIALECT_VIXIE,
 		    "at 00:00, on every 2nd day of the month from day 1, if "
 		    "that day is a Wednesday" },
@@ -1452,18 +1458,39 @@ START_TEST(test_explain)
 		{ "0 0 12 ? * 6#3", CRON_DIALECT_QUARTZ,
 		    "at 12:00, on the third Friday of the month" },
 		{ "0 0 12 ? * 6L 2027-2030", CRON_DIALECT_QUARTZ,
-		    "at 12:00, on the last Friday of the month, in 2027 to "
+		    "at 12:00, on the last Friday of the month, from 2027 to "
 		    "2030" },
+		{ "0 0 12 * * ? 2026/2", CRON_DIALECT_QUARTZ,
+		    "at 12:00, every day, every 2nd year from 2026" },
+		{ "*/7 * * * *", CRON_DIALECT_VIXIE,
+		    "every 7th minute from 0 to 56, every day" },
+		{ "0 */5 * * *", CRON_DIALECT_VIXIE,
+		    "at minute 0 of every 5th hour from 0 to 20, every day" },
+		{ "5,35 */2 * * *", CRON_DIALECT_VIXIE,
+		    "at minutes 5 and 35, during every 2nd hour, every day" },
+		{ "1-5 * * * *", CRON_DIALECT_VIXIE,
+		    "at minutes 1 to 5 of every hour, every day" },
+		{ "0 0 0 L-3 * ?", CRON_DIALECT_QUARTZ,
+		    "at 00:00, on the 4th-last day of the month" },
+		{ "0 0 0 L-2W * ?", CRON_DIALECT_QUARTZ,
+		    "at 00:00, on the weekday nearest to the 3rd-last day of the "
+		    "month" },
+		{ "0 0 0 ? JAN 1#3", CRON_DIALECT_QUARTZ,
+		    "at 00:00, on the third Sunday of January" },
+		{ "@weekly", CRON_DIALECT_VIXIE, "at 00:00, on Sundays" },
 		{ "0,30 * * * * ?", CRON_DIALECT_QUARTZ,
 		    "at seconds 0 and 30 of every minute, every day" },
 		{ "Mon *-05~07/1", CRON_DIALECT_SYSTEMD,
-		    "at 00:00, on the last Monday of the month, in May" },
+		    "at 00:00, on the last Monday of May" },
 		{ "Fri *-*~03/1", CRON_DIALECT_SYSTEMD,
 		    "at 00:00, on the last 3 days of the month, if that day is "
 		    "a Friday" },
 		{ "Fri *-*~07", CRON_DIALECT_SYSTEMD,
-		    "at 00:00, on day 7 counted back from the month's end (1 = "
-		    "the last day), if that day is a Friday" },
+		    "at 00:00, on the 7th-last day of the month, if that day is "
+		    "a Friday" },
+		{ "*-*~26,10", CRON_DIALECT_SYSTEMD,
+		    "at 00:00, on days 10 and 26 counted back from the month's "
+		    "end (1 = the last day)" },
 		{ "Mon,Tue *-*~07/1", CRON_DIALECT_SYSTEMD,
 		    "at 00:00, on the last 7 days of the month, if that day is "
 		    "a Monday or Tuesday" },

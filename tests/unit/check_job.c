@@ -434,6 +434,11 @@ START_TEST(test_rules_members)
 	    "calendar", "names zone UTC but \"timezone\" is Europe/Riga");
 	bad_m("\"cron\":\"Mon..Fri 09:00\"", "cron",
 	    "is a systemd calendar event: give it as \"calendar\"");
+	bad_m("\"calendar\":\"30 2 * * *\"", "calendar",
+	    "is a vixie cron expression, not a calendar event: give it as "
+	    "\"cron\"");
+	bad_m("\"calendar\":\"0 0 12 ? * MON\"", "calendar",
+	    "is a quartz cron expression, not a calendar event");
 
 	/* dialect and timezone. */
 	bad_m("\"cron\":\"@daily\",\"dialect\":\"posix\"", "dialect",
