@@ -493,7 +493,8 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 			on = "";
 		}
 		put(&o, "%s", join);
-		if (*on == '\0')	/* "if that day is a Monday or Sunday" */
+		/* "if that day is a Monday or Tuesday" */
+		if (*on == '\0')
 			o.conj = " or ";
 		put_dow(&o, e, on);
 		o.conj = NULL;

@@ -1473,8 +1473,8 @@ START_TEST(test_explain)
 		{ "0 0 0 L-3 * ?", CRON_DIALECT_QUARTZ,
 		    "at 00:00, on the 4th-last day of the month" },
 		{ "0 0 0 L-2W * ?", CRON_DIALECT_QUARTZ,
-		    "at 00:00, on the weekday nearest to the 3rd-last day of the "
-		    "month" },
+		    "at 00:00, on the weekday nearest to the 3rd-last day of "
+		    "the month" },
 		{ "0 0 0 ? JAN 1#3", CRON_DIALECT_QUARTZ,
 		    "at 00:00, on the third Sunday of January" },
 		{ "@weekly", CRON_DIALECT_VIXIE, "at 00:00, on Sundays" },
@@ -1486,8 +1486,8 @@ START_TEST(test_explain)
 		    "at 00:00, on the last 3 days of the month, if that day is "
 		    "a Friday" },
 		{ "Fri *-*~07", CRON_DIALECT_SYSTEMD,
-		    "at 00:00, on the 7th-last day of the month, if that day is "
-		    "a Friday" },
+		    "at 00:00, on the 7th-last day of the month, if that day "
+		    "is a Friday" },
 		{ "*-*~26,10", CRON_DIALECT_SYSTEMD,
 		    "at 00:00, on days 10 and 26 counted back from the month's "
 		    "end (1 = the last day)" },
