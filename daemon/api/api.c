@@ -120,6 +120,7 @@ problem_title(const char *code)
 		{ "REQUEST_ID_CONFLICT", "requestId used by another "
 		    "submitter" },
 		{ "TASK_FINISHED", "Task already finished" },
+		{ "TASK_NOT_RETRYABLE", "Task is not failed or cancelled" },
 		{ "METHOD_NOT_ALLOWED", "Method not allowed" },
 		{ "LENGTH_REQUIRED", "Content-Length required" },
 		{ "PAYLOAD_TOO_LARGE", "Request body too large" },
@@ -602,12 +603,12 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
 	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE, R_BATCH_HOLD,
-	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS };
+	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS, R_RETRY };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
- * "/hold", "/release" or "/logs", with a valid requestId; the id is then copied
- * into idbuf (TASK_ID_MAX + 1 bytes).  Returns 1 or 0.
+ * "/hold", "/release", "/retry" or "/logs", with a valid requestId;
+ * the id is then copied into idbuf (TASK_ID_MAX + 1 bytes).  Returns 1 or 0.
  */
 static int
 task_action(const char *p, const char *action, char *idbuf)
@@ -662,8 +663,8 @@ route_batch(const char *b, int get, int post, const char **allow, int *ok,
  * method is GET, POST or DELETE (get, post, del), §2.1: R_NONE when p is
  * no resource; else *allow the methods it allows (a static string), *ok
  * whether the method is one of them, and for R_TASK *id the task's id
- * (borrowed from p; for R_HOLD, R_RELEASE and R_LOGS copied into idbuf,
- * TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE, _HOLD and
+ * (borrowed from p; for R_HOLD, R_RELEASE, R_RETRY and R_LOGS copied
+ * into idbuf, TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE, _HOLD and
  * _RELEASE borrowed, the batchId ending at the next '/').
  */
 static enum route
@@ -690,6 +691,12 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7,
 	    "/release", idbuf)) {
 		r = R_RELEASE;
+		*id = idbuf;
+		*allow = "POST";
+		*ok = post;
+	} else if (strncmp(p, "/tasks/", 7) == 0 && task_action(p + 7,
+	    "/retry", idbuf)) {
+		r = R_RETRY;
 		*id = idbuf;
 		*allow = "POST";
 		*ok = post;
@@ -819,6 +826,8 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_cron_next(c, out);
 	else if (r == R_LOGS)
 		rc = api_logs(c, out, id);
+	else if (r == R_RETRY)
+		rc = api_retry(c, out, id);
 	else if (r == R_BATCH_CLOSE || r == R_BATCH_HOLD ||
 	    r == R_BATCH_RELEASE) {
 		char bid[BATCH_ID_MAX + 1];

@@ -15,6 +15,7 @@
  *   api_callbacks.c  POST /callbacks/register, callback URL checks
  *   api_ops.c        GET /health and GET /metrics (unsigned)
  *   api_logs.c       GET /tasks/{id}/logs (pages of hook output)
+ *   api_retry.c      POST /tasks/{id}/retry
  *   api_cron.c       GET /cron/next (the `cron next` and `cron explain`
  *                    preview)
  *   api_trace.c      the traceparent a submitted task keeps
@@ -345,5 +346,16 @@ int api_cron_next(struct api_ctx *c, struct buf *out);
  * sent.
  */
 int api_logs(struct api_ctx *c, struct buf *out, const char *id);
+
+/* --- POST /tasks/{id}/retry (api_retry.c) ---------------------------- */
+
+/*
+ * POST /tasks/{id}/retry: the caller's FAILED or CANCELLED task id
+ * (borrowed, valid) back to incoming/ with its history (coord/retry.h):
+ * 202 and the task's view; 409 TASK_NOT_RETRYABLE with "taskStatus" for
+ * a task in another state; 404 TASK_NOT_FOUND for another app's or an
+ * unknown one.  The body is empty or {}.  Returns the status sent.
+ */
+int api_retry(struct api_ctx *c, struct buf *out, const char *id);
 
 #endif

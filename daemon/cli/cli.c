@@ -42,6 +42,7 @@
 #include "coord/coord_open.h"
 #include "coord/hold.h"
 #include "coord/index.h"
+#include "coord/retry.h"
 #include "core/jsontext.h"
 #include "core/nameset.h"
 #include "core/priority.h"
@@ -1727,12 +1728,9 @@ cmd_cancel(struct cli *c, int argc, char **argv)
 static int
 cmd_retry(struct cli *c, int argc, char **argv)
 {
-	struct status st;
-	char file[SPOOL_NAME_MAX], *data;
-	size_t len;
-	struct task t;
-	struct task_error te;
-	struct buf out;
+	char warn[160];
+	enum spool_dir where = SPOOL_NDIRS;
+	size_t attempt = 0;
 	int rc;
 
 	if (argc != 2 || argv[1][0] == '-') {
@@ -1746,98 +1744,27 @@ cmd_retry(struct cli *c, int argc, char **argv)
 		    "requestId\n", argv[1]);
 		return EX_USAGE;
 	}
-	if (get_status(c, argv[1], &st) != 0) {
-		fprintf(stderr, "taskspool retry: no task %s\n", argv[1]);
-		return EX_NOINPUT;
-	}
-	if (st.where != SPOOL_FAILED && st.where != SPOOL_CANCELLED) {
-		fprintf(stderr, "taskspool retry: %s is %s; only FAILED or "
-		    "CANCELLED tasks can be retried\n", argv[1],
-		    state_name(st.where));
-		return EX_UNAVAILABLE;
-	}
-	snprintf(file, sizeof(file), "%s.json", argv[1]);
-	data = spool_read_file(c->sp.dir[st.where], file, TASK_FILE_MAX, &len);
-	task_init(&t);
-	if (data == NULL || task_decode(data, len, &t, &te) != 0) {
-		fprintf(stderr, "taskspool retry: cannot read %s/%s\n",
-		    spool_dir_name(st.where), file);
-		free(data);
-		return EX_IOERR;
-	}
-	free(data);
-	/* Carry the attempt history over from the result. */
-	data = spool_read_file(c->sp.dir[SPOOL_RESULTS], file, 64 << 20, &len);
-	if (data != NULL && !result_valid(data, len, NULL, 0))
-		fprintf(stderr, "taskspool retry: warning: results/%s is "
-		    "damaged; the final attempt is not carried over\n",
-		    file);
-	if (data != NULL) {
-		json_t *r = jsontext_loadb(data, len, 0, NULL);
-		json_t *arr = json_object_get(r, "attempts");
-		char *s = NULL;
-
-		if (json_is_array(arr)) {
-			json_t *wrap = json_pack("{s:s,s:O}", "taskCode",
-			    t.task_code, "attempts", arr);
-			struct task tmp;
-
-			s = json_dumps(wrap, JSON_COMPACT);
-			json_decref(wrap);
-			task_init(&tmp);
-			if (s != NULL && task_decode(s, strlen(s), &tmp,
-			    &te) == 0) {
-				free(t.attempts);
-				t.attempts = tmp.attempts;
-				t.nattempts = tmp.nattempts;
-				tmp.attempts = NULL;
-				tmp.nattempts = 0;
-			}
-			task_fini(&tmp);
+	if (task_retry(&c->cfg, &c->sp, argv[1], &attempt, &where, warn,
+	    sizeof(warn)) != 0) {
+		if (errno == ENOENT) {
+			fprintf(stderr, "taskspool retry: no task %s\n",
+			    argv[1]);
+			return EX_NOINPUT;
 		}
-		free(s);
-		json_decref(r);
-		free(data);
-	}
-	snprintf(t.request_id, sizeof(t.request_id), "%s", argv[1]);
-	t.not_before_ms = -1;
-	t.trigger = TASK_TRIGGER_NOW;
-	t.delay_ms = t.run_at_ms = -1;
-	/* A manual retry gets one more attempt beyond those used. */
-	if ((t.max_retries >= 0 ? t.max_retries : (int)c->cfg.max_retries) <
-	    (int)t.nattempts)
-		t.max_retries = (int)t.nattempts;
-	/* A hold marker left by a hold that crashed as the task ended
-	 * would hold the retry at its claim (coord/hold.h): not asked for. */
-	(void)hold_mark_clear(&c->sp, argv[1]);
-	/* Rewrite in place (atomic replace), then move the same file into
-	 * incoming/: never two copies, so a daemon cannot see the task in
-	 * incoming/ while its terminal copy still exists. */
-	buf_init(&out, 0);
-	if (task_encode(&t, &out) != 0 || spool_publish(&c->sp,
-	    c->sp.dir[st.where], file, out.data, out.len, -1, 0) != 0 ||
-	    (unlinkat(c->sp.dir[SPOOL_RESULTS], file, 0) != 0 && errno != ENOENT))
-	{
-		fprintf(stderr, "taskspool retry: %s\n", strerror(errno));
-		buf_fini(&out);
-		task_fini(&t);
+		if (errno == EBUSY) {
+			fprintf(stderr, "taskspool retry: %s is %s; only "
+			    "FAILED or CANCELLED tasks can be retried\n",
+			    argv[1], state_name(where));
+			return EX_UNAVAILABLE;
+		}
+		fprintf(stderr, "taskspool retry: %s/%s.json: %s\n",
+		    spool_dir_name(where), argv[1], errno == EBADMSG ?
+		    "does not decode as a task" : strerror(errno));
 		return EX_IOERR;
 	}
-	if (spool_move_excl(c->sp.dir[st.where], file,
-	    c->sp.dir[SPOOL_INCOMING], file) != 0) {
-		fprintf(stderr, "taskspool retry: move to incoming/: %s\n",
-		    strerror(errno));
-		buf_fini(&out);
-		task_fini(&t);
-		return EX_IOERR;
-	}
-	spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
-	spool_sync_dir(&c->sp, c->sp.dir[st.where]);
-	(void)index_client(&c->cfg, &c->sp, argv[1], 1, NULL);
-	wakeup_notify(&c->cfg, &c->sp, SPOOL_INCOMING, file);
-	printf("%s PENDING (attempt %zu)\n", argv[1], t.nattempts + 1);
-	buf_fini(&out);
-	task_fini(&t);
+	if (warn[0] != '\0')
+		fprintf(stderr, "taskspool retry: warning: %s\n", warn);
+	printf("%s PENDING (attempt %zu)\n", argv[1], attempt);
 	return 0;
 }
 

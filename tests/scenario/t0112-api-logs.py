@@ -128,7 +128,37 @@ def follow(trash):
     want("seen running", saw_open, True)
 
 
-CASES = {"hostile": hostile, "attempts": attempts, "problems": problems}
+def retry():
+    """fail-1 FAILED after one attempt: retried over the API it runs
+    again (attempt 2, its own log) and ends SUCCESS; a SUCCESS task is
+    409 TASK_NOT_RETRYABLE with taskStatus; another app's 404; a body
+    member 422."""
+    doc = c.retry("fail-1")  # the client's own method; 202 or raises
+    # The view is the task as it is now: a node may have claimed it
+    # (the retry wakes them) and even finished it.
+    if (doc.get("status"), doc.get("attempt")) not in (
+            ("PENDING", 1), ("RUNNING", 2), ("SUCCESS", 2)):
+        bad.append("retry view: %r" % doc)
+    t = c.wait("fail-1", timeout=30)
+    want("after", (t["status"], t["attempt"]), ("SUCCESS", 2))
+    st, p = logs("fail-1", "attempt=2")
+    want("attempt 2 log", p["data"], "try 2\n")
+    r = c.request("POST", "/api/tasks/fail-1/retry", body=b"")
+    want("finished", (r.status, r.json().get("code"),
+                      r.json().get("taskStatus")),
+         (409, "TASK_NOT_RETRYABLE", "SUCCESS"))
+    other = taskspool.Client(URL, "other", os.environ["TS_OTHER_SECRET"])
+    r = other.request("POST", "/api/tasks/fail-1/retry", body=b"{}")
+    want("other app", (r.status, r.json().get("code")),
+         (404, "TASK_NOT_FOUND"))
+    r = c.request("POST", "/api/tasks/fail-1/retry", body=b'{"x":1}')
+    want("member", (r.status, r.json().get("code")),
+         (422, "VALIDATION_FAILED"))
+    r = c.request("GET", "/api/tasks/fail-1/retry")
+    want("GET", (r.status, r.headers.get("allow")), (405, "POST"))
+
+
+CASES = {"retry": retry, "hostile": hostile, "attempts": attempts, "problems": problems}
 if sys.argv[1] == "follow":  # noqa: SIM108
     follow(sys.argv[2])
 else:

@@ -1,5 +1,6 @@
 #!/bin/sh
-# GET /api/tasks/{id}/logs (issue 17 item 1): pages of a hook's output
+# GET /api/tasks/{id}/logs and POST .../retry (issue 17 item 1): pages
+# of a hook's output
 # through lighttpd + taskspool.cgi, signed by the Python client
 # (t0112-api-logs.py holds the expected bytes and names their rules):
 #  1. hostile output (<script>, an ANSI escape, UTF-8) arrives as an
@@ -10,7 +11,11 @@
 #     empty stream;
 #  3. bad parameters 422 naming each; another app's task and an unknown
 #     one 404 TASK_NOT_FOUND; POST 405;
-#  4. following a running hook from nextOffset: each byte once,
+#  4. POST /api/tasks/{id}/retry (coord/retry.h, as `taskspool retry`):
+#     a FAILED task runs again and succeeds, its second attempt's log
+#     apart; a SUCCESS task 409 TASK_NOT_RETRYABLE, another app's 404, a
+#     body member 422, GET 405;
+#  5. following a running hook from nextOffset: each byte once,
 #     "complete" only after the hook's end.
 # About 10 s.
 . "$(dirname "$0")/test-lib.sh"
@@ -67,6 +72,13 @@ test_expect_success 'a retried task: each attempt its own log, the latest by def
 
 test_expect_success 'bad parameters 422; other app and unknown task 404; POST 405' '
 	python3 "$PY" problems "$TRASH"
+'
+
+test_expect_success 'POST retry: a FAILED task runs again (SUCCESS, attempt 2); 409, 404, 422, 405' '
+	submit fail-1 twice 0 && wait_terminal fail-1 &&
+	test "$(state_of fail-1)" = failed &&
+	python3 "$PY" retry "$TRASH" &&
+	ts status fail-1 | grep -q SUCCESS
 '
 
 test_expect_success 'following a running hook: each byte once, complete after its end' '

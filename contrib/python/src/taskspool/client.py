@@ -356,6 +356,15 @@ class Client:
             if not cursor:
                 return
 
+    def retry(self, request_id: str) -> Task:
+        """retryTask: POST /api/tasks/{requestId}/retry, a FAILED or
+        CANCELLED task back to the queue with its history (202: the task
+        as it is now).  Any other state raises ConflictError
+        (TASK_NOT_RETRYABLE, its taskStatus in the problem)."""
+        return cast(Task, self.call(
+            "POST", "/api/tasks/" + _check_id(request_id) + "/retry",
+            (202,), body=b"{}").json())
+
     def logs(self, request_id: str, *, attempt: Optional[int] = None,
              stream: str = "stdout", offset: int = 0,
              limit: Optional[int] = None) -> LogPage:

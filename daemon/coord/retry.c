@@ -1,0 +1,142 @@
+/*
+ * retry.c — a FAILED or CANCELLED task back to incoming/ (retry.h).
+ *
+ * Owns the manual retry's rewrite of the task file (its attempt history
+ * from the result, no delay, one more attempt allowed) and the move that
+ * makes it live again.  The rename is the fence (DESIGN: a task file is
+ * in one directory at a time): the file is rewritten where it lies, then
+ * moved with spool_move_excl(), so there is never a live copy beside a
+ * terminal one.  The index and the wake-up are coordination, hence here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "coord/hold.h"
+#include "coord/index.h"
+#include "coord/retry.h"
+#include "coord/wakeup.h"
+#include "core/buf.h"
+#include "core/jsontext.h"
+#include "core/result.h"
+#include "core/task.h"
+
+/* Carry the attempts of results/<file> over into t; a warning in warn
+ * when the result is damaged. */
+static void
+carry_attempts(const struct spool *sp, const char *file, struct task *t,
+    char *warn, size_t warnlen)
+{
+	struct task_error te;
+	struct task tmp;
+	size_t len;
+	char *data = spool_read_file(sp->dir[SPOOL_RESULTS], file, 64 << 20,
+	    &len), *s = NULL;
+	json_t *r, *arr;
+
+	if (data == NULL)
+		return;
+	if (!result_valid(data, len, NULL, 0) && warn != NULL)
+		(void)snprintf(warn, warnlen, "results/%s is damaged; the "
+		    "final attempt is not carried over", file);
+	r = jsontext_loadb(data, len, 0, NULL);
+	arr = json_object_get(r, "attempts");
+	if (json_is_array(arr)) {
+		json_t *wrap = json_pack("{s:s,s:O}", "taskCode", t->task_code,
+		    "attempts", arr);
+
+		s = wrap != NULL ? json_dumps(wrap, JSON_COMPACT) : NULL;
+		json_decref(wrap);
+		task_init(&tmp);
+		if (s != NULL && task_decode(s, strlen(s), &tmp, &te) == 0) {
+			free(t->attempts);
+			t->attempts = tmp.attempts;
+			t->nattempts = tmp.nattempts;
+			tmp.attempts = NULL;
+			tmp.nattempts = 0;
+		}
+		task_fini(&tmp);
+	}
+	free(s);
+	json_decref(r);
+	free(data);
+}
+
+int
+task_retry(const struct config *cfg, const struct spool *sp,
+    const char *id, size_t *attempt, enum spool_dir *where, char *warn,
+    size_t warnlen)
+{
+	char file[SPOOL_NAME_MAX], node[CONFIG_NODE_MAX + 1];
+	struct task_error te;
+	enum spool_dir w;
+	struct task t;
+	struct buf out;
+	size_t len;
+	char *data;
+	int e;
+
+	if (warn != NULL && warnlen > 0)
+		warn[0] = '\0';
+	if (spool_locate(sp, id, &w, node) != 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (where != NULL)
+		*where = w;
+	if (w != SPOOL_FAILED && w != SPOOL_CANCELLED) {
+		errno = EBUSY;
+		return -1;
+	}
+	(void)snprintf(file, sizeof(file), "%s.json", id);
+	data = spool_read_file(sp->dir[w], file, TASK_FILE_MAX, &len);
+	task_init(&t);
+	if (data == NULL || task_decode(data, len, &t, &te) != 0) {
+		e = data == NULL ? errno : EBADMSG;
+		free(data);
+		task_fini(&t);
+		errno = e;
+		return -1;
+	}
+	free(data);
+	carry_attempts(sp, file, &t, warn, warnlen);
+	(void)snprintf(t.request_id, sizeof(t.request_id), "%s", id);
+	t.not_before_ms = -1;
+	t.trigger = TASK_TRIGGER_NOW;
+	t.delay_ms = t.run_at_ms = -1;
+	/* A manual retry gets one more attempt beyond those used. */
+	if ((t.max_retries >= 0 ? t.max_retries : (int)cfg->max_retries) <
+	    (int)t.nattempts)
+		t.max_retries = (int)t.nattempts;
+	/* A hold marker left by a hold that crashed as the task ended
+	 * would hold the retry at its claim (coord/hold.h): not asked for. */
+	(void)hold_mark_clear(sp, id);
+	/* Rewrite in place (atomic replace), then move the same file into
+	 * incoming/. */
+	buf_init(&out, 0);
+	if (task_encode(&t, &out) != 0 || spool_publish(sp, sp->dir[w], file,
+	    out.data, out.len, -1, 0) != 0 ||
+	    (unlinkat(sp->dir[SPOOL_RESULTS], file, 0) != 0 &&
+	    errno != ENOENT) ||
+	    spool_move_excl(sp->dir[w], file, sp->dir[SPOOL_INCOMING],
+	    file) != 0) {
+		e = errno;
+		buf_fini(&out);
+		task_fini(&t);
+		errno = e;
+		return -1;
+	}
+	(void)spool_sync_dir(sp, sp->dir[SPOOL_INCOMING]);
+	(void)spool_sync_dir(sp, sp->dir[w]);
+	(void)index_client(cfg, sp, id, 1, NULL);
+	wakeup_notify(cfg, sp, SPOOL_INCOMING, file);
+	if (attempt != NULL)
+		*attempt = t.nattempts + 1;
+	buf_fini(&out);
+	task_fini(&t);
+	return 0;
+}
