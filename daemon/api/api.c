@@ -365,9 +365,18 @@ api_query_read(struct api_ctx *c, struct buf *out,
 		if (api_qdecode(s, eq != NULL ? eq : e, name, sizeof name) != 0)
 			return api_query_invalid(c, out, "query", "a parameter "
 			    "name is too long or not decodable");
+		if (name[0] == '\0')
+			return api_query_invalid(c, out, "query", "a parameter "
+			    "without a name (\"=value\")");
 		for (i = 0; i < n; i++)
 			if (strcmp(name, params[i].name) == 0)
 				break;
+		/* An unknown name is echoed: printable ASCII only, so it is a
+		 * JSON string. */
+		for (char *p = name; i == n && *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 ||
+			    (unsigned char)*p > 0x7e)
+				*p = '?';
 		if (i == n) {
 			used = (size_t)snprintf(why, sizeof why, "unknown "
 			    "parameter; the known ones are");
@@ -384,8 +393,8 @@ api_query_read(struct api_ctx *c, struct buf *out,
 		/* API.md 3.3: a name without '=' has the empty value. */
 		if (api_qdecode(eq != NULL ? eq + 1 : e, e, params[i].val,
 		    params[i].room) != 0) {
-			(void)snprintf(why, sizeof why, "too long or not "
-			    "decodable (at most %zu bytes, percent-encoded)",
+			(void)snprintf(why, sizeof why, "too long (at most %zu "
+			    "bytes, percent-encoded) or holding a NUL byte",
 			    params[i].room - 1);
 			return api_query_invalid(c, out, name, why);
 		}

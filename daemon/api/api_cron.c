@@ -189,6 +189,15 @@ api_cron_next(struct api_ctx *c, struct buf *out)
 		rc = api_query_invalid(c, out, "tz", why);
 		goto done;
 	}
+	/* zoneinfo's "localtime" (and "posixrules") are links to the
+	 * server's own zone: an answer must not depend on it. */
+	if (strcmp(zname, "localtime") == 0 || strcmp(zname, "posixrules") ==
+	    0) {
+		rc = api_query_invalid(c, out, q.seen & 4u ? "tz" : "expr",
+		    "names the server's own zone file, not a zone: give an "
+		    "IANA zone such as Europe/Berlin");
+		goto done;
+	}
 	if ((z = tz_load(zname, why, sizeof why)) == NULL) {
 		/* An unknown or malformed zone is the caller's; an unreadable
 		 * zoneinfo file is the server's. */

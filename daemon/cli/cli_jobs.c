@@ -352,7 +352,8 @@ print_json(json_t *o, const char *sub)
  * Parse the options of subcommand `sub`: av[0] is the subcommand, the
  * rest its arguments.  Recognises -h/--help, and --json, --long,
  * --replace, --from when `allowed` names them ("jlrf").  Positional
- * arguments are left in av[optind..ac).  Returns -1 to go on, or an exit status.
+ * arguments are left in av[optind..ac).  Returns -1 to go on, or an exit
+ * status.
  */
 static int
 parse_opts(struct jobs_cli *c, int ac, char **av, const char *allowed,
@@ -442,6 +443,18 @@ job_names(struct jobs_cli *c, char ***names)
 		}
 		n++;
 	}
+	/* Say so when more job files are left unlisted. */
+	for (; de != NULL; de = readdir(dp)) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] != '.' && len > 5 &&
+		    strcmp(de->d_name + len - 5, ".json") == 0) {
+			fprintf(stderr, "taskspool jobs list: warning: more "
+			    "than %d job files in jobs/; only the first %d "
+			    "read are listed\n", JOBS_LIST_MAX,
+			    JOBS_LIST_MAX);
+			break;
+		}
+	}
 	(void)closedir(dp);
 	if (n > 0)
 		qsort(v, n, sizeof(*v), name_cmp);
@@ -474,32 +487,72 @@ job_expr(const struct job *j, const char **kind, char *expr, size_t len)
 		(void)snprintf(expr, len, "%lldms", (long long)j->interval_ms);
 }
 
+/* A period in words: "90000 ms (1 minute 30 seconds)". */
+static void
+period_text(int64_t ms, char *out, size_t len)
+{
+	static const struct { int64_t ms; const char *unit; } u[] = {
+		{ 86400000, "day" }, { 3600000, "hour" }, { 60000, "minute" },
+		{ 1000, "second" } };
+	size_t used = (size_t)snprintf(out, len, "%lld ms", (long long)ms);
+	int64_t left = ms;
+	int parts = 0;
+
+	for (size_t i = 0; i < 4 && used < len && ms >= 1000; i++) {
+		int64_t n = left / u[i].ms;
+
+		if (n == 0)
+			continue;
+		left -= n * u[i].ms;
+		used += (size_t)snprintf(out + used, len - used, "%s%lld %s%s",
+		    parts++ == 0 ? " (" : " ", (long long)n, u[i].unit,
+		    n > 1 ? "s" : "");
+	}
+	if (parts > 0 && used < len)
+		(void)snprintf(out + used, len - used, "%s)", left > 0 ?
+		    " and some ms" : "");
+}
+
 /*
- * The explanation of list --long for job j in zone z (both borrowed),
- * from now (epoch ms): as lines after the job's line, or (o not NULL) as
- * the members "means", "schedule" and "offsetChange" of o.  The words
- * are core/cron.h's (cron_explain, cron_explain_change), the same as
- * `cron explain` prints; a fixed-rate or fixed-delay job follows elapsed
- * time, which no offset change moves.
+ * The explanation of list --long for job j in zone z (both borrowed):
+ * as lines after the job's line, or (o not NULL) as the members "means",
+ * "schedule" and "offsetChange" of o.  The words are core/cron.h's
+ * (cron_explain, cron_explain_change), the same as `cron explain`
+ * prints, told from the job's next fire next_ms (epoch ms; -1 when it
+ * has none: disabled, ended, never), so that startAt and endAt count; a
+ * change after endAt is said not to apply.  A fixed-rate or fixed-delay
+ * job follows elapsed time, which no offset change moves.
  */
 static void
-list_explain(const struct job *j, const struct tz *z, int64_t now,
+list_explain(const struct job *j, const struct tz *z, int64_t next_ms,
     json_t *o)
 {
-	char desc[512], o1[16], o2[16], when[TZ_RFC3339_MAX];
+	char desc[512], o1[16], o2[16], when[TZ_RFC3339_MAX], per[96];
 	struct cron_change ch;
 	int rc = 0, fixed = 0;
+	const char *none = NULL;
 
 	if (j->kind != JOB_KIND_CRON) {
-		(void)snprintf(desc, sizeof desc, "every %lld ms %s",
-		    (long long)j->interval_ms, j->kind ==
-		    JOB_KIND_FIXED_RATE ? "from one start to the next" :
+		period_text(j->interval_ms, per, sizeof per);
+		(void)snprintf(desc, sizeof desc, "every %s %s", per,
+		    j->kind == JOB_KIND_FIXED_RATE ?
+		    "from one start to the next" :
 		    "from the end of one run to the start of the next");
 	} else {
 		if (cron_explain(j->cron, desc, sizeof desc) < 0)
 			(void)snprintf(desc + sizeof desc - 8, 8, " (cut)");
 		fixed = cron_is_fixed_time(j->cron);
-		rc = cron_explain_change(j->cron, z, now / 1000, &ch);
+		if (!j->enabled)
+			none = "the job is disabled";
+		else if (next_ms < 0)
+			none = "the job does not fire again";
+		else
+			rc = cron_explain_change(j->cron, z, next_ms / 1000 -
+			    1, &ch);
+		if (rc == 1 && j->end_ms >= 0 && ch.at * 1000 > j->end_ms) {
+			rc = 0;
+			none = "the next one comes after the job's endAt";
+		}
 	}
 	if (rc == 1) {
 		cron_offset_text(ch.before, o1, sizeof o1);
@@ -518,6 +571,11 @@ list_explain(const struct job *j, const struct tz *z, int64_t now,
 		    JOB_KIND_CRON ? "elapsed" : fixed ? "fixed-time" :
 		    "interval"));
 		json_object_set_new(o, "offsetChange", c);
+		return;
+	}
+	if (none != NULL) {
+		printf("    means: %s, in %s\n", desc, tz_name(z));
+		printf("    offset change: not told (%s)\n", none);
 		return;
 	}
 	printf("    means: %s%s%s\n", desc, j->kind == JOB_KIND_CRON ?
@@ -548,7 +606,7 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 	const char *kind;
 	struct tz *own = NULL;
 	struct job j;
-	int64_t next;
+	int64_t next = -1;
 	int rc, has_next = 0;
 
 	job_init(&j);
@@ -557,6 +615,13 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 		/* A bad host TZ is the environment's fault, not the job's. */
 		int valid = rc == 0 && j.timezone[0] == '\0';
 
+		/* The reason quotes the file, and may have been cut inside a
+		 * UTF-8 character: printable ASCII only, so that it is a
+		 * JSON string and harmless on a terminal. */
+		for (char *p = why; *p != '\0'; p++)
+			if ((unsigned char)*p < 0x20 ||
+			    (unsigned char)*p > 0x7e)
+				*p = '?';
 		if (arr != NULL)
 			json_array_append_new(arr, json_pack("{s:s,s:b,s:s}",
 			    "jobCode", code, "valid", valid, "error", why));
@@ -603,13 +668,13 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 		json_object_set_new(o, "nextFireUtc", has_next ?
 		    json_string(utc) : json_null());
 		if (c->long_fmt)
-			list_explain(&j, z, now, o);
+			list_explain(&j, z, has_next ? next : -1, o);
 		json_array_append_new(arr, o);
 	} else {
 		printf("%-24s %-5s %-24s %-20s %-8s %s\n", j.code, kind, expr,
 		    tz_name(z), j.enabled ? "enabled" : "disabled", when);
 		if (c->long_fmt)
-			list_explain(&j, z, now, NULL);
+			list_explain(&j, z, has_next ? next : -1, NULL);
 	}
 	tz_free(own);
 	job_fini(&j);

@@ -163,7 +163,9 @@ struct cron_change {
 	int32_t	 after;		/* UTC offset from it on */
 	int	 skipped;	/* 1: wall times skipped; 0: repeated */
 	int	 affected;	/* 1: a time of the schedule falls in them */
-	char	 range[64];	/* "02:00:00 to 02:59:59 on 2027-03-28" */
+	char	 range[96];	/* "02:00:00 to 02:59:59 on 2027-03-28", or
+				 * "23:00:00 on 1987-10-24 to 00:00:59 on
+				 * 1987-10-25" across midnight */
 	char	 effect[320];	/* one sentence, no final period */
 };
 

@@ -132,7 +132,7 @@ stepped(const uint64_t *w, int lo, int hi, int *a, int *k)
 			else if (second < 0)
 				second = v;
 		}
-	if (n < 3 || second < 0)
+	if (n < 3 || second < 0 || second - first < 2)	/* a run: no step */
 		return 0;
 	for (v = lo; v <= hi; v++)
 		if (bit(w, v) != (v >= first && (v - first) %
@@ -459,6 +459,12 @@ cron_explain(const struct cron_expr *e, char *out, size_t outlen)
 	uint64_t mon = e->mon, dom = e->dom;
 	int dom_says = dom_restricts(e), dow_says = dow_restricts(e), a, k;
 
+	/* cronie ORs two day fields neither of which starts with '*': when
+	 * one of them lists every value, every day matches. */
+	if (e->dialect == CRON_DIALECT_VIXIE && !e->dom_star && !e->dow_star &&
+	    ((e->dom_kind == DOM_SET && !dom_says) || (e->dow_kind == DOW_SET &&
+	    !dow_says)))
+		dom_says = dow_says = 0;
 	if (outlen > 0)
 		out[0] = '\0';
 	put_time(&o, e);
@@ -539,14 +545,15 @@ wall_parts(const struct tz *u, int64_t w, char *date, char *hms)
 
 /*
  * The times of e on the wall-clock line u in [lo, hi) (local seconds),
- * as "02:00:00, 02:20:00 and 02:40:00" (at most 6, then "..."), into o;
+ * as "02:00:00, 02:20:00 and 02:40:00" (at most 6, then "..."; a time
+ * on a later date than the first has it in parentheses), into o;
  * returns how many there are (7 meaning more than 6).
  */
 static int
 times_in(const struct cron_expr *e, const struct tz *u, int64_t lo,
     int64_t hi, struct out *o)
 {
-	char d[16], t[16];
+	char d[16], d0[16], t[16];
 	int64_t w, ws[7];
 	int n = 0, i;
 
@@ -554,8 +561,12 @@ times_in(const struct cron_expr *e, const struct tz *u, int64_t lo,
 		ws[n++] = w;
 	for (i = 0; i < n && i < 6; i++) {
 		wall_parts(u, ws[i], d, t);
+		if (i == 0)
+			memcpy(d0, d, sizeof d0);
 		put(o, "%s%s", i == 0 ? "" : n <= 6 && i == n - 1 ? " and " :
 		    ", ", t);
+		if (strcmp(d, d0) != 0)	/* past midnight: its own date */
+			put(o, " (%s)", d);
 	}
 	if (n > 6)
 		put(o, ", ...");
@@ -590,8 +601,12 @@ cron_explain_change(const struct cron_expr *e, const struct tz *z,
 	hi = T + (jump > 0 ? c->after : c->before);
 	wall_parts(u, lo, d1, t1);
 	wall_parts(u, hi - 1, d2, t2);
-	(void)snprintf(c->range, sizeof c->range, "%s to %s on %s", t1, t2,
-	    d1);
+	if (strcmp(d1, d2) == 0)
+		(void)snprintf(c->range, sizeof c->range, "%s to %s on %s", t1,
+		    t2, d1);
+	else			/* across midnight */
+		(void)snprintf(c->range, sizeof c->range, "%s on %s to %s on "
+		    "%s", t1, d1, t2, d2);
 	fx = (struct out){ c->effect, 0, sizeof c->effect, 0, NULL };
 	list[0] = '\0';
 	if (cron_next_fire(e, u, lo - 1, &w) != 1 || w >= hi) {

@@ -9,7 +9,8 @@
 #  4.   every bad query parameter is 422 VALIDATION_FAILED naming it,
 #       POST is 405, an unsigned request 401;
 #  5.   `jobs list --long` (and with --json) says what each job matches
-#       and what the next offset change does to it.
+#       and what the next offset change does to it, from the job's next
+#       fire (none for an ended or a disabled job).
 # No daemon is needed: the preview reads no task.  About 5 s.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
@@ -83,7 +84,7 @@ test_expect_success 'jobs list --long: the words and the next offset change' '
 	ts jobs list --long >"$TRASH/long" &&
 	grep -q "^    means: at 02:30, every day, in Europe/Berlin$" "$TRASH/long" &&
 	grep -q "^    offset change at .* (+0[12]:00 to +0[12]:00): wall times 0[23]:00:00 to 0[23]:59:59 on " "$TRASH/long" &&
-	grep -q "^    means: every 60000 ms from one start to the next$" "$TRASH/long" &&
+	grep -q "^    means: every 60000 ms (1 minute) from one start to the next$" "$TRASH/long" &&
 	grep -q "^    offset changes: none moves it (it follows elapsed time)$" "$TRASH/long" &&
 	ts jobs list >"$TRASH/short" && test "$(wc -l <"$TRASH/short")" = 2 &&
 	ts jobs list --long --json >"$TRASH/lj" &&
@@ -92,7 +93,13 @@ test_expect_success 'jobs list --long: the words and the next offset change' '
 	test "$(jq -r ".[0].offsetChange.affected" "$TRASH/lj")" = true &&
 	test "$(jq -r ".[1].schedule" "$TRASH/lj")" = elapsed &&
 	test "$(jq -r ".[1].offsetChange" "$TRASH/lj")" = null &&
-	ts jobs list --json | jq -e ".[0] | has(\"means\") | not" >/dev/null
+	ts jobs list --json | jq -e ".[0] | has(\"means\") | not" >/dev/null &&
+	printf "%s" "{\"jobCode\":\"ended\",\"taskCode\":\"report\",\"cron\":\"30 2 * * *\",\"timezone\":\"Europe/Berlin\",\"endAt\":\"2000-01-01T00:00:00Z\"}" >"$TRASH/ended.json" &&
+	printf "%s" "{\"jobCode\":\"off\",\"taskCode\":\"report\",\"cron\":\"30 2 * * *\",\"timezone\":\"Europe/Berlin\",\"enabled\":false}" >"$TRASH/off.json" &&
+	ts jobs add "$TRASH/ended.json" >/dev/null && ts jobs add "$TRASH/off.json" >/dev/null &&
+	ts jobs list --long >"$TRASH/long2" &&
+	grep -A2 "^ended " "$TRASH/long2" | grep -q "^    offset change: not told (the job does not fire again)$" &&
+	grep -A2 "^off " "$TRASH/long2" | grep -q "^    offset change: not told (the job is disabled)$"
 '
 
 test_done

@@ -142,7 +142,9 @@ def retry():
     t = c.wait("fail-1", timeout=30)
     want("after", (t["status"], t["attempt"]), ("SUCCESS", 2))
     st, p = logs("fail-1", "attempt=2")
-    want("attempt 2 log", p["data"], "try 2\n")
+    want("attempt 2 log", (st, p.get("data")), (200, "try 2\n"))
+    if st != 200:
+        bad.append("attempt 2: %r" % p)
     r = c.request("POST", "/api/tasks/fail-1/retry", body=b"")
     want("finished", (r.status, r.json().get("code"),
                       r.json().get("taskStatus")),

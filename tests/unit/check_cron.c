@@ -1384,6 +1384,13 @@ START_TEST(test_explain_change)
 		    "on 2026-10-04 it fires once at 02:30:00, the first "
 		    "instant after the jump, because 02:15:00 does not exist "
 		    "(fixed-time: a skipped run happens at once)" },
+		/* tzdata: Goose Bay's changes at 00:01 local (1987). */
+		{ "America/Goose_Bay", "*/15 * * * *", CRON_DIALECT_VIXIE,
+		    "1987-10-20T00:00:00Z", "1987-10-25T03:01:00Z", -3600,
+		    "23:01:00 on 1987-10-24 to 00:00:59 on 1987-10-25",
+		    "23:15:00, 23:30:00, 23:45:00 and 00:00:00 (1987-10-25) on "
+		    "1987-10-24 fire twice (-03:00, then -04:00; interval: "
+		    "elapsed time goes on)" },
 		{ "UTC", "daily", CRON_DIALECT_SYSTEMD,
 		    "2026-09-01T00:00:00Z", NULL, 0, NULL, NULL },
 	};
@@ -1478,6 +1485,18 @@ START_TEST(test_explain)
 		{ "0 0 0 ? JAN 1#3", CRON_DIALECT_QUARTZ,
 		    "at 00:00, on the third Sunday of January" },
 		{ "@weekly", CRON_DIALECT_VIXIE, "at 00:00, on Sundays" },
+		/* cronie's OR with a day field listing every value (neither
+		 * starts with '*'): every day matches. */
+		{ "0 0 1-31 * 1", CRON_DIALECT_VIXIE, "at 00:00, every day" },
+		{ "0 0 1 * 0-6", CRON_DIALECT_VIXIE, "at 00:00, every day" },
+		/* A run that reaches the top is a range, not a step of 1. */
+		{ "0 0 29-31 * *", CRON_DIALECT_VIXIE,
+		    "at 00:00, on days 29 to 31 of the month (in February only "
+		    "in leap years)" },
+		{ "57-59 * * * *", CRON_DIALECT_VIXIE,
+		    "at minutes 57 to 59 of every hour, every day" },
+		{ "30 5 * * * ?", CRON_DIALECT_QUARTZ,
+		    "at second 30 of minute 5 of every hour, every day" },
 		{ "0,30 * * * * ?", CRON_DIALECT_QUARTZ,
 		    "at seconds 0 and 30 of every minute, every day" },
 		{ "Mon *-05~07/1", CRON_DIALECT_SYSTEMD,

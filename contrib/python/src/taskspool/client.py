@@ -86,8 +86,10 @@ def _instant(v: Union[str, datetime.datetime]) -> str:
     if isinstance(v, datetime.datetime):
         if v.tzinfo is None:
             raise ValueError("since: a datetime needs a time zone")
-        return v.astimezone(datetime.timezone.utc).strftime(
-            "%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (v.microsecond // 1000)
+        u = v.astimezone(datetime.timezone.utc)
+        # %04d, not strftime's %Y: glibc does not pad years before 1000.
+        return "%04d-%s.%03dZ" % (u.year, u.strftime("%m-%dT%H:%M:%S"),
+                                  u.microsecond // 1000)
     return v
 
 
