@@ -60,7 +60,9 @@ cli_cron_usage(FILE *fp)
 	    "  -n N              how many times to print (1-%d)\n"
 	    "  -h, --help        this text\n"
 	    "\n"
-	    "Exit: 0 ok, 1 no fire time, 64 usage, 65 EXPR does not parse.\n",
+	    "Exit: 0 ok, 1 no fire time, 64 usage, 65 EXPR does not parse, "
+	    "74 output\n"
+	    "cannot be written.\n",
 	    CLI_CRON_N_DEFAULT, CLI_CRON_N_MAX);
 }
 

@@ -54,8 +54,9 @@ cli_cron_explain(const char *text, enum cron_dialect d,
 
 	printf("%s\n", text);
 	printf("dialect: %s, %s\n", dialect_names[d],
-	    cron_is_fixed_time(e) ? "fixed-time" : "interval (a second, "
-	    "minute or hour part starts with '*')");
+	    cron_is_fixed_time(e) ? "fixed-time (no second, minute or hour "
+	    "part starts with '*')" : "interval (a second, minute or hour "
+	    "part starts with '*')");
 	if (cron_explain(e, desc, sizeof desc) < 0)
 		printf("means: %s ... (cut), in %s\n", desc, tz_name(z));
 	else

@@ -86,8 +86,9 @@ struct jobs_cli {
 "            zone, a space, the same instant in UTC (fixedDelay: assuming\n" \
 "            each run ends as it starts); --from starts after that instant\n" \
 "\n" \
-"Exit: 0 ok, 64 usage, 65 invalid definition, 66 no such job, 73 exists,\n" \
-"      74 I/O error, 78 spool cannot be opened.\n"
+"Exit: 0 ok, 1 no fire time (next), 64 usage, 65 invalid definition,\n" \
+"      66 no such job, 73 exists, 74 I/O error, 75 a forbid job's run is\n" \
+"      pending or running (run-now), 78 spool cannot be opened.\n"
 
 static void
 usage(FILE *fp)
@@ -1086,9 +1087,20 @@ cmd_next(struct jobs_cli *c, int ac, char **av)
 	}
 	for (i = 0; i < n; i++) {
 		if (job_next_fire(&j, z, t, last_end, &t) != 1) {
-			fprintf(stderr, "taskspool jobs next: %s: %s\n",
-			    j.code, i == 0 ? "no fire time" :
-			    "no more fire times after the last");
+			/* As `cron next`: none at all is exit 1. */
+			if (i == 0) {
+				fprintf(stderr, "taskspool jobs next: %s never "
+				    "fires after %s (its schedule%s has no "
+				    "time left)\n", j.code, from != NULL ?
+				    from : "now", j.end_ms >= 0 ?
+				    " up to its endAt" : "");
+				rc = 1;
+			} else {
+				fprintf(stderr, "taskspool jobs next: %s: only "
+				    "%ld fire time%s%s\n", j.code, i, i == 1 ?
+				    "" : "s", j.end_ms >= 0 ?
+				    " before its endAt" : "");
+			}
 			break;
 		}
 		if (j.kind == JOB_KIND_FIXED_DELAY)

@@ -10,7 +10,8 @@
 #       POST is 405, an unsigned request 401;
 #  5.   `jobs list --long` (and with --json) says what each job matches
 #       and what the next offset change does to it, from the job's next
-#       fire (none for an ended or a disabled job).
+#       fire (none for an ended or a disabled job); `jobs next` of an
+#       ended job exits 1, as `cron next` does for no fire time.
 # No daemon is needed: the preview reads no task.  About 5 s.
 . "$(dirname "$0")/test-lib.sh"
 . "$(dirname "$0")/api-lib.sh"
@@ -99,7 +100,9 @@ test_expect_success 'jobs list --long: the words and the next offset change' '
 	ts jobs add "$TRASH/ended.json" >/dev/null && ts jobs add "$TRASH/off.json" >/dev/null &&
 	ts jobs list --long >"$TRASH/long2" &&
 	grep -A2 "^ended " "$TRASH/long2" | grep -q "^    offset change: not told (the job does not fire again)$" &&
-	grep -A2 "^off " "$TRASH/long2" | grep -q "^    offset change: not told (the job is disabled)$"
+	grep -A2 "^off " "$TRASH/long2" | grep -q "^    offset change: not told (the job is disabled)$" &&
+	{ ts jobs next ended 2>"$TRASH/never"; test $? = 1; } &&
+	grep -q "ended never fires after now (its schedule up to its endAt has no time left)" "$TRASH/never"
 '
 
 test_done
