@@ -612,7 +612,7 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
 	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE, R_BATCH_HOLD,
-	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS, R_RETRY };
+	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS, R_RETRY, R_BULK };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
@@ -686,6 +686,10 @@ route_match(const char *p, int get, int post, int del, const char **allow,
 		r = R_TASKS;
 		*allow = "GET, POST";
 		*ok = get || post;
+	} else if (strcmp(p, "/tasks:bulk") == 0) {
+		r = R_BULK;
+		*allow = "POST";
+		*ok = post;
 	} else if (strncmp(p, "/tasks/", 7) == 0 && spool_id_ok(p + 7)) {
 		r = R_TASK;
 		*id = p + 7;
@@ -821,6 +825,8 @@ handle(struct api_ctx *c, struct buf *out)
 		;
 	else if (r == R_TASKS && post)
 		rc = api_submit(c, out);
+	else if (r == R_BULK)
+		rc = api_submit_bulk(c, out);
 	else if (r == R_TASKS)
 		rc = api_list(c, out);
 	else if (r == R_TASK && get)

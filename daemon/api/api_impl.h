@@ -11,6 +11,7 @@
  *   api_marker.c     the idempotency record state/requests/<id>.json
  *   api_view.c       the §4.2 view of a task (and its callback member)
  *   api_submit.c     POST /tasks
+ *   api_bulk.c       POST /tasks:bulk (many POST /tasks in one request)
  *   api_tasks.c      GET and DELETE /tasks/{id}, GET /tasks (the list)
  *   api_callbacks.c  POST /callbacks/register, callback URL checks
  *   api_ops.c        GET /health and GET /metrics (unsigned)
@@ -275,6 +276,20 @@ int api_url_problem(struct api_ctx *c, struct buf *out, const char *url,
 /* --- the endpoints (return the HTTP status sent) --------------------- */
 
 int api_submit(struct api_ctx *c, struct buf *out);	/* POST /tasks */
+
+#define API_BULK_MAX	500	/* tasks in one POST /tasks:bulk */
+
+/*
+ * POST /tasks:bulk: the body {"tasks": [T1, ...]} (1 to API_BULK_MAX
+ * task objects, the whole body within API_BODY_MAX); each Ti submitted
+ * by api_submit() in order, as if it came alone, its body Ti in compact
+ * form.  Answers 200 {"accepted", "refused", "results": [{"status",
+ * "body"}, ...]}, results[i] being what POST /tasks would have answered
+ * for Ti (202 and the summary, or the problem).  An Idempotency-Key
+ * header is 422 (each task carries its requestId).  Returns the status
+ * sent.
+ */
+int api_submit_bulk(struct api_ctx *c, struct buf *out);
 int api_list(struct api_ctx *c, struct buf *out);	/* GET /tasks */
 int api_get(struct api_ctx *c, struct buf *out,         /* GET /tasks/{id} */
             const char *id);

@@ -45,6 +45,9 @@ def main():
                        ("cron-next", "GET\n/cron/next\nexpr=30%202%20*"
                         "%20*%20*&tz=America%2FNew_York&n=3&from="
                         "2026-03-01T00%3A00%3A00Z\n\n\n"),
+                       ("bulk", "POST\n/tasks:bulk\n\napplication/json\n\n"
+                        '{"tasks":[{"requestId":"b-1","taskCode":"x"},'
+                        '{"taskCode":"x","maxRetries":101},3]}'),
                        ("logs", "GET\n/tasks/r-1/logs\nattempt=1&stream="
                         "stderr&offset=0&limit=5\n\n\n"),
                        ("cron-next-cal", "GET\n/cron/next\nexpr=Mon..Fri"

@@ -358,6 +358,17 @@ class Client:
             if not cursor:
                 return
 
+    def submit_bulk(self, tasks: Iterable[Mapping[str, Any]]) -> Any:
+        """submitTasksBulk: POST /api/tasks:bulk with up to 500 task
+        objects (each with its requestId, so a retried request replays
+        instead of duplicating).  Returns the answer, {"accepted",
+        "refused", "results": [{"status", "body"}, ...]}: results[i] is
+        what submit() of tasks[i] alone would have got (202 and the
+        summary, or the problem); nothing is raised for a refused item."""
+        body = json.dumps({"tasks": list(tasks)},
+                          separators=(",", ":")).encode("utf-8")
+        return self.call("POST", "/api/tasks:bulk", (200,), body=body).json()
+
     def retry(self, request_id: str) -> Task:
         """retryTask: POST /api/tasks/{requestId}/retry, a FAILED or
         CANCELLED task back to the queue with its history (202: the task
