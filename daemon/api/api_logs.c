@@ -231,7 +231,8 @@ api_logs(struct api_ctx *c, struct buf *out, const char *id)
 	/* An attempt has ended when a later one exists, or when it is the
 	 * last one and the task is not running: its files never grow. */
 	complete = q.attempt < attempts || (q.attempt == attempts &&
-	    status != NULL && strcmp(status, "RUNNING") != 0);
+	    status != NULL && strcmp(status, "RUNNING") != 0) ||
+	    (attempts == 0 && status != NULL && api_terminal(status));
 	json_decref(v);
 	(void)snprintf(name, sizeof name, "%lld.%s", q.attempt, q.err ?
 	    "err" : "out");
@@ -241,7 +242,11 @@ api_logs(struct api_ctx *c, struct buf *out, const char *id)
 		buf_fini(&b);
 		return api_unavailable(c, out, "logs/");
 	}
-	if (q.offset + (long long)b.len < size || !complete)
+	/* Never a page of 0 bytes while bytes follow (a follower would ask
+	 * the same forever): a limit below one character sends it cut, in
+	 * base64. */
+	if ((q.offset + (long long)b.len < size || !complete) && b.len > 0 &&
+	    utf8_cut((const unsigned char *)b.data, b.len) > 0)
 		b.len = utf8_cut((const unsigned char *)b.data, b.len);
 	next = q.offset + (long long)b.len;
 	if ((o = json_object()) == NULL || put_data(o, &b) != 0) {

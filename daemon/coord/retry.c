@@ -116,7 +116,11 @@ task_retry(const struct config *cfg, const struct spool *sp,
 	 * would hold the retry at its claim (coord/hold.h): not asked for. */
 	(void)hold_mark_clear(sp, id);
 	/* Rewrite in place (atomic replace), then move the same file into
-	 * incoming/. */
+	 * incoming/.  The old result goes before the move: after it, a
+	 * node could run the task and write the new result first.  A crash
+	 * between the two leaves a terminal task without its result, which
+	 * the leader's repair pass (node/resrepair.c) rebuilds from the
+	 * task file. */
 	buf_init(&out, 0);
 	if (task_encode(&t, &out) != 0 || spool_publish(sp, sp->dir[w], file,
 	    out.data, out.len, -1, 0) != 0 ||

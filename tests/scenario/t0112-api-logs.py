@@ -62,6 +62,17 @@ def hostile():
                       p["complete"]), ("h", 1, 1, False))
     st, p = logs("out-1", "limit=2&offset=1")
     want("next page", (p["data"], p["nextOffset"]), ("\u00e9", 3))
+    # A limit below one character still moves on: the byte, in base64.
+    st, p = logs("out-1", "limit=1&offset=1")
+    want("one byte of a character", (p["encoding"], raw(p), p["nextOffset"]),
+         ("base64", b"\xc3", 2))
+    # A task cancelled before any attempt: nothing will come.
+    c.submit({"requestId": "late-1", "taskCode": "out",
+              "triggerType": "at", "runAt": "2099-01-01T00:00:00Z"})
+    c.cancel("late-1")
+    st, p = logs("late-1")
+    want("cancelled before a start", (st, p["size"], p["complete"]),
+         (200, 0, True))
     # Paging through with 5-byte pages gives back every byte.
     got, off = b"", 0
     for _ in range(100):
