@@ -53,47 +53,18 @@ read_query(struct api_ctx *c, struct buf *out, struct cron_query *q)
 	return api_query_read(c, out, p, sizeof p / sizeof p[0], &q->seen);
 }
 
-/* The dialect named by s; -1 when s names none. */
-static int
-dialect_of(const char *s, enum cron_dialect *d)
-{
-	static const char *const names[] = { "vixie", "quartz", "systemd" };
-	static const enum cron_dialect ds[] = { CRON_DIALECT_VIXIE,
-	    CRON_DIALECT_QUARTZ, CRON_DIALECT_SYSTEMD };
-
-	for (size_t i = 0; i < 3; i++)
-		if (strcmp(s, names[i]) == 0) {
-			*d = ds[i];
-			return 0;
-		}
-	return -1;
-}
-
-static const char *
-dialect_name(enum cron_dialect d)
-{
-	return d == CRON_DIALECT_QUARTZ ? "quartz" : d ==
-	    CRON_DIALECT_SYSTEMD ? "systemd" : "vixie";
-}
-
 /* The "offsetChange" member: the zone's next change and its effect, or
  * null (none within CRON_CHANGE_LOOK_S, or out of memory). */
 static json_t *
 change_member(const struct cron_expr *e, const struct tz *z, int64_t from)
 {
 	struct cron_change ch;
-	char o1[16], o2[16], when[TZ_RFC3339_MAX];
+	json_t *o;
 
-	if (cron_explain_change(e, z, from, &ch) != 1)
+	if (cron_explain_change(e, z, from, &ch) != 1 ||
+	    (o = cron_change_json(&ch)) == NULL)
 		return json_null();
-	cron_offset_text(ch.before, o1, sizeof o1);
-	cron_offset_text(ch.after, o2, sizeof o2);
-	if (tz_format_rfc3339(z, ch.at, when, sizeof when) != 0)
-		return json_null();
-	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s}", "at", when,
-	    "offsetBefore", o1, "offsetAfter", o2, "wallTimes", ch.range,
-	    "wallTimesAre", ch.skipped ? "skipped" : "repeated", "affected",
-	    ch.affected, "effect", ch.effect);
+	return o;
 }
 
 /* The 200 answer for e (parsed from q->expr in dialect d) in zone z. */
@@ -122,7 +93,7 @@ answer(const struct cron_query *q, enum cron_dialect d,
 		json_array_append_new(nextu, json_string(atu));
 	}
 	json_object_set_new(o, "expr", json_string(q->expr));
-	json_object_set_new(o, "dialect", json_string(dialect_name(d)));
+	json_object_set_new(o, "dialect", json_string(cron_dialect_name(d)));
 	json_object_set_new(o, "schedule", json_string(cron_is_fixed_time(e) ?
 	    "fixed-time" : "interval"));
 	json_object_set_new(o, "timezone", json_string(tz_name(z)));
@@ -153,7 +124,7 @@ api_cron_next(struct api_ctx *c, struct buf *out)
 		    "expression (\"30 2 * * *\") or a systemd calendar event "
 		    "(\"Mon..Fri 09:00\"), percent-encoded");
 	if (q.seen & 2u) {
-		if (dialect_of(q.dialect, &d) != 0)
+		if (cron_dialect_from_name(q.dialect, &d) != 0)
 			return api_query_invalid(c, out, "dialect", "must be "
 			    "vixie, quartz or systemd");
 	} else if (cron_dialect_guess(q.expr, &d) != 0)

@@ -71,9 +71,7 @@ api_hold(struct api_ctx *c, struct buf *out, const char *id, int release)
 		return api_unavailable(c, out, release ? "release" : "hold");
 	}
 	if (hs == HOLD_UNKNOWN)
-		return api_problem(c, out, 404, "TASK_NOT_FOUND",
-		    api_one_member("requestId", json_string(id)), "no task "
-		    "%s for AppId %s", id, c->app_id);
+		return api_task_not_found(c, out, id);
 	if (hs == HOLD_FINISHED)
 		return api_problem(c, out, 409, "TASK_FINISHED",
 		    api_one_member("taskStatus", json_string(

@@ -132,6 +132,11 @@ int api_validation(struct api_ctx *c, struct buf *out, const char *field,
 int api_query_invalid(struct api_ctx *c, struct buf *out, const char *field,
     const char *reason);
 
+/* 404 TASK_NOT_FOUND for task id (borrowed) of the caller's AppId, with
+ * "requestId" (api_tasks.c): the answer for an unknown task and for
+ * another app's alike.  Returns 404. */
+int api_task_not_found(struct api_ctx *c, struct buf *out, const char *id);
+
 /* --- request parts and helpers (api.c) ------------------------------- */
 
 /* Percent-decode the query-string part [s, e) (borrowed; its escapes

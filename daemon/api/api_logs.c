@@ -212,9 +212,7 @@ api_logs(struct api_ctx *c, struct buf *out, const char *id)
 		return st;
 	if ((v = api_task_view(c, &m, 0)) == NULL) {
 		if (errno == ENOENT)
-			return api_problem(c, out, 404, "TASK_NOT_FOUND",
-			    api_one_member("requestId", json_string(id)),
-			    "no task %s for AppId %s", id, c->app_id);
+			return api_task_not_found(c, out, id);
 		return api_unavailable(c, out, "task state");
 	}
 	attempts = (long long)json_integer_value(json_object_get(v,
@@ -245,9 +243,12 @@ api_logs(struct api_ctx *c, struct buf *out, const char *id)
 	/* Never a page of 0 bytes while bytes follow (a follower would ask
 	 * the same forever): a limit below one character sends it cut, in
 	 * base64. */
-	if ((q.offset + (long long)b.len < size || !complete) && b.len > 0 &&
-	    utf8_cut((const unsigned char *)b.data, b.len) > 0)
-		b.len = utf8_cut((const unsigned char *)b.data, b.len);
+	if ((q.offset + (long long)b.len < size || !complete) && b.len > 0) {
+		size_t cut = utf8_cut((const unsigned char *)b.data, b.len);
+
+		if (cut > 0)
+			b.len = cut;
+	}
 	next = q.offset + (long long)b.len;
 	if ((o = json_object()) == NULL || put_data(o, &b) != 0) {
 		json_decref(o);

@@ -32,9 +32,7 @@ api_retry(struct api_ctx *c, struct buf *out, const char *id)
 	if (task_retry(c->rq->cfg, &c->sp, id, NULL, &where, warn,
 	    sizeof(warn)) != 0) {
 		if (errno == ENOENT)
-			return api_problem(c, out, 404, "TASK_NOT_FOUND",
-			    api_one_member("requestId", json_string(id)),
-			    "no task %s for AppId %s", id, c->app_id);
+			return api_task_not_found(c, out, id);
 		if (errno == EBUSY)
 			return api_problem(c, out, 409, "TASK_NOT_RETRYABLE",
 			    api_one_member("taskStatus", json_string(

@@ -33,6 +33,14 @@
 /* --- GET/DELETE /tasks/{id} ----------------------------------------- */
 
 int
+api_task_not_found(struct api_ctx *c, struct buf *out, const char *id)
+{
+	return api_problem(c, out, 404, "TASK_NOT_FOUND", api_one_member(
+	    "requestId", json_string(id)), "no task %s for AppId %s", id,
+	    c->app_id);
+}
+
+int
 api_own_marker(struct api_ctx *c, struct buf *out, const char *id,
     struct api_marker *m, int *status)
 {
@@ -43,9 +51,7 @@ api_own_marker(struct api_ctx *c, struct buf *out, const char *id,
 	if (dfd >= 0)
 		close(dfd);
 	if (rc != 0 || strcmp(m->app_id, c->app_id) != 0) {
-		*status = api_problem(c, out, 404, "TASK_NOT_FOUND",
-		    api_one_member("requestId", json_string(id)), "no task %s "
-		    "for AppId %s", id, c->app_id);
+		*status = api_task_not_found(c, out, id);
 		return -1;
 	}
 	return 0;
@@ -62,9 +68,7 @@ api_get(struct api_ctx *c, struct buf *out, const char *id)
 		return st;
 	if ((v = api_task_view(c, &m, 1)) == NULL) {
 		if (errno == ENOENT)
-			return api_problem(c, out, 404, "TASK_NOT_FOUND",
-			    api_one_member("requestId", json_string(id)),
-			    "no task %s for AppId %s", id, c->app_id);
+			return api_task_not_found(c, out, id);
 		if (errno == EBADMSG) {
 			fprintf(stderr, "taskspool.cgi: trace %s: results/"
 			    "%s.json is not a valid result (torn or edited); "

@@ -204,13 +204,7 @@ cli_cron_main(int argc, char **argv)
 	while ((ch = getopt_long(ac, av, ":n:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
-			if (strcmp(optarg, "vixie") == 0)
-				d = CRON_DIALECT_VIXIE;
-			else if (strcmp(optarg, "quartz") == 0)
-				d = CRON_DIALECT_QUARTZ;
-			else if (strcmp(optarg, "systemd") == 0)
-				d = CRON_DIALECT_SYSTEMD;
-			else {
+			if (cron_dialect_from_name(optarg, &d) != 0) {
 				fprintf(stderr, "taskspool cron: --dialect "
 				    "must be vixie, quartz or systemd\n");
 				rc = cli_cron_usage_error();

@@ -15,32 +15,21 @@
 #include "core/cron.h"
 #include "core/tz.h"
 
-static const char *const dialect_names[] = { "vixie", "quartz", "systemd" };
-
 /* The offset change after from_s, and what it does to e (cron.h). */
 static void
 explain_change(const struct cron_expr *e, const struct tz *z,
     int64_t from_s)
 {
 	struct cron_change c;
-	char o1[16], o2[16], when[TZ_RFC3339_MAX];
 	int rc = cron_explain_change(e, z, from_s, &c);
 
-	if (rc == 0) {
+	if (rc == 0)
 		printf("offset change: none in %s within 400 days\n",
 		    tz_name(z));
-		return;
-	}
-	if (rc < 0) {
+	else if (rc < 0)
 		printf("offset change: not told (out of memory)\n");
-		return;
-	}
-	cron_offset_text(c.before, o1, sizeof o1);
-	cron_offset_text(c.after, o2, sizeof o2);
-	(void)tz_format_rfc3339(z, c.at, when, sizeof when);
-	printf("offset change at %s (%s to %s): wall times %s %s\n", when, o1,
-	    o2, c.range, c.skipped ? "do not exist" : "occur twice");
-	printf("  %s\n", c.effect);
+	else
+		printf("%s\n  %s\n", c.head, c.effect);
 }
 
 int
@@ -53,7 +42,7 @@ cli_cron_explain(const char *text, enum cron_dialect d,
 	int rc = 0;
 
 	printf("%s\n", text);
-	printf("dialect: %s, %s\n", dialect_names[d],
+	printf("dialect: %s, %s\n", cron_dialect_name(d),
 	    cron_is_fixed_time(e) ? "fixed-time (no second, minute or hour "
 	    "part starts with '*')" : "interval (a second, minute or hour "
 	    "part starts with '*')");

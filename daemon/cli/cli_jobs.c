@@ -528,7 +528,7 @@ static void
 list_explain(const struct job *j, const struct tz *z, int64_t next_ms,
     json_t *o)
 {
-	char desc[512], o1[16], o2[16], when[TZ_RFC3339_MAX], per[96];
+	char desc[512], per[96];
 	struct cron_change ch;
 	int rc = 0, fixed = 0;
 	const char *none = NULL;
@@ -555,23 +555,15 @@ list_explain(const struct job *j, const struct tz *z, int64_t next_ms,
 			none = "the next one comes after the job's endAt";
 		}
 	}
-	if (rc == 1) {
-		cron_offset_text(ch.before, o1, sizeof o1);
-		cron_offset_text(ch.after, o2, sizeof o2);
-		(void)tz_format_rfc3339(z, ch.at, when, sizeof when);
-	}
 	if (o != NULL) {
-		json_t *c = rc == 1 ? json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s}",
-		    "at", when, "offsetBefore", o1, "offsetAfter", o2,
-		    "wallTimes", ch.range, "wallTimesAre", ch.skipped ?
-		    "skipped" : "repeated", "affected", ch.affected, "effect",
-		    ch.effect) : json_null();
+		json_t *c = rc == 1 ? cron_change_json(&ch) : NULL;
 
 		json_object_set_new(o, "means", json_string(desc));
 		json_object_set_new(o, "schedule", json_string(j->kind !=
 		    JOB_KIND_CRON ? "elapsed" : fixed ? "fixed-time" :
 		    "interval"));
-		json_object_set_new(o, "offsetChange", c);
+		json_object_set_new(o, "offsetChange", c != NULL ? c :
+		    json_null());
 		return;
 	}
 	if (none != NULL) {
@@ -585,9 +577,7 @@ list_explain(const struct job *j, const struct tz *z, int64_t next_ms,
 		printf("    offset changes: none moves it (it follows elapsed "
 		    "time)\n");
 	else if (rc == 1)
-		printf("    offset change at %s (%s to %s): wall times %s %s\n"
-		    "      %s\n", when, o1, o2, ch.range, ch.skipped ?
-		    "do not exist" : "occur twice", ch.effect);
+		printf("    %s\n      %s\n", ch.head, ch.effect);
 	else if (rc == 0)
 		printf("    offset change: none in %s within 400 days\n",
 		    tz_name(z));

@@ -607,7 +607,7 @@ cron_parse(const char *text, enum cron_dialect d, char *why, size_t whylen)
 		    g != CRON_DIALECT_SYSTEMD && strlen(why) + 60 < whylen)
 			(void)snprintf(why + strlen(why), whylen - strlen(why),
 			    "; it reads as a %s cron expression",
-			    g == CRON_DIALECT_VIXIE ? "vixie" : "quartz");
+			    cron_dialect_name(g));
 		errno = EINVAL;
 		return NULL;
 	}
@@ -994,4 +994,25 @@ cron_next_fire(const struct cron_expr *e, const struct tz *z,
 		o = tz_offset_at(z, seg_start);
 		have_next = tz_next_transition(z, seg_start, &seg_end);
 	}
+}
+
+static const char *const dialect_names[] = { "vixie", "quartz", "systemd" };
+
+const char *
+cron_dialect_name(enum cron_dialect d)
+{
+	return (size_t)d < sizeof dialect_names / sizeof dialect_names[0] ?
+	    dialect_names[d] : "?";
+}
+
+int
+cron_dialect_from_name(const char *s, enum cron_dialect *d)
+{
+	for (size_t i = 0; i < sizeof dialect_names / sizeof dialect_names[0];
+	    i++)
+		if (strcmp(s, dialect_names[i]) == 0) {
+			*d = (enum cron_dialect)i;
+			return 0;
+		}
+	return -1;
 }

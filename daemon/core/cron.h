@@ -49,6 +49,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
+#include "core/tz.h"
+
 struct tz;
 
 enum cron_dialect {
@@ -163,10 +167,16 @@ struct cron_change {
 	int32_t	 after;		/* UTC offset from it on */
 	int	 skipped;	/* 1: wall times skipped; 0: repeated */
 	int	 affected;	/* 1: a time of the schedule falls in them */
+	char	 at_text[TZ_RFC3339_MAX];	/* at, in the new offset */
+	char	 before_text[16];	/* before as "+01:00" */
+	char	 after_text[16];	/* after as "+02:00" */
 	char	 range[96];	/* "02:00:00 to 02:59:59 on 2027-03-28", or
 				 * "23:00:00 on 1987-10-24 to 00:00:59 on
 				 * 1987-10-25" across midnight */
 	char	 effect[320];	/* one sentence, no final period */
+	char	 head[256];	/* "offset change at <at_text> (+01:00 to
+				 * +02:00): wall times <range> do not
+				 * exist" (or "occur twice") */
 };
 
 /*
@@ -186,6 +196,23 @@ struct cron_change {
  */
 int		 cron_explain_change(const struct cron_expr *e,
 		    const struct tz *z, int64_t from_s, struct cron_change *c);
+
+/*
+ * cron_change_json() returns c (borrowed) as a new JSON object {"at",
+ * "offsetBefore", "offsetAfter", "wallTimes", "wallTimesAre" ("skipped"
+ * or "repeated"), "affected", "effect"}: the member offsetChange of
+ * `jobs list --long --json` and GET /api/cron/next.  NULL when out of
+ * memory.
+ */
+json_t		*cron_change_json(const struct cron_change *c);
+
+/*
+ * cron_dialect_name() returns "vixie", "quartz" or "systemd" for d (a
+ * static string); cron_dialect_from_name() sets *d from such a name and
+ * returns 0, or returns -1 for any other text.  Pure.
+ */
+const char	*cron_dialect_name(enum cron_dialect d);
+int		 cron_dialect_from_name(const char *s, enum cron_dialect *d);
 
 /*
  * cron_offset_text() writes UTC offset off (seconds east) as RFC 3339's

@@ -596,6 +596,10 @@ cron_explain_change(const struct cron_expr *e, const struct tz *z,
 	c->after = tz_offset_at(z, T);
 	jump = c->after - c->before;
 	c->skipped = jump > 0;
+	cron_offset_text(c->before, c->before_text, sizeof c->before_text);
+	cron_offset_text(c->after, c->after_text, sizeof c->after_text);
+	if (tz_format_rfc3339(z, T, c->at_text, sizeof c->at_text) != 0)
+		strcpy(c->at_text, "?");
 	/* The wall times skipped ([T+before, T+after)) or repeated. */
 	lo = T + (jump > 0 ? c->before : c->after);
 	hi = T + (jump > 0 ? c->after : c->before);
@@ -607,6 +611,10 @@ cron_explain_change(const struct cron_expr *e, const struct tz *z,
 	else			/* across midnight */
 		(void)snprintf(c->range, sizeof c->range, "%s on %s to %s on "
 		    "%s", t1, d1, t2, d2);
+	(void)snprintf(c->head, sizeof c->head, "offset change at %s (%s to "
+	    "%s): wall times %s %s", c->at_text, c->before_text,
+	    c->after_text, c->range, c->skipped ? "do not exist" :
+	    "occur twice");
 	fx = (struct out){ c->effect, 0, sizeof c->effect, 0, NULL };
 	list[0] = '\0';
 	if (cron_next_fire(e, u, lo - 1, &w) != 1 || w >= hi) {
@@ -635,20 +643,14 @@ cron_explain_change(const struct cron_expr *e, const struct tz *z,
 		    "catch-up)", list, dw, many ? "do not occur" :
 		    "does not occur");
 	} else if (fixed) {
-		char o1[16];
-
-		cron_offset_text(c->before, o1, sizeof o1);
 		put(&fx, "%s on %s %s twice; %s on the first pass only (%s; "
 		    "fixed-time: never twice)", list, dw, many ? "occur" :
-		    "occurs", many ? "each fires" : "it fires", o1);
+		    "occurs", many ? "each fires" : "it fires",
+		    c->before_text);
 	} else {
-		char o1[16], o2[16];
-
-		cron_offset_text(c->before, o1, sizeof o1);
-		cron_offset_text(c->after, o2, sizeof o2);
 		put(&fx, "%s on %s %s twice (%s, then %s; interval: elapsed "
-		    "time goes on)", list, dw, many ? "fire" : "fires", o1,
-		    o2);
+		    "time goes on)", list, dw, many ? "fire" : "fires",
+		    c->before_text, c->after_text);
 	}
 	tz_free(u);
 	return 1;
@@ -661,4 +663,13 @@ cron_offset_text(int32_t off, char *out, size_t outlen)
 
 	(void)snprintf(out, outlen, "%c%02d:%02d", off < 0 ? '-' : '+',
 	    (int)(a / 3600 % 100), (int)(a / 60 % 60));
+}
+
+json_t *
+cron_change_json(const struct cron_change *c)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s}", "at", c->at_text,
+	    "offsetBefore", c->before_text, "offsetAfter", c->after_text,
+	    "wallTimes", c->range, "wallTimesAre", c->skipped ? "skipped" :
+	    "repeated", "affected", c->affected, "effect", c->effect);
 }

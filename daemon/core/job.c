@@ -324,7 +324,7 @@ decode_calendar(struct job *j, const struct job_seen *seen,
 	    g != CRON_DIALECT_SYSTEMD)
 		return fail(err, "calendar", "\"%.40s\" is a %s cron "
 		    "expression, not a calendar event: give it as \"cron\"",
-		    seen->cron, g == CRON_DIALECT_VIXIE ? "vixie" : "quartz");
+		    seen->cron, cron_dialect_name(g));
 	if (j->cron == NULL)
 		return fail(err, "calendar", "%s", errno == ENOMEM ?
 		    "out of memory" : why);
