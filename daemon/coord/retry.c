@@ -3,15 +3,18 @@
  *
  * Owns the manual retry's rewrite of the task file (its attempt history
  * from the result, no delay, one more attempt allowed) and the move that
- * makes it live again.  The rename is the fence (DESIGN: a task file is
+ * makes it live again, one retry at a time (flock(2) on failed/).  The
+ * rename is the fence (DESIGN: a task file is
  * in one directory at a time): the file is rewritten where it lies, then
  * moved with spool_move_excl(), so there is never a live copy beside a
  * terminal one.  The index and the wake-up are coordination, hence here.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -66,8 +69,9 @@ carry_attempts(const struct spool *sp, const char *file, struct task *t,
 	free(data);
 }
 
-int
-task_retry(const struct config *cfg, const struct spool *sp,
+/* task_retry() with the spool's retry lock held. */
+static int
+retry_locked(const struct config *cfg, const struct spool *sp,
     const char *id, size_t *attempt, enum spool_dir *where, char *warn,
     size_t warnlen)
 {
@@ -82,10 +86,13 @@ task_retry(const struct config *cfg, const struct spool *sp,
 
 	if (warn != NULL && warnlen > 0)
 		warn[0] = '\0';
-	if (spool_locate(sp, id, &w, node) != 0) {
-		errno = ENOENT;
-		return -1;
-	}
+	/* A node may be moving the task (incoming/ -> active/) while it is
+	 * looked for: a miss is looked at again before it counts. */
+	for (int i = 0; spool_locate(sp, id, &w, node) != 0; i++)
+		if (i == 2) {
+			errno = ENOENT;
+			return -1;
+		}
 	if (where != NULL)
 		*where = w;
 	if (w != SPOOL_FAILED && w != SPOOL_CANCELLED) {
@@ -143,4 +150,34 @@ task_retry(const struct config *cfg, const struct spool *sp,
 	buf_fini(&out);
 	task_fini(&t);
 	return 0;
+}
+
+int
+task_retry(const struct config *cfg, const struct spool *sp,
+    const char *id, size_t *attempt, enum spool_dir *where, char *warn,
+    size_t warnlen)
+{
+	/* Retries are serialised by flock(2) on failed/ (an open file
+	 * description of its own): two at once would both find the task
+	 * terminal, and the second's rewrite in place would bring back a
+	 * terminal copy beside the live one.  Under the lock the second one
+	 * finds the task live and is refused (EBUSY). */
+	int lfd = openat(sp->dir[SPOOL_FAILED], ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC), rc, e;
+
+	if (lfd < 0)
+		return -1;
+	while ((rc = flock(lfd, LOCK_EX)) != 0 && errno == EINTR)
+		;
+	if (rc != 0) {
+		e = errno;
+		(void)close(lfd);
+		errno = e;
+		return -1;
+	}
+	rc = retry_locked(cfg, sp, id, attempt, where, warn, warnlen);
+	e = errno;
+	(void)close(lfd);	/* releases the lock */
+	errno = e;
+	return rc;
 }

@@ -21,7 +21,9 @@
  * removed; then the same file moves into incoming/ (never two copies:
  * a daemon cannot see it live while its terminal copy exists; both
  * directories fsync'ed), the cluster index learns it and the daemons
- * get a wake-up.
+ * get a wake-up.  Retries of one spool are serialised (flock(2) on
+ * failed/): of concurrent retries of one task exactly one succeeds, the
+ * others find it live (EBUSY).
  *
  * On success returns 0, *attempt (may be NULL) the number of the attempt
  * to come, and warn (warnlen bytes, may be NULL) "" or a warning (a

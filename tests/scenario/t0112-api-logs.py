@@ -171,9 +171,44 @@ def retry():
     want("GET", (r.status, r.headers.get("allow")), (405, "POST"))
 
 
-CASES = {"retry": retry, "hostile": hostile, "attempts": attempts, "problems": problems}
+def race(trash):
+    """8 retries of fail-2 (FAILED) at once, each from its own client:
+    exactly one 202, the others 409 TASK_NOT_RETRYABLE; the task runs once
+    more and ends in done/ only; nothing in corrupt/."""
+    import threading
+    spool = os.path.join(trash, "spool")
+    go = threading.Barrier(8)
+    got = []
+
+    def one():
+        k = taskspool.Client(URL, os.environ["TS_APP_ID"],
+                             os.environ["TS_SECRET"])
+        go.wait()
+        r = k.request("POST", "/api/tasks/fail-2/retry", body=b"{}")
+        got.append((r.status, r.json().get("code")))
+
+    ts = [threading.Thread(target=one) for _ in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    want("answers", sorted(got), [(202, None)] +
+         [(409, "TASK_NOT_RETRYABLE")] * 7)
+    t = c.wait("fail-2", timeout=30)
+    want("after", (t["status"], t["attempt"]), ("SUCCESS", 2))
+    time.sleep(0.5)
+    want("failed/ copy", os.path.exists(
+        os.path.join(spool, "failed", "fail-2.json")), False)
+    want("corrupt/", [f for f in os.listdir(os.path.join(spool, "corrupt"))
+                      if f.startswith("fail-2")], [])
+
+
+CASES = {"retry": retry, "hostile": hostile, "attempts": attempts,
+         "problems": problems}
 if sys.argv[1] == "follow":  # noqa: SIM108
     follow(sys.argv[2])
+elif sys.argv[1] == "race":
+    race(sys.argv[2])
 else:
     CASES[sys.argv[1]]()
 for b in bad:

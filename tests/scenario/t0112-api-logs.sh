@@ -14,7 +14,9 @@
 #  4. POST /api/tasks/{id}/retry (coord/retry.h, as `taskspool retry`):
 #     a FAILED task runs again and succeeds, its second attempt's log
 #     apart; a SUCCESS task 409 TASK_NOT_RETRYABLE, another app's 404, a
-#     body member 422, GET 405;
+#     body member 422, GET 405; 8 retries of one FAILED task at once
+#     (coord/retry.c's lock): one 202, seven 409, one run, no copy left
+#     in failed/ or corrupt/;
 #  5. following a running hook from nextOffset: each byte once,
 #     "complete" only after the hook's end.
 # About 10 s.
@@ -79,6 +81,12 @@ test_expect_success 'POST retry: a FAILED task runs again (SUCCESS, attempt 2); 
 	test "$(state_of fail-1)" = failed &&
 	python3 "$PY" retry "$TRASH" &&
 	ts status fail-1 | grep -q SUCCESS
+'
+
+test_expect_success '8 retries of one FAILED task at once: one 202, seven 409, one run, one copy' '
+	submit fail-2 twice 0 && wait_terminal fail-2 &&
+	test "$(state_of fail-2)" = failed &&
+	python3 "$PY" race "$TRASH"
 '
 
 test_expect_success 'following a running hook: each byte once, complete after its end' '
