@@ -29,7 +29,7 @@
 #include "cli/cli_jobs.h"
 #include "cli/cli_trace.h"
 #include "core/job.h"
-#include "coord/jobrun.h"
+#include "coord/jobstore.h"
 #include "spool/spool.h"
 #include "core/task.h"
 #include "core/tstime.h"
@@ -39,7 +39,6 @@
 
 #define JOBS_N_DEFAULT	5
 #define JOBS_N_MAX	100000		/* most lines of `jobs next` */
-#define JOBS_LIST_MAX	100000		/* most job files listed */
 /*
  * Reason texts: a detail from spool.c/tz.c (< JOBS_DETAIL_MAX) or a
  * struct task_error (64 + 256) composed with a file name (SPOOL_NAME_MAX)
@@ -202,54 +201,19 @@ check_code(const char *sub, const char *code)
 
 /*
  * Read and decode jobs/<code>.json (code already checked) into j
- * (initialised).  Returns 0, or an exit status with a reason in why
- * (whylen bytes): 66 no such job; 65 invalid definition, or a file the
- * spool refuses to read (a symbolic link, a FIFO, hard links, too large);
- * 74 I/O error.
+ * (initialised) by jobstore_load().  Returns 0, or an exit status with a
+ * reason in why (whylen bytes): 66 no such job; 65 invalid definition,
+ * or a file the spool refuses to read (a symbolic link, a FIFO, hard
+ * links, too large); 74 I/O error.
  */
 static int
 load_job(struct jobs_cli *c, const char *code, struct job *j, char *why,
     size_t whylen)
 {
-	char name[SPOOL_NAME_MAX], tmp[JOBS_DETAIL_MAX];
-	struct task_error err;
-	struct stat st;
-	struct buf b;
-	int fd, rc = 0, e;
-
-	(void)snprintf(name, sizeof(name), "%s.json", code);
-	fd = spool_open_safe(c->sp.dir[SPOOL_JOBS], name, JOB_FILE_MAX, &st,
-	    tmp, sizeof(tmp));
-	if (fd < 0) {
-		e = errno;
-		if (e == ENOENT) {
-			(void)snprintf(why, whylen, "no job %s", code);
-			return EX_NOINPUT;
-		}
-		(void)snprintf(why, whylen, "jobs/%s: %s", name, tmp);
-		return e == ELOOP || e == EINVAL || e == EFBIG ? EX_DATAERR :
-		    EX_IOERR;
-	}
-	buf_init(&b, JOB_FILE_MAX);
-	if (buf_read_fd(&b, fd) != 0) {
-		e = errno;
-		(void)snprintf(why, whylen, "jobs/%s: %s", name, strerror(e));
-		rc = e == EFBIG ? EX_DATAERR : EX_IOERR;
-	} else if (job_decode(b.data != NULL ? b.data : "", b.len, j,
-	    &err) != 0) {
-		(void)snprintf(why, whylen, "jobs/%s: invalid definition: "
-		    "%s: %s", name, err.field, err.rule);
-		rc = EX_DATAERR;
-	} else if (strcmp(j->code, code) != 0) {
-		(void)snprintf(why, whylen, "jobs/%s: invalid definition: "
-		    "jobCode: must be \"%s\", as the file's name", name, code);
-		rc = EX_DATAERR;
-	}
-	(void)close(fd);
-	buf_fini(&b);
-	if (rc != 0)
-		job_fini(j);
-	return rc;
+	if (jobstore_load(&c->sp, code, j, why, whylen) == 0)
+		return 0;
+	return errno == ENOENT ? EX_NOINPUT : errno == EBADMSG ? EX_DATAERR :
+	    EX_IOERR;
 }
 
 /* load_job(), printing the reason on failure. */
@@ -265,61 +229,46 @@ load_job_or_say(struct jobs_cli *c, const char *sub, const char *code,
 	return rc;
 }
 
-/* Publish j as jobs/<code>.json; flags as spool_publish().  0 or status. */
+/* Publish j by jobstore_put(); flags as that.  0 or an exit status. */
 static int
-store_job(struct jobs_cli *c, const char *sub, const struct job *j,
-    int flags)
+store_job(struct jobs_cli *c, const char *sub, struct job *j, int flags)
 {
-	char name[SPOOL_NAME_MAX];
-	struct buf b;
-	int rc = 0;
-
-	(void)snprintf(name, sizeof(name), "%s.json", j->code);
-	buf_init(&b, JOB_FILE_MAX);
-	if (job_encode(j, &b) != 0) {
-		fprintf(stderr, "taskspool jobs %s: %s: encoding: %s\n", sub,
-		    j->code, errno == EFBIG ? "larger than the job file cap" :
-		    strerror(errno));
-		rc = errno == EFBIG ? EX_DATAERR : EX_SOFTWARE;
-	} else if (spool_publish(&c->sp, c->sp.dir[SPOOL_JOBS], name, b.data,
-	    b.len, -1, flags) != 0) {
-		if (errno == EEXIST) {
-			fprintf(stderr, "taskspool jobs %s: job %s already "
-			    "exists (use --replace)\n", sub, j->code);
-			rc = EX_CANTCREAT;
-		} else {
-			fprintf(stderr, "taskspool jobs %s: jobs/%s: %s\n",
-			    sub, name, strerror(errno));
-			rc = EX_IOERR;
-		}
+	if (jobstore_put(&c->sp, j, flags, tstime_now_ms(), NULL, NULL,
+	    NULL) == 0)
+		return 0;
+	if (errno == EEXIST) {
+		fprintf(stderr, "taskspool jobs %s: job %s already exists (use "
+		    "--replace)\n", sub, j->code);
+		return EX_CANTCREAT;
 	}
-	buf_fini(&b);
-	return rc;
+	if (errno == EFBIG) {
+		fprintf(stderr, "taskspool jobs %s: %s: encoding: larger than "
+		    "the job file cap\n", sub, j->code);
+		return EX_DATAERR;
+	}
+	fprintf(stderr, "taskspool jobs %s: jobs/%s.json: %s\n", sub, j->code,
+	    strerror(errno));
+	return EX_IOERR;
 }
 
-/* Whether hooks_dir/<task_code> is an executable regular file; else 65. */
+/*
+ * What the codec cannot check (jobstore_check): the zone, and with a
+ * hooks directory an executable hooks_dir/<taskCode>; else 65.  what
+ * (borrowed) names the input in the message.
+ */
 static int
-check_hook(struct jobs_cli *c, const char *sub, const struct job *j)
+check_job(struct jobs_cli *c, const char *sub, const char *what,
+    const struct job *j)
 {
-	char path[PATH_MAX];
-	struct stat st;
-	int n;
+	char why[JOBS_WHY_MAX];
+	const char *field;
 
-	if (c->hooks_dir == NULL)
+	if (jobstore_check(j, c->hooks_dir, &field, why, sizeof(why)) == 0)
 		return 0;
-	n = snprintf(path, sizeof(path), "%s/%s", c->hooks_dir, j->task_code);
-	if (n < 0 || (size_t)n >= sizeof(path)) {
-		fprintf(stderr, "taskspool jobs %s: hooks directory path too "
-		    "long\n", sub);
-		return EX_DATAERR;
-	}
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    access(path, X_OK) != 0) {
-		fprintf(stderr, "taskspool jobs %s: invalid definition: "
-		    "taskCode: no executable hook %s\n", sub, path);
-		return EX_DATAERR;
-	}
-	return 0;
+	fprintf(stderr, "taskspool jobs %s: %s%sinvalid definition: %s: %s\n",
+	    sub, what != NULL ? what : "", what != NULL ? ": " : "", field,
+	    why);
+	return EX_DATAERR;
 }
 
 static int
@@ -398,76 +347,21 @@ parse_opts(struct jobs_cli *c, int ac, char **av, const char *allowed,
 
 /* --- list --- */
 
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
- * The job codes in jobs/ (files "<code>.json"), sorted: a new array of
- * new strings in *names.  Returns the count, or -1 with errno.
+ * The job codes in jobs/, sorted (jobstore_names), saying so when more
+ * files are left out.  Returns the count, or -1 with errno.
  */
 static ssize_t
 job_names(struct jobs_cli *c, char ***names)
 {
-	char **v = NULL, **nv;
-	size_t n = 0, cap = 0, len;
-	struct dirent *de;
-	DIR *dp;
-	int fd;
+	int more;
+	ssize_t n = jobstore_names(&c->sp, names, &more);
 
-	*names = NULL;
-	if ((fd = dup(c->sp.dir[SPOOL_JOBS])) < 0)
-		return -1;
-	if ((dp = fdopendir(fd)) == NULL) {
-		(void)close(fd);
-		return -1;
-	}
-	rewinddir(dp);
-	while ((de = readdir(dp)) != NULL && n < JOBS_LIST_MAX) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len <= 5 ||
-		    strcmp(de->d_name + len - 5, ".json") != 0)
-			continue;
-		if (n == cap) {
-			cap = cap != 0 ? cap * 2 : 16;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				goto fail;
-			v = nv;
-		}
-		if ((v[n] = strndup(de->d_name, len - 5)) == NULL)
-			goto fail;
-		if (!spool_code_ok(v[n])) {
-			free(v[n]);
-			continue;
-		}
-		n++;
-	}
-	/* Say so when more job files are left unlisted. */
-	for (; de != NULL; de = readdir(dp)) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] != '.' && len > 5 &&
-		    strcmp(de->d_name + len - 5, ".json") == 0) {
-			fprintf(stderr, "taskspool jobs list: warning: more "
-			    "than %d job files in jobs/; only the first %d "
-			    "read are listed\n", JOBS_LIST_MAX,
-			    JOBS_LIST_MAX);
-			break;
-		}
-	}
-	(void)closedir(dp);
-	if (n > 0)
-		qsort(v, n, sizeof(*v), name_cmp);
-	*names = v;
-	return (ssize_t)n;
-fail:
-	(void)closedir(dp);
-	while (n > 0)
-		free(v[--n]);
-	free(v);
-	errno = ENOMEM;
-	return -1;
+	if (n >= 0 && more)
+		fprintf(stderr, "taskspool jobs list: warning: more than %d "
+		    "job files in jobs/; only the first %d read are listed\n",
+		    JOBSTORE_LIST_MAX, JOBSTORE_LIST_MAX);
+	return n;
 }
 
 /*
@@ -731,7 +625,6 @@ static int
 cmd_add(struct jobs_cli *c, int ac, char **av)
 {
 	struct task_error err;
-	struct tz *z = NULL;
 	struct job j;
 	struct buf in;
 	int rc, replace = 0;
@@ -762,42 +655,16 @@ cmd_add(struct jobs_cli *c, int ac, char **av)
 		rc = EX_DATAERR;
 		goto out;
 	}
-	if (j.timezone[0] != '\0') {
-		char why[JOBS_WHY_MAX];
-
-		if ((z = tz_load(j.timezone, why, sizeof(why))) == NULL) {
-			fprintf(stderr, "taskspool jobs add: %s: invalid "
-			    "definition: %s: %s\n", av[optind],
-			    job_zone_member(&j), why);
-			rc = EX_DATAERR;
-			goto out;
-		}
-	}
-	if ((rc = check_hook(c, "add", &j)) != 0 ||
+	if ((rc = check_job(c, "add", av[optind], &j)) != 0 ||
 	    (rc = open_spool(c)) != 0)
 		goto out;
-	/* The anchor of a fixed-rate job without startAt (job.h).  With
-	 * --replace an existing job keeps its createdAt: an edit is the
-	 * same job, and keeps its history. */
-	if (j.created_ms < 0 && replace) {
-		struct job old;
-
-		job_init(&old);
-		char why[JOBS_WHY_MAX];
-
-		if (load_job(c, j.code, &old, why, sizeof(why)) == 0)
-			j.created_ms = old.created_ms;
-		job_fini(&old);
-	}
-	if (j.created_ms < 0)
-		j.created_ms = tstime_now_ms();
-	if ((rc = store_job(c, "add", &j,
-	    replace ? 0 : SPOOL_PUBLISH_EXCL)) != 0)
+	/* createdAt, when absent: the replaced job's, else now (an edit is
+	 * the same job, and keeps its history). */
+	if ((rc = store_job(c, "add", &j, replace ? 0 : JOBSTORE_EXCL)) != 0)
 		goto out;
 	printf("%s\n", j.code);
 	rc = flush_stdout("add");
 out:
-	tz_free(z);
 	buf_fini(&in);
 	job_fini(&j);
 	return rc;
@@ -809,6 +676,7 @@ static int
 cmd_enable(struct jobs_cli *c, int ac, char **av, int on)
 {
 	const char *sub = av[0];
+	char why[JOBS_WHY_MAX];
 	struct job j;
 	int rc;
 
@@ -820,11 +688,11 @@ cmd_enable(struct jobs_cli *c, int ac, char **av, int on)
 	    (rc = open_spool(c)) != 0)
 		return rc;
 	job_init(&j);
-	if ((rc = load_job_or_say(c, sub, av[optind], &j)) != 0)
-		return rc;
-	if (j.enabled != on) {
-		j.enabled = on;
-		rc = store_job(c, sub, &j, 0);
+	if (jobstore_set_enabled(&c->sp, av[optind], on, NULL, NULL, &j, why,
+	    sizeof(why)) != 0) {
+		fprintf(stderr, "taskspool jobs %s: %s\n", sub, why);
+		return errno == ENOENT ? EX_NOINPUT : errno == EBADMSG ?
+		    EX_DATAERR : EX_IOERR;
 	}
 	if (rc == 0) {
 		printf("%s %s\n", j.code, on ? "enabled" : "disabled");
@@ -837,7 +705,6 @@ cmd_enable(struct jobs_cli *c, int ac, char **av, int on)
 static int
 cmd_remove(struct jobs_cli *c, int ac, char **av)
 {
-	char name[SPOOL_NAME_MAX];
 	int rc;
 
 	if ((rc = parse_opts(c, ac, av, "", NULL, NULL)) >= 0)
@@ -847,20 +714,14 @@ cmd_remove(struct jobs_cli *c, int ac, char **av)
 	if ((rc = check_code("remove", av[optind])) != 0 ||
 	    (rc = open_spool(c)) != 0)
 		return rc;
-	(void)snprintf(name, sizeof(name), "%s.json", av[optind]);
-	if (unlinkat(c->sp.dir[SPOOL_JOBS], name, 0) != 0) {
+	if (jobstore_remove(&c->sp, av[optind], NULL, NULL) != 0) {
 		if (errno == ENOENT) {
 			fprintf(stderr, "taskspool jobs remove: no job %s\n",
 			    av[optind]);
 			return EX_NOINPUT;
 		}
-		fprintf(stderr, "taskspool jobs remove: jobs/%s: %s\n", name,
-		    strerror(errno));
-		return EX_IOERR;
-	}
-	if (spool_sync_dir(&c->sp, c->sp.dir[SPOOL_JOBS]) != 0) {
-		fprintf(stderr, "taskspool jobs remove: fsync jobs/: %s\n",
-		    strerror(errno));
+		fprintf(stderr, "taskspool jobs remove: jobs/%s.json: %s\n",
+		    av[optind], strerror(errno));
 		return EX_IOERR;
 	}
 	printf("%s removed\n", av[optind]);
@@ -869,92 +730,13 @@ cmd_remove(struct jobs_cli *c, int ac, char **av)
 
 /* --- run-now --- */
 
-/*
- * run-now of a forbid or replace job (j): the fire goes through the
- * job's run marker like the leader's (jobrun.h), so it honours the
- * overlap policy whoever leads: forbid refuses while a run of the job is
- * pending or running (exit 75), replace cancels that run.  id is the
- * task's requestId, file its name, b its encoded text.  Returns 0 (the
- * task is in incoming/) or the exit status, having said why on stderr.
- */
-static int
-run_now_fenced(struct jobs_cli *c, const struct job *j, const char *id,
-    const char *file, const struct buf *b)
-{
-	char token[JOBRUN_TOKEN_MAX], prev[TASK_ID_MAX + 1];
-	char tmp[SPOOL_TMPNAME_MAX];
-	const char *node = c->sp.node[0] != '\0' ? c->sp.node : "cli";
-	int dfd, fd, v, rc = 0;
-
-	if ((dfd = jobrun_open(&c->sp)) < 0 || jobrun_token(token) != 0) {
-		fprintf(stderr, "taskspool jobs run-now: state/jobruns: %s\n",
-		    strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
-		return EX_IOERR;
-	}
-	v = jobrun_begin(&c->sp, dfd, j->code, id, token, node,
-	    j->overlap == JOB_OVERLAP_REPLACE, 0, tstime_now_ms(), prev,
-	    sizeof(prev));
-	if (v < 0) {
-		rc = errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
-		fprintf(stderr, "taskspool jobs run-now: %s: run marker: %s\n",
-		    j->code, errno == EWOULDBLOCK ? "busy (the leader is "
-		    "firing the job now; try again)" : strerror(errno));
-	} else if (v == JOBRUN_LIVE) {
-		rc = EX_TEMPFAIL;
-		fprintf(stderr, "taskspool jobs run-now: %s: %s is still "
-		    "pending or running (overlap forbid)\n", j->code, prev);
-	} else if (v == JOBRUN_MADE) {
-		rc = EX_CANTCREAT;
-		fprintf(stderr, "taskspool jobs run-now: task %s already "
-		    "exists\n", id);
-	}
-	if (rc != 0)
-		goto out;
-	if (prev[0] != '\0' && strcmp(prev, id) != 0 &&
-	    jobrun_task_live(&c->sp, prev) && (c->sp.cancel < 0 ||
-	    spool_publish(&c->sp, c->sp.cancel, prev, "", 0, -1, 0) != 0))
-		fprintf(stderr, "taskspool jobs run-now: %s: cannot cancel "
-		    "%s (overlap replace): %s\n", j->code, prev,
-		    strerror(errno));
-	fd = spool_stage(&c->sp, b->data, b->len, -1, tmp, sizeof(tmp));
-	if (fd < 0 || (c->sp.do_fsync && fsync(fd) != 0)) {
-		rc = EX_IOERR;
-		fprintf(stderr, "taskspool jobs run-now: tmp/: %s\n",
-		    strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			(void)unlinkat(c->sp.dir[SPOOL_TMP], tmp, 0);
-		}
-		goto out;
-	}
-	close(fd);
-	if (jobrun_publish(dfd, j->code, id, c->sp.dir[SPOOL_TMP], tmp,
-	    c->sp.dir[SPOOL_INCOMING], file) != 0) {
-		rc = errno == EEXIST ? EX_CANTCREAT : errno == ESTALE ||
-		    errno == EWOULDBLOCK ? EX_TEMPFAIL : EX_IOERR;
-		fprintf(stderr, "taskspool jobs run-now: incoming/%s: %s\n",
-		    file, errno == EEXIST ? "already exists" : errno ==
-		    ESTALE ? "the leader fired the job meanwhile" :
-		    strerror(errno));
-		(void)unlinkat(c->sp.dir[SPOOL_TMP], tmp, 0);
-		goto out;
-	}
-	(void)spool_sync_dir(&c->sp, c->sp.dir[SPOOL_INCOMING]);
-out:
-	close(dfd);
-	return rc;
-}
-
 static int
 cmd_run_now(struct jobs_cli *c, int ac, char **av)
 {
-	char file[SPOOL_NAME_MAX];
-	enum spool_dir where;
+	char prev[TASK_ID_MAX + 1], warn[JOBS_WHY_MAX];
+	const char *node;
 	struct job j;
 	struct task t;
-	struct buf b;
 	int rc;
 
 	if ((rc = parse_opts(c, ac, av, "j", NULL, NULL)) >= 0)
@@ -964,48 +746,43 @@ cmd_run_now(struct jobs_cli *c, int ac, char **av)
 	if ((rc = check_code("run-now", av[optind])) != 0 ||
 	    (rc = open_spool(c)) != 0)
 		return rc;
+	node = c->sp.node[0] != '\0' ? c->sp.node : "cli";
 	job_init(&j);
 	task_init(&t);
-	buf_init(&b, TASK_FILE_MAX);
 	if ((rc = load_job_or_say(c, "run-now", av[optind], &j)) != 0 ||
-	    (rc = check_hook(c, "run-now", &j)) != 0)
+	    (rc = check_job(c, "run-now", NULL, &j)) != 0)
 		goto out;
 	/* A manual run is a fire at now: same id scheme, triggerTime now. */
-	if (job_make_task(&j, tstime_now_ms(), &t) != 0) {
+	if (jobstore_run_task(&j, tstime_now_ms(), &t) != 0) {
 		fprintf(stderr, "taskspool jobs run-now: %s: %s\n", j.code,
 		    strerror(errno));
 		rc = EX_SOFTWARE;
 		goto out;
 	}
-	t.created_ms = t.trigger_ms;
 	/* As a fire: a new trace, or the caller's TRACEPARENT. */
 	if ((rc = cli_trace_choose(NULL, &t)) != 0)
 		goto out;
-	(void)snprintf(file, sizeof(file), "%s.json", t.request_id);
-	/* O_EXCL only guards incoming/: look everywhere first. */
-	if (spool_locate(&c->sp, t.request_id, &where, NULL) == 0) {
-		fprintf(stderr, "taskspool jobs run-now: task %s already "
-		    "exists (%s/)\n", t.request_id, spool_dir_name(where));
-		rc = EX_CANTCREAT;
+	if (jobstore_run(&c->sp, &j, &t, node, prev, sizeof(prev), warn,
+	    sizeof(warn)) != 0) {
+		int e = errno;
+
+		rc = e == EEXIST ? EX_CANTCREAT : e == EBUSY || e == EAGAIN ?
+		    EX_TEMPFAIL : e == EFBIG ? EX_DATAERR : EX_IOERR;
+		if (e == EBUSY)
+			fprintf(stderr, "taskspool jobs run-now: %s: %s is "
+			    "still pending or running (overlap forbid)\n",
+			    j.code, prev);
+		else
+			fprintf(stderr, "taskspool jobs run-now: %s: %s\n",
+			    t.request_id, e == EEXIST ? "task already exists" :
+			    e == EAGAIN ? "the leader is firing the job now; "
+			    "try again" : e == EFBIG ? "the task would be "
+			    "larger than the task file cap" : strerror(e));
 		goto out;
 	}
-	if (task_encode(&t, &b) != 0) {
-		fprintf(stderr, "taskspool jobs run-now: %s: encoding: %s\n",
-		    t.request_id, strerror(errno));
-		rc = EX_SOFTWARE;
-		goto out;
-	}
-	if (j.overlap != JOB_OVERLAP_ALLOW) {
-		if ((rc = run_now_fenced(c, &j, t.request_id, file, &b)) != 0)
-			goto out;
-	} else if (spool_publish(&c->sp, c->sp.dir[SPOOL_INCOMING], file,
-	    b.data, b.len, -1, SPOOL_PUBLISH_EXCL) != 0) {
-		rc = errno == EEXIST ? EX_CANTCREAT : EX_IOERR;
-		fprintf(stderr, "taskspool jobs run-now: incoming/%s: %s\n",
-		    file, errno == EEXIST ? "already exists" :
-		    strerror(errno));
-		goto out;
-	}
+	if (warn[0] != '\0')
+		fprintf(stderr, "taskspool jobs run-now: %s: %s\n", j.code,
+		    warn);
 	if (c->json)
 		rc = print_json(json_pack("{s:s,s:s,s:s}", "requestId",
 		    t.request_id, "jobCode", j.code, "status", "PENDING"),
@@ -1015,7 +792,6 @@ cmd_run_now(struct jobs_cli *c, int ac, char **av)
 	if (rc == 0)
 		rc = flush_stdout("run-now");
 out:
-	buf_fini(&b);
 	task_fini(&t);
 	job_fini(&j);
 	return rc;
