@@ -47,7 +47,7 @@
 #define JOBS_DETAIL_MAX	400
 #define JOBS_WHY_MAX	1024
 /* "<instant>.mmm" in a zone: TZ_RFC3339_MAX plus the fraction. */
-#define JOBS_TIME_MAX	(TZ_RFC3339_MAX + 4)
+#define JOBS_TIME_MAX	TZ_RFC3339_MS_MAX
 
 struct jobs_cli {
 	const char *spool_path;
@@ -113,14 +113,6 @@ usage_error(const char *sub, const char *fmt, ...)
 	return EX_USAGE;
 }
 
-static int64_t
-floor_div(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 /* --- zones --- */
 
 
@@ -147,27 +139,6 @@ job_zone(struct jobs_cli *c, const struct job *j, struct tz **own,
 	    NULL)
 		(void)snprintf(why, whylen, "host time zone: %s", tmp);
 	return c->host;
-}
-
-/*
- * Write instant ms (epoch ms) as RFC 3339 in zone z into buf (len
- * bytes), with ".mmm" only when ms is not a whole second.  Returns 0, or
- * -1 (out of range, or buf too small).
- */
-static int
-format_instant(const struct tz *z, int64_t ms, char *buf, size_t len)
-{
-	char t[TZ_RFC3339_MAX];
-	int64_t s = floor_div(ms, 1000);
-	int frac = (int)(ms - s * 1000), n;
-
-	if (tz_format_rfc3339(z, s, t, sizeof(t)) != 0 || strlen(t) < 19)
-		return -1;
-	if (frac == 0)
-		n = snprintf(buf, len, "%s", t);
-	else
-		n = snprintf(buf, len, "%.19s.%03d%s", t, frac, t + 19);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 /* --- spool access --- */
@@ -519,8 +490,8 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 	/* A fixed-delay job's next fire depends on its current run. */
 	if (j.enabled && j.kind != JOB_KIND_FIXED_DELAY &&
 	    job_next_fire(&j, z, now, -1, &next) == 1 &&
-	    format_instant(z, next, when, sizeof(when)) == 0 &&
-	    format_instant(c->utc, next, utc, sizeof(utc)) == 0)
+	    tz_format_rfc3339_ms(z, next, when, sizeof(when)) == 0 &&
+	    tz_format_rfc3339_ms(c->utc, next, utc, sizeof(utc)) == 0)
 		has_next = 1;
 	else
 		(void)snprintf(when, sizeof(when), "-");
@@ -871,8 +842,8 @@ cmd_next(struct jobs_cli *c, int ac, char **av)
 		}
 		if (j.kind == JOB_KIND_FIXED_DELAY)
 			last_end = t;	/* each run ends as it starts */
-		if (format_instant(z, t, local, sizeof(local)) != 0 ||
-		    format_instant(c->utc, t, utc, sizeof(utc)) != 0) {
+		if (tz_format_rfc3339_ms(z, t, local, sizeof(local)) != 0 ||
+		    tz_format_rfc3339_ms(c->utc, t, utc, sizeof(utc)) != 0) {
 			fprintf(stderr, "taskspool jobs next: cannot format "
 			    "instant %lld ms\n", (long long)t);
 			rc = EX_SOFTWARE;

@@ -665,6 +665,31 @@ tz_format_rfc3339(const struct tz *z, int64_t t, char *buf, size_t buflen)
 	return 0;
 }
 
+int
+tz_format_rfc3339_ms(const struct tz *z, int64_t ms, char *buf,
+    size_t buflen)
+{
+	char t[TZ_RFC3339_MAX];
+	int64_t s = ms / 1000 - (ms % 1000 < 0);	/* floor */
+	int frac = (int)(ms - s * 1000), n;
+
+	if (tz_format_rfc3339(z, s, t, sizeof(t)) != 0)
+		return -1;
+	if (strlen(t) < 19) {
+		errno = ERANGE;
+		return -1;
+	}
+	if (frac == 0)
+		n = snprintf(buf, buflen, "%s", t);
+	else
+		n = snprintf(buf, buflen, "%.19s.%03d%s", t, frac, t + 19);
+	if (n < 0 || (size_t)n >= buflen) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- loading ---------------------------------------------------------- */
 
 int

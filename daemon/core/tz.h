@@ -177,6 +177,19 @@ int		 tz_local_to_utc(const struct tz *z, int64_t local_s,
 int		 tz_format_rfc3339(const struct tz *z, int64_t epoch_s,
 		    char *buf, size_t buflen);
 
+/* Room for tz_format_rfc3339_ms(): TZ_RFC3339_MAX and ".mmm". */
+#define TZ_RFC3339_MS_MAX	(TZ_RFC3339_MAX + 4)
+
+/*
+ * tz_format_rfc3339_ms() is tz_format_rfc3339() for an instant in epoch
+ * milliseconds (floored to the second for the civil time, so negative
+ * instants are right too), with ".mmm" after the seconds only when ms is
+ * not a whole second: "2024-03-10T03:00:00.250-04:00".  Returns 0, or -1
+ * with errno ERANGE or ENOSPC as tz_format_rfc3339().
+ */
+int		 tz_format_rfc3339_ms(const struct tz *z, int64_t ms,
+		    char *buf, size_t buflen);
+
 /*
  * Proleptic Gregorian calendar helpers, pure (exported for cron.c and the
  * CLI).  tz_days_from_civil() returns the days since 1970-01-01 of year y,

@@ -604,6 +604,23 @@ START_TEST(test_tz_offsets)
 	ck_assert_int_eq(tz_format_rfc3339(z, iso("1850-01-01T12:00:00Z"),
 	    buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "1850-01-01T07:03:58-04:56:02");
+	/* Milliseconds: shown only when not a whole second; an instant
+	 * before the epoch is floored (-1 ms is 23:59:59.999 the day
+	 * before, not 00:00:00 minus 999). */
+	ck_assert_int_eq(tz_format_rfc3339_ms(z, spring * 1000 + 250, buf,
+	    sizeof buf), 0);
+	ck_assert_str_eq(buf, "2024-03-10T03:00:00.250-04:00");
+	ck_assert_int_eq(tz_format_rfc3339_ms(z, spring * 1000, buf,
+	    sizeof buf), 0);
+	ck_assert_str_eq(buf, "2024-03-10T03:00:00-04:00");
+	ck_assert_int_eq(tz_format_rfc3339_ms(z, spring * 1000 + 5, buf, 26),
+	    -1);
+	ck_assert_int_eq(errno, ENOSPC);
+	tz_free(z);
+	z = tz_new_utc("UTC");
+	ck_assert_ptr_nonnull(z);
+	ck_assert_int_eq(tz_format_rfc3339_ms(z, -1, buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "1969-12-31T23:59:59.999Z");
 	tz_free(z);
 
 	/* Odd sizes: Lord Howe moves 30 min, Chatham sits at +12:45. */
