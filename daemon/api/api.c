@@ -144,6 +144,10 @@ problem_title(const char *code)
 		{ "BATCH_NOT_FOUND", "No such batch" },
 		{ "BATCH_CLOSED", "Batch closed" },
 		{ "BATCH_ID_TAKEN", "Another app's batch" },
+		{ "JOB_NOT_FOUND", "No such job" },
+		{ "JOB_EXISTS", "Job already exists" },
+		{ "JOB_RUN_IN_PROGRESS", "A run of the job is pending or "
+		    "running" },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
@@ -612,7 +616,8 @@ api_parse_body(struct api_ctx *c, struct buf *out)
 
 enum route { R_NONE, R_TASKS, R_TASK, R_HEALTH, R_METRICS, R_REGISTER,
 	R_HOLD, R_RELEASE, R_BATCH, R_BATCH_CLOSE, R_BATCH_HOLD,
-	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS, R_RETRY, R_BULK };
+	R_BATCH_RELEASE, R_CRON_NEXT, R_LOGS, R_RETRY, R_BULK, R_JOBS, R_JOB,
+	R_JOB_ACTION };
 
 /*
  * Whether p (the path after "/tasks/") is "{id}<action>", action being
@@ -668,10 +673,48 @@ route_batch(const char *b, int get, int post, const char **allow, int *ok,
 }
 
 /*
+ * /jobs/{jobCode} and /jobs/{jobCode}/run, /enable, /disable
+ * (api_jobs.c): the part after "/jobs/" is j; the jobCode is copied into
+ * code (TASK_CODE_MAX + 1 bytes) and *action points to the action
+ * (borrowed from j, without the '/'), NULL for the job itself.
+ */
+static enum route
+route_job(const char *j, int get, int post, int put, int del,
+    const char **allow, int *ok, char *code, const char **action)
+{
+	const char *slash = strchr(j, '/');
+	size_t n = slash != NULL ? (size_t)(slash - j) : strlen(j);
+
+	if (n == 0 || n > TASK_CODE_MAX)
+		return R_NONE;
+	memcpy(code, j, n);
+	code[n] = '\0';
+	if (!spool_code_ok(code))
+		return R_NONE;
+	if (slash == NULL) {
+		*action = NULL;
+		*allow = "GET, PUT, DELETE";
+		*ok = get || put || del;
+		return R_JOB;
+	}
+	*action = slash + 1;
+	*allow = "POST";
+	*ok = post;
+	if (strcmp(slash, "/run") == 0)
+		return R_JOB_ACTION;
+	if (strcmp(slash, "/enable") == 0)
+		return R_JOB_ACTION;
+	if (strcmp(slash, "/disable") == 0)
+		return R_JOB_ACTION;
+	return R_NONE;
+}
+
+/*
  * The route of the path p (PATH_INFO, borrowed) for a request whose
  * method is GET, POST or DELETE (get, post, del), §2.1: R_NONE when p is
  * no resource; else *allow the methods it allows (a static string), *ok
- * whether the method is one of them, and for R_TASK *id the task's id
+ * whether the method is one of them (the /jobs/ routes: route_job), and
+ * for R_TASK *id the task's id
  * (borrowed from p; for R_HOLD, R_RELEASE, R_RETRY and R_LOGS copied
  * into idbuf, TASK_ID_MAX + 1 bytes; for R_BATCH and R_BATCH_CLOSE, _HOLD and
  * _RELEASE borrowed, the batchId ending at the next '/').
@@ -681,6 +724,12 @@ route_match(const char *p, int get, int post, int del, const char **allow,
     int *ok, const char **id, char *idbuf)
 {
 	enum route r = R_NONE;
+
+	if (strcmp(p, "/jobs") == 0) {
+		*allow = "GET, POST";
+		*ok = get || post;
+		return R_JOBS;
+	}
 
 	if (strcmp(p, "/tasks") == 0) {
 		r = R_TASKS;
@@ -746,14 +795,19 @@ handle(struct api_ctx *c, struct buf *out)
 	const char *p = c->path, *allow = NULL, *m = c->method, *q, *cl;
 	enum route r = R_NONE;
 	int post = strcmp(m, "POST") == 0, get = strcmp(m, "GET") == 0;
-	int del = strcmp(m, "DELETE") == 0, ok = 0, rc;
+	int del = strcmp(m, "DELETE") == 0, put = strcmp(m, "PUT") == 0;
+	int ok = 0, rc;
 	char *body = NULL;
 	size_t n = 0;
-	const char *id = NULL;
-	char idbuf[TASK_ID_MAX + 1];
+	const char *id = NULL, *action = NULL;
+	char idbuf[TASK_ID_MAX + 1], code[TASK_CODE_MAX + 1];
 
 	/* 1. Route and method (§2.1). */
-	r = route_match(p, get, post, del, &allow, &ok, &id, idbuf);
+	if (strncmp(p, "/jobs/", 6) == 0)
+		r = route_job(p + 6, get, post, put, del, &allow, &ok, code,
+		    &action);
+	else
+		r = route_match(p, get, post, del, &allow, &ok, &id, idbuf);
 	if (r == R_NONE)
 		return api_problem(c, out, 404, "NOT_FOUND", NULL, "no "
 		    "resource %s", c->instance);
@@ -773,10 +827,10 @@ handle(struct api_ctx *c, struct buf *out)
 	cl = api_env(c, "CONTENT_LENGTH");
 	if (cl != NULL && cl[0] == '\0')
 		cl = NULL;
-	if (cl == NULL && post)
+	if (cl == NULL && (post || put))
 		return api_problem(c, out, 411, "LENGTH_REQUIRED", NULL, "a "
-		    "POST needs Content-Length (chunked bodies are not "
-		    "accepted)");
+		    "%s needs Content-Length (chunked bodies are not "
+		    "accepted)", m);
 	if (cl != NULL) {
 		if (strlen(cl) > 10 || strspn(cl, "0123456789") != strlen(cl))
 			return api_problem(c, out, 400,
@@ -788,7 +842,7 @@ handle(struct api_ctx *c, struct buf *out)
 			    "the body may be at most %d bytes", API_BODY_MAX);
 		n = (size_t)strtoull(cl, NULL, 10);
 	}
-	if (post && !json_media_type(api_env(c, "CONTENT_TYPE")))
+	if ((post || put) && !json_media_type(api_env(c, "CONTENT_TYPE")))
 		return api_problem(c, out, 415, "UNSUPPORTED_MEDIA_TYPE", NULL,
 		    "Content-Type must be application/json");
 	/* 4. The body: exactly CONTENT_LENGTH bytes, never to EOF. */
@@ -843,6 +897,10 @@ handle(struct api_ctx *c, struct buf *out)
 		rc = api_logs(c, out, id);
 	else if (r == R_RETRY)
 		rc = api_retry(c, out, id);
+	else if (r == R_JOBS)
+		rc = api_jobs(c, out, NULL, NULL);
+	else if (r == R_JOB || r == R_JOB_ACTION)
+		rc = api_jobs(c, out, code, action);
 	else if (r == R_BATCH_CLOSE || r == R_BATCH_HOLD ||
 	    r == R_BATCH_RELEASE) {
 		char bid[BATCH_ID_MAX + 1];

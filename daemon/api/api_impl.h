@@ -17,6 +17,7 @@
  *   api_ops.c        GET /health and GET /metrics (unsigned)
  *   api_logs.c       GET /tasks/{id}/logs (pages of hook output)
  *   api_retry.c      POST /tasks/{id}/retry
+ *   api_jobs.c       /jobs: recurring jobs (coord/jobstore.h)
  *   api_cron.c       GET /cron/next (the `cron next` and `cron explain`
  *                    preview)
  *   api_trace.c      the traceparent a submitted task keeps
@@ -219,6 +220,12 @@ int api_rate_check(struct api_ctx *c, struct buf *out);
 /* Append the record of m to out.  Returns 0, or -1 (ENOMEM, EFBIG). */
 int api_marker_encode(const struct api_marker *m, struct buf *out);
 
+/* Fill m (zeroed first) as the caller's record of task id (borrowed) of
+ * task code code (borrowed), made at created_ms (Unix ms), fingerprinted
+ * by the request's body digest. */
+void api_marker_fill(struct api_ctx *c, struct api_marker *m,
+    const char *id, const char *code, int64_t created_ms);
+
 /* Read and decode requests/<id>.json from dfd (the requests directory)
  * into m, with its mtime.  Returns 0, -1 with ENOENT when absent, -1
  * with EINVAL when it does not decode or another errno on error. */
@@ -377,5 +384,23 @@ int api_logs(struct api_ctx *c, struct buf *out, const char *id);
  * unknown one.  The body is empty or {}.  Returns the status sent.
  */
 int api_retry(struct api_ctx *c, struct buf *out, const char *id);
+
+/* --- /jobs (api_jobs.c) --------------------------------------------- */
+
+/*
+ * The recurring jobs of the caller's task codes (README.md, "Recurring
+ * jobs over HTTP"), by method (c->method) and path: code NULL is /jobs
+ * (GET: a page of views, ?limit= 1..1000, default 100, &after=<jobCode>;
+ * POST: create, 201, 409 JOB_EXISTS); code (borrowed, valid) with action
+ * NULL is /jobs/{code} (GET: the view with the next 5 fires; PUT: create
+ * 201 or replace 200, idempotent, the body's jobCode that of the path;
+ * DELETE: 200); action "run", "enable" or "disable" (POST, empty body):
+ * `taskspool jobs run-now` (202, the caller's task; 409
+ * JOB_RUN_IN_PROGRESS for a forbid job's live run), enable, disable.  A
+ * job of a task code not granted is 404 JOB_NOT_FOUND.  Returns the
+ * status sent.
+ */
+int api_jobs(struct api_ctx *c, struct buf *out, const char *code,
+    const char *action);
 
 #endif

@@ -68,6 +68,18 @@ marker_decode(const char *data, size_t len, struct api_marker *m)
 }
 
 /* Append the record of m to out.  Returns 0, or -1 (ENOMEM, EFBIG). */
+void
+api_marker_fill(struct api_ctx *c, struct api_marker *m, const char *id,
+    const char *code, int64_t created_ms)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->app_id, sizeof(m->app_id), "%s", c->app_id);
+	snprintf(m->request_id, sizeof(m->request_id), "%s", id);
+	snprintf(m->task_code, sizeof(m->task_code), "%s", code);
+	memcpy(m->fingerprint, c->body_hex, sizeof(m->fingerprint));
+	m->created_ms = created_ms;
+}
+
 int
 api_marker_encode(const struct api_marker *m, struct buf *out)
 {

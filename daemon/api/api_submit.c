@@ -298,12 +298,7 @@ submit_write(struct api_ctx *c, struct buf *out, struct task *t, int rdfd)
 	if (t->batch_id[0] != '\0' && (rc = api_batch_join(c, out,
 	    t->batch_id, t->request_id)) != 0)
 		return rc;
-	memset(&m, 0, sizeof(m));
-	snprintf(m.app_id, sizeof(m.app_id), "%s", c->app_id);
-	snprintf(m.request_id, sizeof(m.request_id), "%s", t->request_id);
-	snprintf(m.task_code, sizeof(m.task_code), "%s", t->task_code);
-	memcpy(m.fingerprint, c->body_hex, sizeof(m.fingerprint));
-	m.created_ms = t->created_ms;
+	api_marker_fill(c, &m, t->request_id, t->task_code, t->created_ms);
 	buf_init(&rec, 0);
 	if (api_marker_encode(&m, &rec) != 0)
 		buf_reset(&rec);

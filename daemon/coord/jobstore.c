@@ -298,7 +298,10 @@ jobstore_put(const struct spool *sp, struct job *j, int flags,
 	if ((lk = lock_jobs(sp)) < 0)
 		return -1;
 	job_init(&old);
-	if ((have = guarded_old(sp, j->code, &old, guard, arg)) < 0)
+	/* Exclusive: there is nothing to replace, so no guard to ask; a
+	 * file in place is EEXIST whoever's it is. */
+	if ((have = guarded_old(sp, j->code, &old, (flags & JOBSTORE_EXCL) ?
+	    NULL : guard, arg)) < 0)
 		goto out;
 	if (have != 0 && (flags & JOBSTORE_EXCL)) {
 		errno = EEXIST;

@@ -78,8 +78,8 @@ void jobstore_names_free(char **names, size_t n);
  * definition's on a replace, so an edit keeps its fixed-rate anchor,
  * else now_ms) as jobs/<jobCode>.json of sp, under the lock, after
  * guard (may be NULL) allowed it.  flags JOBSTORE_EXCL: fail with EEXIST
- * when a file of that name exists.  *replaced (may be NULL) is 1 when a
- * definition was replaced.  Returns 0, or -1 with errno EEXIST, EFBIG
+ * when a file of that name exists (whoever's: the guard is not asked).
+ * *replaced (may be NULL) is 1 when a definition was replaced.  Returns 0, or -1 with errno EEXIST, EFBIG
  * (encoded, larger than JOB_FILE_MAX), the guard's value, or the errno of
  * the write.
  */
@@ -99,9 +99,8 @@ int jobstore_set_enabled(const struct spool *sp, const char *code, int on,
 
 /*
  * Remove jobs/<code>.json (code borrowed, valid) under the lock, after
- * guard (may be NULL) allowed it, and fsync jobs/.  The job's state
- * (state/jobs/, its run marker) stays: a job added again with that code
- * goes on from it, as the leader does for a file that comes back.
+ * guard (may be NULL) allowed it, and fsync jobs/.  The leader then
+ * drops the job and its state/jobs/ file; its tasks stay.
  * Returns 0, or -1 with errno ENOENT, the guard's value, or the errno of
  * the unlink or the fsync.
  */

@@ -14,7 +14,9 @@
  * Content-Length, a JSON body that parses) and, after an accepted
  * submission, that every task file the API wrote into incoming/ is one
  * the daemon's reader accepts (task_decode), so nothing the API takes
- * in goes to corrupt/ later.  One spool per process,
+ * in goes to corrupt/ later; likewise that every job file it wrote into
+ * jobs/ (POST and PUT /jobs) is one job_decode accepts, under its own
+ * name, so the leader fires it.  One spool per process,
  * emptied before each input (fuzz_spool_wipe), so an input is answered
  * the same way each time it is run.
  */
@@ -26,6 +28,7 @@
 
 #include "harness.h"
 #include "spool/spool.h"
+#include "core/job.h"
 #include "core/task.h"
 
 static struct config cfg;
@@ -61,6 +64,43 @@ check_incoming(void)
 			    "task_decode refuses: %s: %s", de->d_name,
 			    err.field, err.rule);
 		task_fini(&t);
+		free(data);
+	}
+	closedir(d);
+}
+
+/* Every file of jobs/ must pass job_decode, its jobCode its name. */
+static void
+check_jobs(void)
+{
+	char dir[CONFIG_PATH_MAX + 16];
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(dir, sizeof(dir), "%s/jobs", cfg.spool);
+	if ((d = opendir(dir)) == NULL)
+		fuzz_fail("%s: cannot open", dir);
+	while ((de = readdir(d)) != NULL) {
+		struct job j;
+		struct task_error err;
+		size_t len, n = strlen(de->d_name);
+		char *data;
+
+		if (de->d_name[0] == '.')
+			continue;
+		data = spool_read_file(dirfd(d), de->d_name, JOB_FILE_MAX,
+		    &len);
+		if (data == NULL)
+			fuzz_fail("jobs/%s: cannot read", de->d_name);
+		job_init(&j);
+		if (job_decode(data, len, &j, &err) != 0)
+			fuzz_fail("the API stored jobs/%s, which job_decode "
+			    "refuses: %s: %s", de->d_name, err.field, err.rule);
+		if (n <= 5 || strlen(j.code) != n - 5 ||
+		    strncmp(j.code, de->d_name, n - 5) != 0)
+			fuzz_fail("the API stored job %s as jobs/%s", j.code,
+			    de->d_name);
+		job_fini(&j);
 		free(data);
 	}
 	closedir(d);
@@ -105,8 +145,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rq.idem_key = field[4];
 	fuzz_spool_wipe(&cfg);
 	buf_init(&out, 0);
-	if (fuzz_api_call(&cfg, &rq, &out) == 202)
+	switch (fuzz_api_call(&cfg, &rq, &out)) {
+	case 202:
 		check_incoming();
+		break;
+	case 200:
+	case 201:
+		check_jobs();
+		break;
+	}
 	buf_fini(&out);
 	free(copy);
 	return 0;

@@ -53,6 +53,18 @@ def main():
                        ("cron-next-cal", "GET\n/cron/next\nexpr=Mon..Fri"
                         "%2009%3A00%20Europe%2FBerlin&dialect=systemd"
                         "\n\n\n"),
+                       ("jobs-create", "POST\n/jobs\n\napplication/json\n\n"
+                        '{"jobCode":"j-1","taskCode":"x","cron":"*/5 * * * *",'
+                        '"timezone":"Europe/Berlin","executeParams":{"a":1}}'),
+                       ("jobs-put", "PUT\n/jobs/j-1\n\napplication/json\n\n"
+                        '{"jobCode":"j-1","taskCode":"x","fixedRateMs":60000,'
+                        '"overlap":"replace","startAt":"2030-01-01T00:00:00Z"}'),
+                       ("jobs-list", "GET\n/jobs\nlimit=2&after=a\n\n\n"),
+                       ("jobs-run", "POST\n/jobs/j-1/run\n\n"
+                        "application/json\n\n{}"),
+                       ("jobs-disable", "POST\n/jobs/j-1/disable\n\n"
+                        "application/json\n\n"),
+                       ("jobs-delete", "DELETE\n/jobs/j-1\n\n\n\n"),
                        ("register", "POST\n/callbacks/register\n\n"
                         "application/json\n\n"
                         '{"url":"https://93.184.215.14/cb"}'),

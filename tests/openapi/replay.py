@@ -134,21 +134,27 @@ def code_routes(api_c):
             # "{id}/hold": task_action() names the part after the id
             path = "/api" + prefix + "{requestId}" + (action or "")
         routes[path] = {a.strip().lower() for a in allow.split(",")}
-    # route_batch(): /batches/{batchId} (the "return R_BATCH;" after its
-    # *allow), and each action "if (strcmp(slash, "/x") == 0) return
-    # R_...;" with the *allow set last before it.
-    if "route_batch(const char *b" in src:
-        rb = src[src.index("route_batch(const char *b"):]
+    # route_batch() and route_job(): /batches/{batchId}, /jobs/{jobCode}
+    # (the "return R_BATCH;" or "return R_JOB;" after its *allow), and
+    # each action "if (strcmp(slash, "/x") == 0) return R_...;" with the
+    # *allow set last before it.
+    for fn, base, whole in (("route_batch(const char *b",
+                             "/api/batches/{batchId}", "R_BATCH"),
+                            ("route_job(const char *j",
+                             "/api/jobs/{jobCode}", "R_JOB")):
+        if fn not in src:
+            continue
+        rb = src[src.index(fn):]
         rb = rb[:rb.index("\n}\n")]
         allow = None
         tok = re.compile(r'\*allow = "([^"]+)";|'
                          r'strcmp\(slash, "([^"]+)"\) == 0\)\s*return (R_\w+);|'
-                         r'return (R_BATCH);')
+                         r'return (%s);' % whole)
         for m in tok.finditer(rb):
             if m.group(1) is not None:
                 allow = m.group(1)
                 continue
-            path = "/api/batches/{batchId}" + (m.group(2) or "")
+            path = base + (m.group(2) or "")
             routes[path] = {a.strip().lower() for a in allow.split(",")}
     return routes
 
@@ -402,7 +408,7 @@ def replay(spec, base, apps):
         p = path
         for k, v in cases(spec, item, op)[0][1].items():
             p = p.replace("{%s}" % k, v)
-        body = b"{}" if m == "post" else None
+        body = b"{}" if m in ("post", "put") else None
         # contrib/lighttpd rewrites "^/metrics$" only: /metrics with a
         # query never reaches the program (lighttpd's own 404).
         probes = [] if path == "/metrics" else [
@@ -412,7 +418,7 @@ def replay(spec, base, apps):
             probes.append(("wrong secret", "", taskspool.ts1_headers(
                 app_id, secret + "x", m.upper(), p, "", body or b""), body,
                 401))
-        if m == "post":
+        if m in ("post", "put"):
             probes.append(("text/plain", "", {"Content-Type": "text/plain"},
                            body, 415))
         for name, query, h, b, want in probes:

@@ -28,8 +28,9 @@ from .errors import (AuthenticationError, BadRequestError,  # noqa: E402
                      UnknownTaskCodeError, UnprocessableError,
                      ValidationError, problem_error)
 from .models import (TERMINAL, CallbackRegistration, CronNext,  # noqa: E402
-                     Health, LogPage, OffsetChange, Submission,
-                     SubmitAccepted, Task, TaskList)
+                     Health, Job, JobFire, JobList, JobRun, LogPage,
+                     OffsetChange, Submission, SubmitAccepted, Task,
+                     TaskList)
 from .signing import (canonical_query, canonical_string,  # noqa: E402
                       query_ok, sign, ts1_headers, verify_webhook)
 
@@ -44,7 +45,7 @@ __all__ = [
     "CallbackUrlError", "RateLimitedError", "ServerError",
     "InternalServerError", "ServiceUnavailableError",
     "TERMINAL", "Task", "TaskList", "SubmitAccepted", "Health", "CronNext",
-    "OffsetChange", "LogPage",
+    "OffsetChange", "LogPage", "Job", "JobFire", "JobList", "JobRun",
     "CallbackRegistration", "Submission",
     "canonical_query", "canonical_string", "query_ok", "sign",
     "ts1_headers", "verify_webhook",

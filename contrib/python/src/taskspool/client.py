@@ -23,11 +23,13 @@ from typing import (Any, Callable, Dict, Iterable, Iterator, Mapping,
 
 from . import __version__
 from .errors import ProblemError, TransportError, problem_error
-from .models import (TERMINAL, CallbackRegistration, CronNext, Health,
-                     LogPage, Submission, SubmitAccepted, Task, TaskList)
+from .models import (TERMINAL, CallbackRegistration, CronNext, Health, Job,
+                     JobList, JobRun, LogPage, Submission, SubmitAccepted,
+                     Task, TaskList)
 from .signing import ts1_headers
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 
 # What a connection that the server (or a middlebox) closed while idle
 # looks like when it is used again: worth one new connection.
@@ -194,7 +196,7 @@ class Client:
                 signed: bool = True) -> Response:
         """Send one request and return its answer, whatever the status.
 
-        method: GET, POST or DELETE; path: the API's path (/api/...,
+        method: GET, POST, PUT or DELETE; path: the API's path (/api/...,
         /metrics); query: the raw query string without '?' (only bytes the
         server accepts: signing.query_ok); body: the exact bytes to send
         (sent as application/json); signed: add the TS1 headers (computed
@@ -425,6 +427,96 @@ class Client:
             q.append(("n", str(int(n))))
         return cast(CronNext, self.call("GET", "/api/cron/next", (200,),
                                         query=_query(q)).json())
+
+    # --- recurring jobs ---------------------------------------------------
+
+    @staticmethod
+    def _job_path(job_code: str, action: str = "") -> str:
+        if not isinstance(job_code, str) or not _CODE.match(job_code):
+            raise ValueError("not a jobCode ([A-Za-z0-9][A-Za-z0-9_.-]"
+                             "{0,63}): %r" % (job_code,))
+        return "/api/jobs/" + job_code + action
+
+    @staticmethod
+    def _job_body(job: Union[Mapping[str, Any], bytes]) -> bytes:
+        if isinstance(job, (bytes, bytearray)):
+            return bytes(job)
+        return json.dumps(job, ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+
+    def list_jobs(self, *, limit: Optional[int] = None,
+                  after: Optional[str] = None) -> JobList:
+        """listJobs: one page of GET /api/jobs, the jobs of the task codes
+        this AppId is granted, by jobCode; limit 1..1000 (server default
+        100); after: the nextAfter of the previous page."""
+        q = []
+        if limit is not None:
+            q.append(("limit", str(int(limit))))
+        if after is not None:
+            q.append(("after", after))
+        return cast(JobList, self.call("GET", "/api/jobs", (200,),
+                                       query=_query(q)).json())
+
+    def iter_jobs(self, page_size: Optional[int] = None) -> Iterator[Job]:
+        """Every job list_jobs() finds, page after page."""
+        after: Optional[str] = None
+        while True:
+            page = self.list_jobs(limit=page_size, after=after)
+            for item in page["jobs"]:
+                yield item
+            after = page.get("nextAfter")
+            if not after:
+                return
+
+    def create_job(self, job: Union[Mapping[str, Any], bytes]) -> Job:
+        """createJob: POST /api/jobs, a new job from its definition (the
+        members of a jobs/<jobCode>.json file).  An existing jobCode
+        raises ConflictError (JOB_EXISTS); a definition the codec refuses
+        raises ValidationError naming the field."""
+        return cast(Job, self.call("POST", "/api/jobs", (201,),
+                                   body=self._job_body(job)).json())
+
+    def put_job(self, job: Union[Mapping[str, Any], bytes],
+                job_code: Optional[str] = None) -> Job:
+        """putJob: PUT /api/jobs/{jobCode}, create or replace (idempotent;
+        a replaced job keeps its createdAt).  job_code: default the
+        definition's jobCode."""
+        if job_code is None:
+            if isinstance(job, (bytes, bytearray)):
+                job_code = json.loads(bytes(job).decode("utf-8"))["jobCode"]
+            else:
+                job_code = job["jobCode"]
+        return cast(Job, self.call("PUT", self._job_path(str(job_code)),
+                                   (200, 201),
+                                   body=self._job_body(job)).json())
+
+    def get_job(self, job_code: str) -> Job:
+        """getJob: GET /api/jobs/{jobCode}: the definition, the zone it
+        fires in and its next five fires in that zone and in UTC."""
+        return cast(Job, self.call("GET", self._job_path(job_code),
+                                   (200,)).json())
+
+    def delete_job(self, job_code: str) -> None:
+        """deleteJob: DELETE /api/jobs/{jobCode}; its pending and running
+        tasks stay."""
+        self.call("DELETE", self._job_path(job_code), (200,))
+
+    def run_job(self, job_code: str) -> JobRun:
+        """runJob: POST /api/jobs/{jobCode}/run, `taskspool jobs run-now`:
+        a task of the job now, this AppId's (get(), logs() work on it).
+        A forbid job whose run is pending or running raises ConflictError
+        (JOB_RUN_IN_PROGRESS, activeRequestId in the problem)."""
+        return cast(JobRun, self.call("POST", self._job_path(job_code,
+                                                             "/run"),
+                                      (202,), body=b"{}").json())
+
+    def enable_job(self, job_code: str, enabled: bool = True) -> Job:
+        """enableJob / disableJob: POST /api/jobs/{jobCode}/enable or
+        /disable."""
+        return cast(Job, self.call(
+            "POST", self._job_path(job_code, "/enable" if enabled
+                                   else "/disable"), (200,),
+            body=b"{}").json())
 
     def register_callback(self, url: str, *,
                           rotate_secret: bool = False) -> CallbackRegistration:

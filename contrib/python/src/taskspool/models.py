@@ -5,7 +5,7 @@ Client.submit() returns.
 """
 
 from dataclasses import dataclass
-from typing import Any, List, Optional, TypedDict
+from typing import Any, Dict, List, Optional, TypedDict
 
 TERMINAL = frozenset(["SUCCESS", "FAILED", "CANCELLED"])
 """The task states after which nothing changes."""
@@ -116,6 +116,42 @@ class CronNext(TypedDict):
     next: List[str]
     nextUtc: List[str]
     offsetChange: Optional[OffsetChange]
+
+
+class JobFire(TypedDict):
+    """One fire instant of a job: in its zone and in UTC."""
+    local: str
+    utc: str
+
+
+class Job(TypedDict, total=False):
+    """A recurring job (schema Job): valid is False only for a definition
+    that does not decode (then only jobCode and error), seen by an AppId
+    granted "*"."""
+    jobCode: str
+    valid: bool
+    error: str
+    definition: Dict[str, Any]
+    timezone: Optional[str]
+    hostZone: bool
+    enabled: bool
+    nextFires: List[JobFire]
+    lastTaskId: Optional[str]
+    currentRun: Optional[str]
+
+
+class JobList(TypedDict):
+    """GET /api/jobs (schema JobList)."""
+    jobs: List[Job]
+    nextAfter: Optional[str]
+
+
+class JobRun(TypedDict, total=False):
+    """POST /api/jobs/{jobCode}/run (schema JobRun)."""
+    requestId: str
+    jobCode: str
+    status: str
+    traceparent: str
 
 
 class CallbackRegistration(TypedDict, total=False):
