@@ -123,6 +123,9 @@ job_view(struct api_ctx *c, const struct job *j, int nfires)
 		return NULL;
 	}
 	job_zone(j, &own);
+	/* The leader fires only after createdAt (a job made for later). */
+	if (j->created_ms > t)
+		t = j->created_ms;
 	for (int i = 0; own != NULL && j->enabled && j->kind !=
 	    JOB_KIND_FIXED_DELAY && i < nfires; i++) {
 		if (job_next_fire(j, own, t, -1, &t) != 1 ||
@@ -295,8 +298,9 @@ store_problem(struct api_ctx *c, struct buf *out, const char *code,
 		return job_not_found(c, out, code);
 	if (errno == EEXIST)
 		return api_problem(c, out, 409, "JOB_EXISTS", api_one_member(
-		    "jobCode", json_string(code)), "job %s already exists; "
-		    "PUT /api/jobs/%s replaces a job of yours", code, code);
+		    "jobCode", json_string(code)), "job %s already exists "
+		    "(PUT /api/jobs/%s replaces it when it is of your task "
+		    "codes)", code, code);
 	if (errno == EPERM)
 		return api_problem(c, out, 403, "TASK_CODE_FORBIDDEN",
 		    api_one_member("jobCode", json_string(code)), "job %s "
@@ -427,6 +431,16 @@ jobs_run(struct api_ctx *c, struct buf *out, const struct scope *s,
 		st = job_not_found(c, out, code);
 		goto out;
 	}
+	/* Its failure alert runs as a task too: that code must be granted
+	 * as well, as for a definition written here. */
+	if (j.on_failure[0] != '\0' && !apps_code_allowed(&c->app,
+	    j.on_failure)) {
+		st = api_problem(c, out, 403, "TASK_CODE_FORBIDDEN",
+		    api_one_member("field", json_string("onFailure")), "task "
+		    "code %s (onFailure) is not granted to AppId %s",
+		    j.on_failure, c->app_id);
+		goto out;
+	}
 	if (jobstore_check(&j, c->rq->cfg->hooks_dir, &field, why,
 	    sizeof(why)) != 0) {
 		st = strcmp(field, "taskCode") == 0 ? api_problem(c, out, 422,
@@ -478,7 +492,9 @@ jobs_run(struct api_ctx *c, struct buf *out, const struct scope *s,
 			errno = EAGAIN;
 			st = api_unavailable(c, out, "job run marker busy");
 		} else
-			st = api_unavailable(c, out, "publish run");
+			st = api_unavailable(c, out, e == EACCES || e == EPERM ?
+			    "state/jobruns (the job's run marker)" :
+			    "publish run");
 		goto out;
 	}
 	if (warn[0] != '\0')

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "api/api_impl.h"
+#include "core/job.h"
 #include "callback/callback.h"
 #include "core/alert.h"
 #include "core/batch.h"
@@ -247,6 +248,13 @@ submit_decode(struct api_ctx *c, struct buf *out, struct task *t)
 				task_fini(t);
 				return api_validation(c, out, "requestId", why);
 			}
+		}
+		/* Nor a recurring job's fire, before it comes. */
+		if (job_fire_id(t->request_id)) {
+			task_fini(t);
+			return api_validation(c, out, "requestId", "may not "
+			    "have the shape <jobCode>.<yyyymmddThhmmss[mmm]Z> "
+			    "(the leader names a recurring job's fires so)");
 		}
 	}
 	return 0;

@@ -487,9 +487,11 @@ list_one(struct jobs_cli *c, const char *code, int64_t now, json_t *arr)
 		job_fini(&j);
 		return rc == EX_IOERR ? rc : 0;
 	}
-	/* A fixed-delay job's next fire depends on its current run. */
+	/* A fixed-delay job's next fire depends on its current run; the
+	 * leader fires only after createdAt. */
 	if (j.enabled && j.kind != JOB_KIND_FIXED_DELAY &&
-	    job_next_fire(&j, z, now, -1, &next) == 1 &&
+	    job_next_fire(&j, z, now > j.created_ms ? now : j.created_ms, -1,
+	    &next) == 1 &&
 	    tz_format_rfc3339_ms(z, next, when, sizeof(when)) == 0 &&
 	    tz_format_rfc3339_ms(c->utc, next, utc, sizeof(utc)) == 0)
 		has_next = 1;
@@ -815,6 +817,10 @@ cmd_next(struct jobs_cli *c, int ac, char **av)
 		rc = j.timezone[0] != '\0' ? EX_DATAERR : EX_USAGE;
 		goto out;
 	}
+	/* Without --from: from now, or from createdAt when that is later
+	 * (the leader fires only after it). */
+	if (from == NULL && j.created_ms > t)
+		t = j.created_ms;
 	if (!j.enabled)
 		fprintf(stderr, "taskspool jobs next: note: %s is disabled; "
 		    "these are the times it would fire\n", j.code);

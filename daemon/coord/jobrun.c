@@ -30,11 +30,19 @@ struct marker {
 int
 jobrun_open(const struct spool *sp)
 {
-	if (mkdirat(sp->dir[SPOOL_STATE], "jobruns", 02750) != 0 &&
-	    errno != EEXIST)
+	/* Group-writable: `jobs run-now` and POST /api/jobs/{code}/run
+	 * (the CGI, in the spool's group) take the marker too; set
+	 * explicitly, past the umask. */
+	int made = mkdirat(sp->dir[SPOOL_STATE], "jobruns", 02770) == 0;
+	int fd;
+
+	if (!made && errno != EEXIST)
 		return -1;
-	return openat(sp->dir[SPOOL_STATE], "jobruns", O_RDONLY |
-	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(sp->dir[SPOOL_STATE], "jobruns", O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && made)
+		(void)fchmod(fd, 02770);
+	return fd;
 }
 
 int

@@ -57,7 +57,8 @@ enum jobrun_verdict {
 };
 
 /*
- * Open (creating it, mode 02750, for spools made before it existed)
+ * Open (creating it, mode 02770: the CGI in the spool's group takes
+ * markers too; for spools made before it existed)
  * state/jobruns/ of sp.  Returns the directory's descriptor (the caller
  * closes it) or -1 with errno.
  */

@@ -29,6 +29,9 @@
 #include "spool/tzload.h"
 
 #define DETAIL_MAX	400	/* a detail of spool.c or tz.c */
+/* Bytes a fire adds to the task job_make_task() makes: a traceparent
+ * member (70), an appId and appWeight (90), room to spare. */
+#define JOBSTORE_TASK_ROOM	1024
 
 /* tz_why_set (core/tz.h) writes every reason: NULL why is no reason. */
 
@@ -134,6 +137,30 @@ jobstore_check(const struct job *j, const char *hooks_dir,
 			return -1;
 		}
 		tz_free(z);
+	}
+	/* A fire's task must be one the daemons read: its file within
+	 * TASK_FILE_MAX with the members a fire adds (traceparent, an
+	 * appId for a run over HTTP: JOBSTORE_TASK_ROOM). */
+	{
+		struct task t;
+		struct buf b;
+		int big;
+
+		task_init(&t);
+		buf_init(&b, 0);
+		big = job_make_task(j, JOB_TIME_MAX_MS, &t) == 0 &&
+		    task_encode(&t, &b) == 0 && b.len + JOBSTORE_TASK_ROOM >
+		    TASK_FILE_MAX;
+		buf_fini(&b);
+		task_fini(&t);
+		if (big) {
+			*field = "executeParams";
+			tz_why_set(why, whylen, "the tasks it fires would be "
+			    "larger than %d bytes", TASK_FILE_MAX -
+			    JOBSTORE_TASK_ROOM);
+			errno = EINVAL;
+			return -1;
+		}
 	}
 	if (hooks_dir == NULL)
 		return 0;
@@ -403,9 +430,16 @@ run_fenced(const struct spool *sp, const struct job *j, const char *id,
 		e = errno;
 		goto out;
 	}
-	v = jobrun_begin(sp, dfd, j->code, id, token, node,
-	    j->overlap == JOB_OVERLAP_REPLACE, 0, tstime_now_ms(), prev,
-	    prevlen);
+	/* The leader holds a job's critical section for a few ms per
+	 * fire: wait up to 2 s for it rather than fail. */
+	for (int i = 0; ; i++) {
+		v = jobrun_begin(sp, dfd, j->code, id, token, node,
+		    j->overlap == JOB_OVERLAP_REPLACE, 0, tstime_now_ms(),
+		    prev, prevlen);
+		if (v >= 0 || errno != EWOULDBLOCK || i == 200)
+			break;
+		(void)usleep(10000);
+	}
 	if (v < 0)
 		e = errno == EWOULDBLOCK ? EAGAIN : errno;
 	else if (v == JOBRUN_LIVE)

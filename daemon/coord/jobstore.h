@@ -52,10 +52,12 @@ int jobstore_load(const struct spool *sp, const char *code, struct job *j,
 
 /*
  * What job_decode() cannot check (core/job.h): that the zone of j
- * (borrowed) loads, and, when hooks_dir (borrowed) is not NULL, that
- * hooks_dir/<taskCode> is an executable regular file.  Returns 0, or -1
- * with *field (a static member name: "timezone", "calendar", "taskCode")
- * and the rule in why; errno EINVAL.
+ * (borrowed) loads; that the tasks it fires fit in a task file with the
+ * members a fire adds (else field "executeParams"); and, when hooks_dir
+ * (borrowed) is not NULL, that hooks_dir/<taskCode> is an executable
+ * regular file.  Returns 0, or -1 with *field (a static member name:
+ * "timezone", "calendar", "executeParams", "taskCode") and the rule in
+ * why; errno EINVAL.
  */
 int jobstore_check(const struct job *j, const char *hooks_dir,
     const char **field, char *why, size_t whylen);

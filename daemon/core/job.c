@@ -903,6 +903,31 @@ job_misfire_plan(const struct job *j, const struct tz *z,
 /* --- tasks --- */
 
 int
+job_fire_id(const char *id)
+{
+	size_t n = strlen(id), k;
+	const char *p;
+
+	/* "." 8 digits "T" 6 digits [3 digits] "Z": 17 or 20 bytes. */
+	for (k = 17; k <= 20; k += 3) {
+		char code[TASK_CODE_MAX + 1];
+
+		if (n <= k || n - k > TASK_CODE_MAX)
+			continue;
+		p = id + n - k;
+		if (p[0] != '.' || strspn(p + 1, "0123456789") != 8 ||
+		    p[9] != 'T' || strspn(p + 10, "0123456789") != k - 11 ||
+		    p[k - 1] != 'Z')
+			continue;
+		memcpy(code, id, n - k);
+		code[n - k] = '\0';
+		if (task_name_ok(code, TASK_CODE_MAX))
+			return 1;
+	}
+	return 0;
+}
+
+int
 job_task_id(const char *job_code, int64_t t_ms, char *out, size_t len)
 {
 	int64_t s, days, y;

@@ -338,6 +338,16 @@ int	job_task_id(const char *job_code, int64_t t_ms, char *out,
 	    size_t len);
 
 /*
+ * job_fire_id() says whether id (borrowed) has the shape job_task_id()
+ * gives: a jobCode, ".", 8 digits, "T", 6 digits, optionally 3 more, "Z"
+ * ("nightly.20240601T020000Z").  Such names are the leader's: the HTTP
+ * API refuses them in a submission, so no caller can take a fire of a
+ * job before it comes (which would stand in for it, or hold a forbid
+ * job's run marker).  Returns 1 or 0.
+ */
+int	job_fire_id(const char *id);
+
+/*
  * job_make_task() fills *out (initialised; previous contents freed) with
  * the task of j's fire at t_ms: requestId from job_task_id(), taskCode,
  * a copy of executeParams, route, requireTags, concurrencyKey (the

@@ -300,7 +300,41 @@ def methods():
     want("unsigned", r.status, 401)
 
 
-CASES = {"crud": crud, "validation": validation, "scoping": scoping,
+def fences():
+    """What a breaker found: a fire's requestId taken first, a run of a
+    job whose onFailure is not granted, a definition whose tasks cannot
+    fit in a task file (1 MiB, README "The task file"), fires before a
+    future createdAt."""
+    r, doc = raw("POST", "/api/tasks", json.dumps(
+        {"requestId": "weekly.20300107T110000Z", "taskCode": "out"}).encode(),
+        other)
+    want("fire id refused", (r.status, field(doc)), (422, "requestId"))
+    r, doc = raw("POST", "/api/tasks", json.dumps(
+        {"requestId": "weekly.20300107T110000123Z",
+         "taskCode": "report"}).encode())
+    want("fire id with ms refused", (r.status, field(doc)),
+         (422, "requestId"))
+    admin.put_job({"jobCode": "alerting", "taskCode": "report",
+                   "onFailure": "out", "fixedRateMs": 86400000,
+                   "startAt": "2099-01-01T00:00:00Z"})
+    r, doc = raw("POST", "/api/jobs/alerting/run", b"")
+    want("run, onFailure not granted", (r.status, doc.get("code"),
+                                        doc.get("field")),
+         (403, "TASK_CODE_FORBIDDEN", "onFailure"))
+    big = dict(WEEKLY, jobCode="big", executeParams={"pad": "x" * 1047600})
+    r, doc = raw("PUT", "/api/jobs/big", json.dumps(big).encode())
+    want("oversize tasks", (r.status, field(doc)), (422, "executeParams"))
+    want("not stored", os.path.exists(os.path.join(SPOOL, "jobs",
+                                                   "big.json")), False)
+    later = c.put_job({"jobCode": "later", "taskCode": "report",
+                       "cron": "0 6 * * *", "timezone": "UTC",
+                       "createdAt": "2099-03-01T10:00:00Z"})
+    want("after createdAt", later["nextFires"][0]["utc"],
+         "2099-03-02T06:00:00Z")
+    c.delete_job("later")
+
+
+CASES = {"fences": fences, "crud": crud, "validation": validation, "scoping": scoping,
          "enable": enable, "run": run, "race": race, "delete": delete,
          "methods": methods}
 

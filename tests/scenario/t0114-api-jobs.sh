@@ -22,7 +22,10 @@
 #     app does not; a forbid job's second run while the first is live
 #     409 JOB_RUN_IN_PROGRESS naming it;
 #  6. 8 PUTs of one job at once: one whole definition, createdAt kept;
-#  7. DELETE (file gone, then 404); 405 with Allow, 404 for bad paths,
+#  7. a submitted requestId of a fire's shape 422; a run of a job whose
+#     onFailure is not granted 403; a definition whose tasks would not
+#     fit in a task file 422 executeParams; no fire before createdAt;
+#  8. DELETE (file gone, then 404); 405 with Allow, 404 for bad paths,
 #     401 unsigned.
 # About 10 s.
 . "$(dirname "$0")/test-lib.sh"
@@ -69,6 +72,10 @@ test_expect_success 'a run is the caller'"'"'s task; forbid: 409 while live' '
 
 test_expect_success '8 PUTs at once: one whole definition, createdAt kept' '
 	python3 "$PY" race "$TRASH"
+'
+
+test_expect_success 'a fire id taken first, ungranted onFailure, oversize tasks, createdAt' '
+	python3 "$PY" fences "$TRASH"
 '
 
 test_expect_success 'DELETE; methods 405 with Allow; bad paths 404; unsigned 401' '

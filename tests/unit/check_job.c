@@ -1383,6 +1383,27 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* The shape job_task_id() gives (DESIGN.md §5, job.h), and no other. */
+START_TEST(test_fire_id_shape)
+{
+	char id[JOB_TASK_ID_MAX];
+
+	ck_assert_int_eq(job_task_id("nightly", 1717207200000LL, id,
+	    sizeof(id)), 0);
+	ck_assert_str_eq(id, "nightly.20240601T020000Z");
+	ck_assert_int_eq(job_fire_id(id), 1);
+	ck_assert_int_eq(job_fire_id("tick.20240601T020000250Z"), 1);
+	ck_assert_int_eq(job_fire_id("a.b.20240601T020000Z"), 1);
+	ck_assert_int_eq(job_fire_id("order-42"), 0);
+	ck_assert_int_eq(job_fire_id(".20240601T020000Z"), 0);
+	ck_assert_int_eq(job_fire_id("x.20240601T02000Z"), 0);
+	ck_assert_int_eq(job_fire_id("x.20240601T0200002Z"), 0);
+	ck_assert_int_eq(job_fire_id("x.2024060lT020000Z"), 0);
+	ck_assert_int_eq(job_fire_id("x-20240601T020000Z"), 0);
+	ck_assert_int_eq(job_fire_id("x.20240601T020000Zz"), 0);
+}
+END_TEST
+
 static Suite *
 job_suite(void)
 {
@@ -1428,6 +1449,7 @@ job_suite(void)
 	tcase_add_test(tc, test_task_id);
 	tcase_add_test(tc, test_make_task);
 	tcase_add_test(tc, test_require_tags);
+	tcase_add_test(tc, test_fire_id_shape);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -518,6 +518,10 @@ class Client:
                                    else "/disable"), (200,),
             body=b"{}").json())
 
+    def disable_job(self, job_code: str) -> Job:
+        """disableJob: POST /api/jobs/{jobCode}/disable."""
+        return self.enable_job(job_code, False)
+
     def register_callback(self, url: str, *,
                           rotate_secret: bool = False) -> CallbackRegistration:
         """registerCallback: POST /api/callbacks/register.  The answer's
