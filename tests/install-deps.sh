@@ -22,7 +22,7 @@ test="check libsubunit-dev jq procps prometheus mandoc tmux systemd logrotate
       python3 wrk mariadb-server mariadb-client redis-server faketime
       clang-14 libclang-rt-14-dev
       python3-yaml python3-jsonschema python3-venv python3-pip python3-mypy
-      nodejs npm"
+      nodejs npm chromium"
 # The Debian packages (make deb, tests/package/deb-test.sh): debian/control's
 # Build-Depends and the tools that build and check them.
 package="dpkg-dev debhelper fakeroot dh-python pybuild-plugin-pyproject

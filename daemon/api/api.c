@@ -49,6 +49,7 @@ reason_phrase(int status)
 	case 200: return "OK";
 	case 201: return "Created";
 	case 202: return "Accepted";
+	case 303: return "See Other";
 	case 400: return "Bad Request";
 	case 401: return "Unauthorized";
 	case 403: return "Forbidden";
@@ -953,7 +954,10 @@ api_handle(const struct api_request *rq, struct buf *out)
 		rc = api_problem(&c, out, 500, "INTERNAL_ERROR", NULL, "the "
 		    "server's configuration cannot be used; the web server's "
 		    "error log names the problem (trace %s)", c.trace);
-	} else
+	} else if (strncmp(c.path, "/console", 8) == 0 && (c.path[8] ==
+	    '\0' || c.path[8] == '/'))
+		rc = api_console(&c, out);
+	else
 		rc = handle(&c, out);
 	OPENSSL_cleanse(&c.app, sizeof(c.app));
 	if (c.sp_open)

@@ -21,6 +21,9 @@
  *   api_cron.c       GET /cron/next (the `cron next` and `cron explain`
  *                    preview)
  *   api_trace.c      the traceparent a submitted task keeps
+ *   api_console.c    the web console: routes, login, session, CSRF
+ *   api_console_pages.c  its pages and actions
+ *   api_html.c       its HTML: escaping, the page frame, the stylesheet
  *
  * Every endpoint function takes the request's context c (borrowed, valid
  * for the one request) and the response buffer out, appends exactly one
@@ -402,5 +405,80 @@ int api_retry(struct api_ctx *c, struct buf *out, const char *id);
  */
 int api_jobs(struct api_ctx *c, struct buf *out, const char *code,
     const char *action);
+
+/* --- the web console (api_console.c, api_console_pages.c) ----------- */
+
+#define CONSOLE_SESSION_S	28800	/* a console session lasts 8 h */
+
+/* The logged-in app of one console request. */
+struct console_session {
+	char app_id[APPS_ID_MAX + 1];
+	char csrf[65];			/* the session's CSRF token, hex */
+	char sid_name[96];		/* its file in state/console/ */
+	long long expires;		/* Unix s */
+	int role;			/* APPS_ROLE_READ or _OPERATE */
+	struct app app;			/* its rights now (secrets wiped) */
+};
+
+/*
+ * /console and everything under it (c->path starts with "/console"):
+ * answers GET and POST with HTML (README.md, "The web console"); not
+ * TS1-signed: a login makes a session cookie.  Returns the status sent.
+ */
+int api_console(struct api_ctx *c, struct buf *out);
+
+/* Send html (borrowed) as text/html with the console's security
+ * headers.  Returns status. */
+int console_page(struct api_ctx *c, struct buf *out, int status,
+    const struct buf *html);
+
+/* 303 See Other to the path to (borrowed).  Returns 303. */
+int console_redirect(struct api_ctx *c, struct buf *out, const char *to);
+
+/* A page with title and one message text (both escaped); s (may be
+ * NULL) for the header.  Returns status. */
+int console_message(struct api_ctx *c, struct buf *out, int status,
+    const struct console_session *s, const char *title, const char *text);
+
+/*
+ * The value of name in the form-encoded s (len bytes; WHATWG URL
+ * application/x-www-form-urlencoded: '+' is a space, %XX a byte) into
+ * out (outlen bytes).  Returns 0, -1 when absent, 1 when it does not
+ * fit, holds a bad escape or a NUL.
+ */
+int console_field(const char *s, size_t len, const char *name, char *out,
+    size_t outlen);
+
+/* A GET page p (the path after "/console") for s.  Returns the status. */
+int console_get(struct api_ctx *c, struct buf *out,
+    const struct console_session *s, const char *p);
+
+/* A POST action p for s, form body (len bytes; its csrf checked).
+ * Returns the status sent. */
+int console_action(struct api_ctx *c, struct buf *out,
+    const struct console_session *s, const char *p, const char *body,
+    size_t len);
+
+/* --- HTML (api_html.c) ----------------------------------------------- */
+
+/* Append the n bytes at s (borrowed) to b as HTML text, safe in element
+ * content and in a quoted attribute: & < > " ' escaped, bad UTF-8 as
+ * U+FFFD, controls but tab and LF as their control pictures. */
+void html_text_n(struct buf *b, const char *s, size_t n);
+void html_text(struct buf *b, const char *s);	/* NULL: nothing */
+
+/* Append markup of this file's callers (never outside bytes), printf
+ * style, at most 2047 bytes. */
+void html_raw(struct buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The stylesheet (static) and its length. */
+const char *html_css(size_t *len);
+
+/* The page's start: doctype, title, stylesheet, the header with the
+ * navigation and the logout form when app (borrowed) is not NULL. */
+void html_head(struct buf *b, const char *title, const char *app,
+    const char *csrf);
+void html_foot(struct buf *b);
 
 #endif

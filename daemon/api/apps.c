@@ -64,6 +64,22 @@ codes_ok(const char *s)
 }
 
 int
+apps_role_parse(const char *s)
+{
+	if (strcmp(s, "read") == 0)
+		return APPS_ROLE_READ;
+	if (strcmp(s, "operate") == 0)
+		return APPS_ROLE_OPERATE;
+	return -1;
+}
+
+const char *
+apps_role_name(int role)
+{
+	return role == APPS_ROLE_OPERATE ? "operate" : "read";
+}
+
+int
 apps_rate_parse(const char *s, long *out)
 {
 	char *end;
@@ -111,7 +127,7 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t n = (size_t)((nl != NULL ? nl : end) - p);
-		char buf[APPS_CODES_MAX + 512], *f[7], *save = NULL;
+		char buf[APPS_CODES_MAX + 512], *f[8], *save = NULL;
 		int nf = 0;
 		struct app app;
 
@@ -125,19 +141,30 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 		buf[n] = '\0';
 		p = nl != NULL ? nl + 1 : end;
 		for (char *t = strtok_r(buf, " \t\r", &save); t != NULL &&
-		    nf < 7; t = strtok_r(NULL, " \t\r", &save))
+		    nf < 8; t = strtok_r(NULL, " \t\r", &save))
 			f[nf++] = t;
 		if (nf == 0 || f[0][0] == '#')
 			continue;
 		memset(&app, 0, sizeof(app));
 		app.rate = APPS_RATE_DEFAULT;
 		app.weight = APPS_WEIGHT_DEFAULT;
-		/* The optional rate=N and weight=N fields, anywhere after
-		 * taskCodes. */
+		app.role = APPS_ROLE_DEFAULT;
+		/* The optional rate=N, weight=N and console=ROLE fields,
+		 * anywhere after taskCodes. */
 		for (int i = 3; i < nf; i++) {
 			long w = 0;
 
-			if (strncmp(f[i], "weight=", 7) == 0) {
+			if (strncmp(f[i], "console=", 8) == 0) {
+				int r = apps_role_parse(f[i] + 8);
+
+				if (app.role != APPS_ROLE_DEFAULT || r < 0) {
+					snprintf(why, whylen, "line %zu: "
+					    "console= must be given once, as "
+					    "\"read\" or \"operate\"", line);
+					goto bad;
+				}
+				app.role = r;
+			} else if (strncmp(f[i], "weight=", 7) == 0) {
 				if (app.weight != APPS_WEIGHT_DEFAULT ||
 				    apps_rate_parse(f[i] + 7, &w) != 0 ||
 				    w < 1 || w > APPS_WEIGHT_MAX) {
@@ -165,7 +192,8 @@ apps_parse(const char *data, size_t len, struct apps *a, char *why,
 		if (nf < 4 || nf > 5) {
 			snprintf(why, whylen, "line %zu: expected \"appId "
 			    "enabled|disabled taskCodes secret [secret] "
-			    "[rate=N] [weight=N]\"", line);
+			    "[rate=N] [weight=N] [console=read|operate]\"",
+			    line);
 			goto bad;
 		}
 		if (!apps_id_ok(f[0])) {
@@ -309,7 +337,7 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 	buf_init(&b, 0);
 	buf_puts(&b, "# taskspool apps.conf (README.md, \"Apps\"): appId  "
 	    "enabled|disabled  taskCodes  secrets (newest first)  "
-	    "[rate=N]  [weight=N]\n");
+	    "[rate=N]  [weight=N]  [console=read|operate]\n");
 	for (size_t i = 0; i < a->nv; i++) {
 		const struct app *p = &a->v[i];
 
@@ -321,6 +349,8 @@ apps_write(const struct apps *a, const char *path, char *why, size_t whylen)
 			buf_printf(&b, " rate=%ld", p->rate);
 		if (p->weight != APPS_WEIGHT_DEFAULT)
 			buf_printf(&b, " weight=%d", p->weight);
+		if (p->role != APPS_ROLE_DEFAULT)
+			buf_printf(&b, " console=%s", apps_role_name(p->role));
 		buf_puts(&b, "\n");
 	}
 	(void)unlink(tmp);

@@ -19,7 +19,10 @@
  * (ratelimit.h), and "weight=N": the app's share of the daemons' claims
  * against other apps' tasks (1..APPS_WEIGHT_MAX, default 1;
  * core/fairshare.h), which the API writes into each task it makes as
- * appWeight.  A secret never holds '=', so they cannot be confused,
+ * appWeight; and "console=read" or "console=operate": what the app may
+ * do in the web console (README.md, "The web console"): look, or also
+ * act (cancel, retry, hold, release, run and enable jobs, drain); default
+ * read.  A secret never holds '=', so they cannot be confused,
  * and files without rate= or weight= keep their meaning.  The file holds secrets: it must
  * be readable only by its owner and the group the CGI runs as (0640);
  * apps_write creates it so.
@@ -39,6 +42,9 @@
 #define APPS_RATE_DEFAULT	(-1)	/* no rate=: api_rate_limit */
 #define APPS_WEIGHT_MAX		100	/* = FAIR_WEIGHT_MAX */
 #define APPS_WEIGHT_DEFAULT	(-1)	/* no weight=: 1 */
+#define APPS_ROLE_DEFAULT	(-1)	/* no console=: read */
+#define APPS_ROLE_READ		0	/* console=read */
+#define APPS_ROLE_OPERATE	1	/* console=operate */
 
 struct app {
 	char id[APPS_ID_MAX + 1];
@@ -48,6 +54,7 @@ struct app {
 	int nsecrets;			/* 1 or 2; [0] is the newest */
 	long rate;			/* rate=N, or APPS_RATE_DEFAULT */
 	int weight;			/* weight=N, or APPS_WEIGHT_DEFAULT */
+	int role;			/* console=, or APPS_ROLE_DEFAULT */
 };
 
 struct apps {
@@ -91,6 +98,13 @@ struct app *apps_find(const struct apps *a, const char *id);
  * one.
  */
 int apps_rate_parse(const char *s, long *out);
+
+/* The console role named s ("read", "operate"): APPS_ROLE_READ or
+ * APPS_ROLE_OPERATE, or -1 for another text. */
+int apps_role_parse(const char *s);
+
+/* The name of role (APPS_ROLE_*; the default is "read"): static. */
+const char *apps_role_name(int role);
 
 /* Whether app may submit task code code (listed, or codes is "*"). */
 int apps_code_allowed(const struct app *app, const char *code);

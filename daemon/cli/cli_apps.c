@@ -1,5 +1,6 @@
 /*
- * cli_apps — `taskspool apps add|list|rotate|disable|enable|rate|weight`;
+ * cli_apps — `taskspool apps add|list|rotate|disable|enable|rate|weight|
+ * console`;
  * see
  * cli_apps.h and taskspool(1).  Edits are serialised with flock(2) on
  * <apps file>.lock and written with apps_write (tmp + fsync + rename).
@@ -24,6 +25,7 @@ static const char usage[] =
 "       taskspool apps list\n"
 "       taskspool apps rate APPID N|default\n"
 "       taskspool apps weight APPID N|default   (1..100: its fair share)\n"
+"       taskspool apps console APPID read|operate   (its web console role)\n"
 "       taskspool apps rotate APPID [--revoke-old]\n"
 "       taskspool apps disable APPID\n"
 "       taskspool apps enable APPID\n";
@@ -77,16 +79,17 @@ list(const struct apps *a, int json)
 			printf("{\"appId\":\"%s\",\"enabled\":%s,"
 			    "\"taskCodes\":\"%s\",\"secrets\":%d,"
 			    "\"secretHints\":[\"%s\"%s%s%s],\"rate\":%s,"
-			    "\"weight\":%d}\n",
+			    "\"weight\":%d,\"console\":\"%s\"}\n",
 			    p->id, p->enabled ? "true" : "false", p->codes,
 			    p->nsecrets, h0, h1 ? ",\"" : "", h1 ? h1 : "",
-			    h1 ? "\"" : "", rate, weight);
+			    h1 ? "\"" : "", rate, weight,
+			    apps_role_name(p->role));
 		else
 			printf("%-24s %-8s secrets=%d (...%s%s%s) codes=%s "
-			    "weight=%d rate=%s\n", p->id, p->enabled ?
-			    "enabled" : "disabled", p->nsecrets, h0, h1 ?
-			    ", ..." : "", h1 ? h1 : "", p->codes, weight,
-			    rate);
+			    "console=%s weight=%d rate=%s\n", p->id,
+			    p->enabled ? "enabled" : "disabled", p->nsecrets,
+			    h0, h1 ? ", ..." : "", h1 ? h1 : "", p->codes,
+			    apps_role_name(p->role), weight, rate);
 	}
 	return 0;
 }
@@ -163,6 +166,7 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 		n.enabled = 1;
 		n.rate = rate;
 		n.weight = APPS_WEIGHT_DEFAULT;
+		n.role = APPS_ROLE_DEFAULT;
 		snprintf(n.codes, sizeof(n.codes), "%s", argv[4]);
 		if (apps_new_secret(n.secrets[0], sizeof(n.secrets[0])) != 0) {
 			rc = EX_SOFTWARE;
@@ -242,6 +246,20 @@ cli_apps_main(int argc, char **argv, const char *path, int json)
 		}
 		p->weight = strcmp(argv[3], "default") == 0 ?
 		    APPS_WEIGHT_DEFAULT : (int)w;
+		rc = save(&a, path);
+	} else if (strcmp(cmd, "console") == 0) {
+		int r = argc == 4 ? apps_role_parse(argv[3]) : -1;
+
+		if (r < 0) {
+			if (argc == 4)
+				fprintf(stderr, "taskspool apps: console: "
+				    "\"%s\" is not \"read\" or \"operate\"\n",
+				    argv[3]);
+			else
+				fputs(usage, stderr);
+			goto out;
+		}
+		p->role = r;
 		rc = save(&a, path);
 	} else if (strcmp(cmd, "rotate") == 0) {
 		if (argc == 4 && strcmp(argv[3], "--revoke-old") == 0) {

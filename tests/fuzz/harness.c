@@ -341,6 +341,22 @@ check_response(const struct buf *out, int status)
 			    "(offset %d)", status, e.text, e.position);
 		json_decref(o);
 	}
+	/* A console page (api_html.c): never a script, never a raw
+	 * control byte but tab and LF (outside bytes are escaped). */
+	ct = strstr(out->data, "\r\nContent-Type: text/html");
+	if (ct != NULL && ct < hb) {
+		if (memmem(hb + 4, blen, "<script", 7) != NULL)
+			fuzz_fail("status %d: a console page with <script",
+			    status);
+		for (size_t i = 0; i < blen; i++) {
+			unsigned char ch = (unsigned char)hb[4 + i];
+
+			if ((ch < 0x20 && ch != '\t' && ch != '\n') ||
+			    ch == 0x7f)
+				fuzz_fail("status %d: a console page with raw "
+				    "byte 0x%02x at %zu", status, ch, i);
+		}
+	}
 	return st;
 }
 

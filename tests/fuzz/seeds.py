@@ -60,6 +60,12 @@ def main():
                         '{"jobCode":"j-1","taskCode":"x","fixedRateMs":60000,'
                         '"overlap":"replace","startAt":"2030-01-01T00:00:00Z"}'),
                        ("jobs-list", "GET\n/jobs\nlimit=2&after=a\n\n\n"),
+                       ("console-login", "POST\n/console/login\n\n"
+                        "application/x-www-form-urlencoded\n\n"
+                        "app=fuzz&secret=a%2Bb+c%00d"),
+                       ("console-tasks", "GET\n/console/tasks\nstate=failed"
+                        "&code=a+b%3Cscript%3E&page=2\n\n\n"),
+                       ("console-login-page", "GET\n/console/login\n\n\n\n"),
                        ("jobs-run", "POST\n/jobs/j-1/run\n\n"
                         "application/json\n\n{}"),
                        ("jobs-disable", "POST\n/jobs/j-1/disable\n\n"
@@ -178,6 +184,10 @@ def main():
         "q8Yv2Kp0fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz "
         "Z0yX9wfuzzfuzzfuzzfuzz rate=5 weight=3\n\n"
         "other\tdisabled\t*\tAAAAAAAAAAAAAAAA\n")
+    put("fuzz_apps", "console-roles", "ops enabled * console=operate "
+        "q8Yv2Kp0fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz rate=0 weight=100\n"
+        "view enabled a,b Z0yX9wfuzzfuzzfuzzfuzz console=read\n"
+        "bad enabled a Z0yX9wfuzzfuzzfuzzfuzz console=root\n")
 
     put("fuzz_promtext", "two-nodes",
         "# HELP taskspool_tasks_total Tasks finished.\n"

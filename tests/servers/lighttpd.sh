@@ -82,7 +82,8 @@ server.pid-file = "$dir/lighttpd.pid"
 server.max-request-size = 1024
 server.max-worker = 0
 server.max-connections = 1024
-url.rewrite-once = ( "^/metrics\$" => "/api/metrics" )
+url.rewrite-once = ( "^/metrics\$" => "/api/metrics",
+	"^/console(/.*)?\$" => "/api/console\$1" )
 $(api_conf)
 CONF
 		: >"$dir/error.log"

@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/api_impl.h"
 #include "api/apps.h"
 #include "core/buf.h"
 #include "spool/config.h"
@@ -897,6 +898,39 @@ START_TEST(test_new_secret_shape)
 }
 END_TEST
 
+/*
+ * The console's HTML escaping (api_html.c): the five metacharacters as
+ * the HTML Living Standard's named and numeric references; bytes that
+ * are not well-formed UTF-8 (RFC 3629 §3 and §4: 0xFF, an overlong
+ * C0 AF, a surrogate ED A0 80, a cut E2 82) as U+FFFD (EF BF BD); a C0
+ * control as its Unicode control picture (ESC 0x1b -> U+241B, E2 90 9B;
+ * DEL -> U+2421, E2 90 A1); tab, LF and valid UTF-8 (C3 A9, F0 9F 98 80)
+ * kept.
+ */
+START_TEST(test_html_escape)
+{
+	static const char in[] = "<script>a&b\"c'd</script>\t\n"
+	    "\x1b[31m\x7f\xff\xc0\xaf\xed\xa0\x80\xc3\xa9\xf0\x9f\x98\x80"
+	    "\xe2\x82";
+	static const char want[] = "&lt;script&gt;a&amp;b&quot;c&#39;d"
+	    "&lt;/script&gt;\t\n\xe2\x90\x9b[31m\xe2\x90\xa1"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xc3\xa9\xf0\x9f\x98\x80"
+	    "\xef\xbf\xbd\xef\xbf\xbd";
+	struct buf b;
+
+	buf_init(&b, 0);
+	html_text_n(&b, in, sizeof(in) - 1);
+	ck_assert_uint_eq(b.len, sizeof(want) - 1);
+	ck_assert_mem_eq(b.data, want, b.len);
+	buf_reset(&b);
+	html_text_n(&b, "a\0b", 3);	/* NUL: U+2400 */
+	ck_assert_uint_eq(b.len, 5);
+	ck_assert_mem_eq(b.data, "a\xe2\x90\x80" "b", 5);
+	buf_fini(&b);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -923,6 +957,7 @@ api_suite(void)
 	tcase_add_test(tc, test_generated_request_id);
 	tcase_add_test(tc, test_marker_roundtrip);
 	tcase_add_test(tc, test_new_secret_shape);
+	tcase_add_test(tc, test_html_escape);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -289,6 +289,36 @@ START_TEST(test_apps_rate)
 }
 END_TEST
 
+/* apps.conf console=read|operate (README "The web console"): once,
+ * anywhere after taskCodes, default read; written back only when given. */
+START_TEST(test_apps_console_role)
+{
+	struct apps a;
+	char why[256];
+
+	ck_assert_int_eq(parse("x enabled * " S1 "\n"
+	    "y enabled a console=operate " S1 " weight=2 rate=7\n"
+	    "z enabled * " S1 " console=read\n", &a, why, sizeof(why)), 0);
+	ck_assert_int_eq(a.nv, 3);
+	ck_assert_int_eq(a.v[0].role, APPS_ROLE_DEFAULT);
+	ck_assert_int_eq(a.v[1].role, APPS_ROLE_OPERATE);
+	ck_assert_int_eq(a.v[1].weight, 2);
+	ck_assert_int_eq(a.v[1].rate, 7);
+	ck_assert_int_eq(a.v[2].role, APPS_ROLE_READ);
+	ck_assert_str_eq(apps_role_name(a.v[0].role), "read");
+	ck_assert_str_eq(apps_role_name(a.v[1].role), "operate");
+	apps_free(&a);
+	ck_assert_int_eq(parse("x enabled * " S1 " console=admin\n", &a, why,
+	    sizeof(why)), -1);
+	ck_assert_str_eq(why, "line 1: console= must be given once, as "
+	    "\"read\" or \"operate\"");
+	ck_assert_int_eq(parse("x enabled * " S1 " console=read "
+	    "console=read\n", &a, why, sizeof(why)), -1);
+	ck_assert_int_eq(apps_role_parse("operate"), APPS_ROLE_OPERATE);
+	ck_assert_int_eq(apps_role_parse("Operate"), -1);
+}
+END_TEST
+
 /* apps.conf weight=N (README "Fair sharing"): 1..100, once, anywhere
  * after taskCodes; written back after rate=. */
 START_TEST(test_apps_weight)
@@ -441,6 +471,7 @@ ratelimit_suite(void)
 	tcase_add_test(tc, test_apps_rate);
 	tcase_add_test(tc, test_apps_weight);
 	tcase_add_test(tc, test_apps_control_bytes);
+	tcase_add_test(tc, test_apps_console_role);
 	tcase_add_test(tc, test_hooklimit_config);
 	tcase_add_test(tc, test_hooklimit_process);
 	suite_add_tcase(s, tc);
