@@ -286,6 +286,7 @@ bench: deps
 	$(MAKE) all
 	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench.sh
 	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench-api.sh
+	@BUILD=$(abspath $(BUILD)) sh tests/bench/bench-console.sh
 
 # Installation.  DESTDIR is prepended to every path (for packaging);
 # the systemd units get $(PREFIX)/sbin and $(PREFIX)/bin in their
