@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -63,7 +64,7 @@ console_redirect(struct api_ctx *c, struct buf *out, const char *to)
 
 	buf_init(&b, 0);
 	buf_printf(&c->hdr, "Location: %s\r\n", to);
-	html_head(&b, "Moved", NULL, NULL);
+	html_head(&b, "Moved", NULL, NULL, NULL);
 	buf_puts(&b, "<p><a href=\"");
 	html_text(&b, to);
 	buf_puts(&b, "\">Continue</a></p>");
@@ -82,7 +83,7 @@ console_message(struct api_ctx *c, struct buf *out, int status,
 
 	buf_init(&b, 0);
 	html_head(&b, title, s != NULL ? s->app_id : NULL, s != NULL ?
-	    s->csrf : NULL);
+	    apps_role_name(s->role) : NULL, s != NULL ? s->csrf : NULL);
 	buf_puts(&b, "<h1>");
 	html_text(&b, title);
 	buf_puts(&b, "</h1><p class=\"err\">");
@@ -321,13 +322,28 @@ login_page(struct api_ctx *c, struct buf *out, int status, const char *err)
 	int st;
 
 	buf_init(&b, 0);
-	html_head(&b, "Log in", NULL, NULL);
+	html_head(&b, "Log in", NULL, NULL, NULL);
 	buf_puts(&b, "<form class=\"login\" method=\"post\" "
 	    "action=\"/console/login\"><h1>Log in</h1>");
 	if (err != NULL) {
 		buf_puts(&b, "<p class=\"err\" role=\"alert\">");
 		html_text(&b, err);
 		buf_puts(&b, "</p>");
+	}
+	{
+		/* The cookie is Secure: over plain HTTP a browser keeps it
+		 * only from a loopback name; say so rather than loop. */
+		const char *https = api_env(c, "HTTPS");
+		const char *host = api_env(c, "HTTP_HOST");
+
+		if ((https == NULL || strcasecmp(https, "on") != 0) &&
+		    (host == NULL || (strncmp(host, "localhost", 9) != 0 &&
+		    strncmp(host, "127.0.0.1", 9) != 0 && strncmp(host,
+		    "[::1]", 5) != 0)))
+			buf_puts(&b, "<p class=\"err\">This page came over "
+			    "plain HTTP: the session cookie is Secure, so a "
+			    "browser keeps it only over HTTPS (or from "
+			    "localhost). Serve the console over HTTPS.</p>");
 	}
 	buf_puts(&b, "<label for=\"app\">AppId</label>"
 	    "<input id=\"app\" name=\"app\" autocomplete=\"username\" "

@@ -217,7 +217,8 @@ overview(struct api_ctx *c, struct buf *out, const struct console_session *s)
 	int st;
 
 	buf_init(&b, 0);
-	html_head(&b, "Overview", s->app_id, s->csrf);
+	html_head(&b, "Overview", s->app_id, apps_role_name(s->role),
+	    s->csrf);
 	buf_puts(&b, "<h1>Overview</h1>");
 	nodes_table(c, &b);
 	buf_puts(&b, "<h2>Queues</h2><table><thead><tr><th scope=\"col\">"
@@ -403,6 +404,20 @@ filter_form(struct buf *b, const char *state, const char *code,
 	    "</div></form>");
 }
 
+/* s percent-encoded (RFC 3986 §2.1: all but unreserved characters). */
+static void
+query_enc(struct buf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0';
+	    p++) {
+		if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p) != NULL)
+			buf_append(b, (const char *)p, 1);
+		else
+			buf_printf(b, "%%%02X", *p);
+	}
+}
+
 static int
 tasks_page(struct api_ctx *c, struct buf *out,
     const struct console_session *s)
@@ -437,13 +452,14 @@ tasks_page(struct api_ctx *c, struct buf *out,
 	pg = page[0] != '\0' ? strtol(page, NULL, 10) : 0;
 	gather(c, si, &v, &n);
 	buf_init(&b, 0);
-	html_head(&b, "Tasks", s->app_id, s->csrf);
+	html_head(&b, "Tasks", s->app_id, apps_role_name(s->role),
+	    s->csrf);
 	buf_puts(&b, "<h1>Tasks</h1>");
 	filter_form(&b, state, code, app);
 	buf_puts(&b, "<table><thead><tr><th scope=\"col\">requestId</th>"
 	    "<th scope=\"col\">Task code</th><th scope=\"col\">Name</th>"
 	    "<th scope=\"col\">State</th><th scope=\"col\">AppId</th>"
-	    "<th scope=\"col\">Changed</th></tr></thead><tbody>");
+	    "<th scope=\"col\">Created</th></tr></thead><tbody>");
 	skip = pg * PAGE_SIZE;
 	for (size_t i = 0; i < n; i++) {
 		struct task t;
@@ -482,7 +498,7 @@ tasks_page(struct api_ctx *c, struct buf *out,
 		    spool_state_name(v[i].dir), spool_state_name(v[i].dir));
 		html_text(&b, t.app_id != NULL ? t.app_id : "-");
 		buf_puts(&b, "</td><td>");
-		put_time(&b, v[i].mtime);
+		put_time(&b, t.created_ms >= 0 ? t.created_ms : v[i].mtime);
 		buf_puts(&b, "</td></tr>");
 		shown++;
 		task_fini(&t);
@@ -492,15 +508,24 @@ tasks_page(struct api_ctx *c, struct buf *out,
 		    "</td></tr>");
 	buf_puts(&b, "</tbody></table><p>");
 	if (pg > 0 || more) {
-		char qs[256];
+		struct buf qs;
 
-		snprintf(qs, sizeof(qs), "state=%s", state);
+		/* The filters go on with the page (percent-encoded, so the
+		 * href holds no HTML metacharacter). */
+		buf_init(&qs, 0);
+		buf_puts(&qs, "state=");
+		query_enc(&qs, state);
+		buf_puts(&qs, "&amp;code=");
+		query_enc(&qs, code);
+		buf_puts(&qs, "&amp;app=");
+		query_enc(&qs, app);
 		if (pg > 0)
 			html_raw(&b, "<a href=\"/console/tasks?%s&amp;page=%ld"
-			    "\">Newer</a> ", qs, pg - 1);
+			    "\">Newer</a> ", qs.data, pg - 1);
 		if (more)
 			html_raw(&b, "<a href=\"/console/tasks?%s&amp;page=%ld"
-			    "\">Older</a>", qs, pg + 1);
+			    "\">Older</a>", qs.data, pg + 1);
+		buf_fini(&qs);
 	}
 	buf_puts(&b, "</p>");
 	html_foot(&b);
@@ -646,7 +671,8 @@ task_page(struct api_ctx *c, struct buf *out,
 		attempt = (int)json_integer_value(json_object_get(res,
 		    "attempt"));
 	buf_init(&b, 0);
-	html_head(&b, id, s->app_id, s->csrf);
+	html_head(&b, id, s->app_id, apps_role_name(s->role),
+	    s->csrf);
 	buf_puts(&b, "<h1>Task ");
 	html_text(&b, id);
 	buf_puts(&b, "</h1><table><tbody><tr><th scope=\"row\">State</th>");
@@ -660,6 +686,10 @@ task_page(struct api_ctx *c, struct buf *out,
 	buf_puts(&b, "</td></tr><tr><th scope=\"row\">AppId</th><td>");
 	html_text(&b, t.app_id != NULL ? t.app_id : "-");
 	buf_puts(&b, "</td></tr><tr><th scope=\"row\">Node</th><td>");
+	/* Where it is (queue/, active/), else where it ran last. */
+	if (node[0] == '\0' && json_is_string(json_object_get(res, "node")))
+		snprintf(node, sizeof(node), "%s", json_string_value(
+		    json_object_get(res, "node")));
 	html_text(&b, node[0] != '\0' ? node : "-");
 	buf_puts(&b, "</td></tr><tr><th scope=\"row\">Created</th><td>");
 	put_time(&b, t.created_ms);
@@ -782,7 +812,8 @@ jobs_page(struct api_ctx *c, struct buf *out,
 	int st, rows = 0;
 
 	buf_init(&b, 0);
-	html_head(&b, "Jobs", s->app_id, s->csrf);
+	html_head(&b, "Jobs", s->app_id, apps_role_name(s->role),
+	    s->csrf);
 	buf_puts(&b, "<h1>Recurring jobs</h1><table><thead><tr>"
 	    "<th scope=\"col\">Job</th><th scope=\"col\">Task code</th>"
 	    "<th scope=\"col\">Schedule</th><th scope=\"col\">Zone</th>"
@@ -912,7 +943,11 @@ task_action(struct api_ctx *c, struct buf *out,
 		    sizeof(why)) != 0)
 			return errno == EBUSY ? console_message(c, out, 409, s,
 			    "Not retryable", "Only a FAILED or CANCELLED task "
-			    "can be retried.") : api_unavailable(c, out,
+			    "can be retried.") : errno == EALREADY ?
+			    console_message(c, out, 409, s, "Run in progress",
+			    "Another run of this task's job is pending or "
+			    "running (overlap forbid or replace); retry when "
+			    "it has ended.") : api_unavailable(c, out,
 			    "retry");
 	} else if (strcmp(action, "hold") == 0 || strcmp(action,
 	    "release") == 0) {
@@ -987,7 +1022,8 @@ console_action(struct api_ctx *c, struct buf *out,
 	if (s->role != APPS_ROLE_OPERATE)
 		return console_message(c, out, 403, s, "Read only", "Your app "
 		    "may look but not act (apps.conf console=read); an "
-		    "operator sets console=operate.");
+		    "operator gives it the role with: taskspool apps console "
+		    "APPID operate.");
 	if (split_id(p, "/tasks/", id, sizeof(id), &action) == 0 &&
 	    spool_id_ok(id))
 		return task_action(c, out, s, id, action);

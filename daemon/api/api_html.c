@@ -149,7 +149,7 @@ html_css(size_t *len)
 
 void
 html_head(struct buf *b, const char *title, const char *app,
-    const char *csrf)
+    const char *role, const char *csrf)
 {
 	buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
 	    "<meta charset=\"utf-8\">"
@@ -166,6 +166,11 @@ html_head(struct buf *b, const char *title, const char *app,
 		    "<a href=\"/console/jobs\">Jobs</a></nav>"
 		    "<span class=\"who\">");
 		html_text(b, app);
+		if (role != NULL) {
+			buf_puts(b, " (");
+			html_text(b, role);
+			buf_puts(b, ")");
+		}
 		buf_puts(b, " <form class=\"inline\" method=\"post\" "
 		    "action=\"/console/logout\"><input type=\"hidden\" "
 		    "name=\"csrf\" value=\"");

@@ -476,9 +476,10 @@ void html_raw(struct buf *b, const char *fmt, ...)
 const char *html_css(size_t *len);
 
 /* The page's start: doctype, title, stylesheet, the header with the
- * navigation and the logout form when app (borrowed) is not NULL. */
+ * navigation, the app and its role (may be NULL) and the logout form
+ * when app (borrowed) is not NULL. */
 void html_head(struct buf *b, const char *title, const char *app,
-    const char *csrf);
+    const char *role, const char *csrf);
 void html_foot(struct buf *b);
 
 #endif

@@ -39,6 +39,12 @@ api_retry(struct api_ctx *c, struct buf *out, const char *id)
 			    spool_state_name(where))), "task %s is %s; only "
 			    "a FAILED or CANCELLED task can be retried", id,
 			    spool_state_name(where));
+		if (errno == EALREADY)
+			return api_problem(c, out, 409, "JOB_RUN_IN_PROGRESS",
+			    json_pack("{s:s,s:s}", "requestId", id,
+			    "activeRequestId", warn), "task %s is a run of a "
+			    "forbid or replace job whose run %s is pending or "
+			    "running; retry when it has ended", id, warn);
 		return api_unavailable(c, out, "retry");
 	}
 	if (warn[0] != '\0')

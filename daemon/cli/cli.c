@@ -1757,6 +1757,13 @@ cmd_retry(struct cli *c, int argc, char **argv)
 			    argv[1], state_name(where));
 			return EX_UNAVAILABLE;
 		}
+		if (errno == EALREADY) {
+			fprintf(stderr, "taskspool retry: %s: its job's run %s "
+			    "is pending or running (overlap forbid or "
+			    "replace); retry when it has ended\n", argv[1],
+			    warn);
+			return EX_TEMPFAIL;
+		}
 		fprintf(stderr, "taskspool retry: %s/%s.json: %s\n",
 		    spool_dir_name(where), argv[1], errno == EBADMSG ?
 		    "does not decode as a task" : strerror(errno));

@@ -21,12 +21,16 @@
 
 #include "coord/hold.h"
 #include "coord/index.h"
+#include "coord/jobrun.h"
+#include "coord/jobstore.h"
 #include "coord/retry.h"
 #include "coord/wakeup.h"
 #include "core/buf.h"
+#include "core/job.h"
 #include "core/jsontext.h"
 #include "core/result.h"
 #include "core/task.h"
+#include "spool/clock.h"
 
 /* Carry the attempts of results/<file> over into t; a warning in warn
  * when the result is damaged. */
@@ -67,6 +71,51 @@ carry_attempts(const struct spool *sp, const char *file, struct task *t,
 	free(s);
 	json_decref(r);
 	free(data);
+}
+
+/*
+ * The run marker of t's job (t->job_code, borrowed) for the retry of run
+ * id: 0 when the job is gone, allows overlap, or the marker now names id
+ * (or did: the latest run retried); EALREADY when another run of the job
+ * is pending or running (its id in warn), or the errno of the marker.
+ */
+static int
+retry_fence(const struct spool *sp, const struct task *t, const char *id,
+    char *warn, size_t warnlen)
+{
+	char token[JOBRUN_TOKEN_MAX], prev[TASK_ID_MAX + 1];
+	struct job j;
+	int dfd, v, e = 0;
+
+	job_init(&j);
+	if (!spool_code_ok(t->job_code) || jobstore_load(sp, t->job_code, &j,
+	    NULL, 0) != 0 || j.overlap == JOB_OVERLAP_ALLOW) {
+		job_fini(&j);
+		return 0;
+	}
+	if ((dfd = jobrun_open(sp)) < 0 || jobrun_token(token) != 0) {
+		e = errno;
+		goto out;
+	}
+	for (int i = 0; ; i++) {
+		v = jobrun_begin(sp, dfd, j.code, id, token, "retry", 0, 0,
+		    tstime_now_ms(), prev, sizeof(prev));
+		if (v >= 0 || errno != EWOULDBLOCK || i == 200)
+			break;
+		(void)usleep(10000);
+	}
+	if (v < 0)
+		e = errno;
+	else if (v == JOBRUN_LIVE) {
+		e = EALREADY;
+		if (warn != NULL)
+			(void)snprintf(warn, warnlen, "%s", prev);
+	}
+out:
+	if (dfd >= 0)
+		(void)close(dfd);
+	job_fini(&j);
+	return e;
 }
 
 /* task_retry() with the spool's retry lock held. */
@@ -119,6 +168,16 @@ retry_locked(const struct config *cfg, const struct spool *sp,
 	if ((t.max_retries >= 0 ? t.max_retries : (int)cfg->max_retries) <
 	    (int)t.nattempts)
 		t.max_retries = (int)t.nattempts;
+	/* A run of a forbid or replace job goes through the job's run
+	 * marker, as a fire does (coord/jobrun.h): while another run of
+	 * the job is live the retry is refused (EALREADY), else the marker
+	 * names this run, so no fire starts beside it. */
+	if (t.job_code != NULL && (e = retry_fence(sp, &t, id, warn,
+	    warnlen)) != 0) {
+		task_fini(&t);
+		errno = e;
+		return -1;
+	}
 	/* A hold marker left by a hold that crashed as the task ended
 	 * would hold the retry at its claim (coord/hold.h): not asked for. */
 	(void)hold_mark_clear(sp, id);

@@ -28,9 +28,14 @@
  * On success returns 0, *attempt (may be NULL) the number of the attempt
  * to come, and warn (warnlen bytes, may be NULL) "" or a warning (a
  * damaged result whose final attempt could not be carried over).
+ * A run of a recurring job whose overlap is forbid or replace takes the
+ * job's run marker first (coord/jobrun.h), as a fire does, so it never
+ * runs beside another run of the job.
  * Returns -1 with errno ENOENT (no such task), EBUSY (it is not FAILED or
- * CANCELLED; *where, may be NULL, says where it is), EBADMSG (its task
- * file does not decode), or the error of the write or the move.
+ * CANCELLED; *where, may be NULL, says where it is), EALREADY (another
+ * run of its forbid or replace job is pending or running: its requestId
+ * in warn), EBADMSG (its task file does not decode), or the error of the
+ * write or the move.
  */
 int task_retry(const struct config *cfg, const struct spool *sp,
     const char *id, size_t *attempt, enum spool_dir *where, char *warn,

@@ -334,13 +334,39 @@ def fences():
     c.delete_job("later")
 
 
-CASES = {"fences": fences, "crud": crud, "validation": validation, "scoping": scoping,
+def retry_fence(trash):
+    """A retry of an old run of a forbid job while another run is live
+    is 409 JOB_RUN_IN_PROGRESS (the marker, as a fire); after it, 202."""
+    slow = os.path.join(trash, "flip-slow")
+    c.put_job({"jobCode": "fx", "taskCode": "flip", "maxRetries": 0,
+               "fixedRateMs": 86400000, "startAt": "2099-01-01T00:00:00Z"})
+    first = c.run_job("fx")["requestId"]
+    want("first fails", c.wait(first, timeout=30)["status"], "FAILED")
+    open(slow, "w").close()
+    second = c.run_job("fx")["requestId"]
+    for _ in range(200):
+        if c.get(second)["status"] == "RUNNING":
+            break
+        time.sleep(0.05)
+    r, doc = raw("POST", "/api/tasks/%s/retry" % first, b"")
+    want("retry beside a live run", (r.status, doc.get("code"),
+                                     doc.get("activeRequestId")),
+         (409, "JOB_RUN_IN_PROGRESS", second))
+    os.unlink(slow)
+    want("second ends", c.wait(second, timeout=30)["status"], "FAILED")
+    r, doc = raw("POST", "/api/tasks/%s/retry" % first, b"")
+    want("retry after it", r.status, 202)
+    want("retried run ends", c.wait(first, timeout=30)["status"], "FAILED")
+    want("marker names it", c.get_job("fx")["currentRun"], first)
+
+
+CASES = {"retry_fence": retry_fence, "fences": fences, "crud": crud, "validation": validation, "scoping": scoping,
          "enable": enable, "run": run, "race": race, "delete": delete,
          "methods": methods}
 
 if __name__ == "__main__":
     fn = CASES[sys.argv[1]]
-    if fn is run:
+    if fn in (run, retry_fence):
         fn(sys.argv[2])
     else:
         fn()

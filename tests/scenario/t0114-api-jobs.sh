@@ -25,7 +25,10 @@
 #  7. a submitted requestId of a fire's shape 422; a run of a job whose
 #     onFailure is not granted 403; a definition whose tasks would not
 #     fit in a task file 422 executeParams; no fire before createdAt;
-#  8. DELETE (file gone, then 404); 405 with Allow, 404 for bad paths,
+#  8. a retry of an old run of a forbid job while another run is live
+#     409 JOB_RUN_IN_PROGRESS naming it (coord/retry.c takes the job's
+#     run marker), 202 after it ended;
+#  9. DELETE (file gone, then 404); 405 with Allow, 404 for bad paths,
 #     401 unsigned.
 # About 10 s.
 . "$(dirname "$0")/test-lib.sh"
@@ -35,7 +38,7 @@ PY="$(dirname "$0")/t0114-api-jobs.py"
 api_server
 trap api_cleanup EXIT
 api_tester || exit 1
-TS_SECRET=$(ts apps add planner --codes report,slow) &&
+TS_SECRET=$(ts apps add planner --codes report,slow,flip) &&
 TS_OTHER_SECRET=$(ts apps add other --codes out) &&
 TS_ALL_SECRET=$(ts apps add admin --codes '*') || exit 1
 TS_APP_ID=planner
@@ -47,7 +50,13 @@ cat >"$HOOKS/slow" <<H
 i=0
 while [ ! -e "$TRASH/go" ] && [ \$i -lt 300 ]; do sleep 0.05; i=\$((i + 1)); done
 H
-chmod +x "$HOOKS/report" "$HOOKS/out" "$HOOKS/slow"
+cat >"$HOOKS/flip" <<H
+#!/bin/sh
+i=0
+while [ -e "$TRASH/flip-slow" ] && [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+exit 1
+H
+chmod +x "$HOOKS/report" "$HOOKS/out" "$HOOKS/slow" "$HOOKS/flip"
 
 test_expect_success 'create, read, replace, list: the next five Mondays, as jobs next' '
 	python3 "$PY" crud "$TRASH"
@@ -76,6 +85,10 @@ test_expect_success '8 PUTs at once: one whole definition, createdAt kept' '
 
 test_expect_success 'a fire id taken first, ungranted onFailure, oversize tasks, createdAt' '
 	python3 "$PY" fences "$TRASH"
+'
+
+test_expect_success 'retry of an old run beside a live one of a forbid job: 409' '
+	python3 "$PY" retry_fence "$TRASH"
 '
 
 test_expect_success 'DELETE; methods 405 with Allow; bad paths 404; unsigned 401' '
