@@ -120,9 +120,16 @@ count_dir(int dirfd, int sub, int64_t *oldest, int64_t since, long *newer,
 		if (oldest != NULL && (*oldest < 0 || mtime_ms(&st) < *oldest))
 			*oldest = mtime_ms(&st);
 		if (newer != NULL && mtime_ms(&st) > since) {
+			int64_t age = now - mtime_ms(&st);
+
 			(*newer)++;
-			if (per_min != NULL && now - mtime_ms(&st) < 3600000)
-				per_min[59 - (now - mtime_ms(&st)) / 60000]++;
+			/* A file from a node whose clock runs ahead (or an
+			 * NFS server's stamp) is in the future: it counts in
+			 * the last minute, never outside per_min. */
+			if (age < 0)
+				age = 0;
+			if (per_min != NULL && age < 3600000)
+				per_min[59 - age / 60000]++;
 		}
 	}
 	if (d != NULL)
@@ -507,6 +514,10 @@ tasks_page(struct api_ctx *c, struct buf *out,
 		buf_puts(&b, "<tr><td colspan=\"6\">No task matches."
 		    "</td></tr>");
 	buf_puts(&b, "</tbody></table><p>");
+	if (n >= SCAN_MAX)
+		html_raw(&b, "<strong>Only %d task files were looked at: the "
+		    "list may miss tasks. Filter by state to see the rest."
+		    "</strong> ", SCAN_MAX);
 	if (pg > 0 || more) {
 		struct buf qs;
 
