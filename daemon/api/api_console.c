@@ -12,7 +12,11 @@
  *     usable cookie.  The cookie is HttpOnly, Secure, SameSite=Strict,
  *     Path=/console, and expires with the session (CONSOLE_SESSION_S).
  *   - The app's rights are read from apps.conf on every request: a
- *     disabled or removed app, or a narrowed grant, takes effect at once.
+ *     disabled or removed app, or a narrowed grant, takes effect at once;
+ *     the session also keeps the SHA-256 of the secret it was made
+ *     with, and ends when that secret is no longer the app's (`apps
+ *     rotate --revoke-old`).  Expired session files go at the next
+ *     login.
  *   - Every POST but the login carries the session's CSRF token (a
  *     hidden field, compared in constant time), and when the browser
  *     sends Origin it must be this host; an action needs the role
@@ -24,6 +28,7 @@
  *     refuses); no
  *     secret is ever written into a page.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +36,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -93,6 +99,18 @@ console_message(struct api_ctx *c, struct buf *out, int status,
 	st = console_page(c, out, status, &b);
 	buf_fini(&b);
 	return st;
+}
+
+int
+console_unavailable(struct api_ctx *c, struct buf *out,
+    const struct console_session *s, const char *what)
+{
+	fprintf(stderr, "taskspool.cgi: trace %s: console: %s: %s\n",
+	    c->trace, what, strerror(errno));
+	buf_puts(&c->hdr, "Retry-After: 1\r\n");
+	return console_message(c, out, 503, s, "Unavailable", "The spool "
+	    "could not be read or written; try again shortly. The web "
+	    "server's error log names the problem.");
 }
 
 /* --- form and query decoding ----------------------------------------- */
@@ -191,15 +209,61 @@ cookie_sid(struct api_ctx *c, char *sid)
 		if (strncmp(p, CONSOLE_COOKIE, n) == 0 && p[n] == '=') {
 			size_t v = strcspn(p + n + 1, "; \t");
 
-			if (v != 64)
-				return -1;
-			memcpy(sid, p + n + 1, 64);
-			sid[64] = '\0';
-			return all_hex(sid, 64) ? 0 : -1;
+			/* A malformed one (a sibling site may set one for a
+			 * narrower path) does not hide a good one after it. */
+			if (v == 64) {
+				memcpy(sid, p + n + 1, 64);
+				sid[64] = '\0';
+				if (all_hex(sid, 64))
+					return 0;
+			}
 		}
 		p += strcspn(p, ";");
 	}
 	return -1;
+}
+
+/*
+ * Whether key (hex SHA-256) is that of one of app's active secrets: a
+ * session lasts only while the secret it was made with does (`apps
+ * rotate --revoke-old` ends it).
+ */
+static int
+secret_key_ok(const struct app *a, const char *key)
+{
+	char d[SIGN_HEX_LEN + 1];
+	int ok = 0;
+
+	for (int i = 0; i < a->nsecrets; i++)
+		if (sign_sha256_hex(a->secrets[i], strlen(a->secrets[i]),
+		    d) == 0 && CRYPTO_memcmp(d, key, SIGN_HEX_LEN) == 0)
+			ok = 1;
+	OPENSSL_cleanse(d, sizeof(d));
+	return ok;
+}
+
+/* Remove the session files older than a session lasts (by mtime; at
+ * most 10000 looked at per login). */
+static void
+sessions_purge(struct api_ctx *c)
+{
+	int dfd = api_state_subdir(c, "console"), n = 0;
+	DIR *d = dfd >= 0 ? spool_opendir(dfd) : NULL;
+	struct dirent *de;
+
+	while (d != NULL && (de = readdir(d)) != NULL && n++ < 10000) {
+		struct stat st;
+		size_t len = strlen(de->d_name);
+
+		if (len > 8 && strcmp(de->d_name + len - 8, ".session") == 0 &&
+		    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    st.st_mtime + CONSOLE_SESSION_S < c->rq->now)
+			(void)unlinkat(dfd, de->d_name, 0);
+	}
+	if (d != NULL)
+		closedir(d);
+	if (dfd >= 0)
+		(void)close(dfd);
 }
 
 /*
@@ -212,6 +276,7 @@ static int
 session_load(struct api_ctx *c, struct console_session *s)
 {
 	char sid[65], name[SIGN_HEX_LEN + 16], why[512];
+	char key[SIGN_HEX_LEN + 1] = "";
 	char *data, *line, *save = NULL;
 	struct apps apps;
 	struct app *a;
@@ -233,6 +298,9 @@ session_load(struct api_ctx *c, struct console_session *s)
 		else if (strncmp(line, "csrf=", 5) == 0 && all_hex(line + 5,
 		    64))
 			snprintf(s->csrf, sizeof(s->csrf), "%s", line + 5);
+		else if (strncmp(line, "key=", 4) == 0 && all_hex(line + 4,
+		    SIGN_HEX_LEN))
+			snprintf(key, sizeof(key), "%s", line + 4);
 		else if (strncmp(line, "expires=", 8) == 0 &&
 		    strspn(line + 8, "0123456789") == strlen(line + 8) &&
 		    strlen(line + 8) < 18)
@@ -245,7 +313,8 @@ session_load(struct api_ctx *c, struct console_session *s)
 	snprintf(s->sid_name, sizeof(s->sid_name), "%s", name);
 	if (apps_load(c->rq->cfg->apps_file, &apps, why, sizeof(why)) != 0)
 		return -1;
-	if ((a = apps_find(&apps, s->app_id)) != NULL && a->enabled) {
+	if ((a = apps_find(&apps, s->app_id)) != NULL && a->enabled &&
+	    key[0] != '\0' && secret_key_ok(a, key)) {
 		s->app = *a;
 		OPENSSL_cleanse(s->app.secrets, sizeof(s->app.secrets));
 		s->role = a->role == APPS_ROLE_OPERATE ? APPS_ROLE_OPERATE :
@@ -257,10 +326,13 @@ session_load(struct api_ctx *c, struct console_session *s)
 	return ok ? 0 : -1;
 }
 
-/* A new session for app id: its file, and the cookie in c->hdr. */
+/* A new session for app id, logged in with secret: its file, and the
+ * cookie in c->hdr. */
 static int
-session_make(struct api_ctx *c, const char *id)
+session_make(struct api_ctx *c, const char *id, const char *secret)
 {
+	char key[SIGN_HEX_LEN + 1];
+
 	unsigned char r[32], t[32];
 	char sid[65], csrf[65], name[SIGN_HEX_LEN + 16];
 	struct buf b;
@@ -276,8 +348,12 @@ session_make(struct api_ctx *c, const char *id)
 	    (dfd = api_state_subdir(c, "console")) < 0)
 		return -1;
 	buf_init(&b, 0);
-	buf_printf(&b, "app=%s\ncsrf=%s\nexpires=%lld\n", id, csrf,
-	    (long long)c->rq->now + CONSOLE_SESSION_S);
+	if (sign_sha256_hex(secret, strlen(secret), key) != 0) {
+		(void)close(dfd);
+		return -1;
+	}
+	buf_printf(&b, "app=%s\ncsrf=%s\nkey=%s\nexpires=%lld\n", id, csrf,
+	    key, (long long)c->rq->now + CONSOLE_SESSION_S);
 	rc = spool_publish(&c->sp, dfd, name, b.data, b.len, -1,
 	    SPOOL_PUBLISH_EXCL);
 	buf_fini(&b);
@@ -369,12 +445,14 @@ login_post(struct api_ctx *c, struct buf *out, const char *body,
 	int ok;
 
 	if (console_field(body, len, "app", id, sizeof(id)) != 0 ||
-	    console_field(body, len, "secret", secret, sizeof(secret)) != 0)
+	    console_field(body, len, "secret", secret, sizeof(secret)) != 0) {
+		OPENSSL_cleanse(secret, sizeof(secret));
 		return login_page(c, out, 400, "Give an AppId and its "
 		    "AppSecret.");
+	}
 	ok = login_ok(c, id, secret);
-	OPENSSL_cleanse(secret, sizeof(secret));
 	if (!ok) {
+		OPENSSL_cleanse(secret, sizeof(secret));
 		/* One answer for an unknown app and a wrong secret, and
 		 * slowly: a guess costs half a second. */
 		fprintf(stderr, "taskspool.cgi: trace %s: console: failed "
@@ -383,7 +461,11 @@ login_post(struct api_ctx *c, struct buf *out, const char *body,
 		return login_page(c, out, 401, "Unknown AppId, disabled app "
 		    "or wrong AppSecret.");
 	}
-	if (session_make(c, id) != 0)
+	sessions_purge(c);
+	if (session_make(c, id, secret) != 0)
+		ok = 0;
+	OPENSSL_cleanse(secret, sizeof(secret));
+	if (!ok)
 		return console_message(c, out, 503, NULL, "Unavailable",
 		    "The session could not be stored; try again.");
 	return console_redirect(c, out, "/console/");
@@ -442,7 +524,7 @@ read_form(struct api_ctx *c, struct buf *out, char **body, size_t *len)
 		return console_message(c, out, 413, NULL, "Too large",
 		    "A console form is at most 64 KiB, with Content-Length.");
 	if ((b = malloc(n + 1)) == NULL)
-		return api_unavailable(c, out, "memory");
+		return console_unavailable(c, out, NULL, "memory");
 	while (got < n) {
 		ssize_t r = c->rq->body_read != NULL ?
 		    c->rq->body_read(c->rq->ctx, b + got, n - got) :
@@ -487,8 +569,10 @@ api_console(struct api_ctx *c, struct buf *out)
 		    "The console takes GET and POST.");
 	}
 	if (spool_open(&c->sp, c->rq->cfg->spool, NULL,
-	    (int)c->rq->cfg->fsync, why, sizeof(why)) != 0)
-		return api_unavailable(c, out, why);
+	    (int)c->rq->cfg->fsync, why, sizeof(why)) != 0) {
+		errno = EIO;
+		return console_unavailable(c, out, NULL, why);
+	}
 	c->sp_open = 1;
 	if (post && (st = read_form(c, out, &body, &len)) != 0)
 		return st;

@@ -940,7 +940,7 @@ task_action(struct api_ctx *c, struct buf *out,
 		/* `taskspool cancel`'s marker: the daemons act on it. */
 		if (c->sp.cancel < 0 || spool_publish(&c->sp, c->sp.cancel,
 		    id, "", 0, -1, 0) != 0)
-			return api_unavailable(c, out, "state/cancel");
+			return console_unavailable(c, out, s, "state/cancel");
 		/* Give a daemon a moment, as DELETE /api/tasks does, so the
 		 * page after the redirect shows the outcome. */
 		for (int i = 0; i < 100; i++) {
@@ -958,7 +958,7 @@ task_action(struct api_ctx *c, struct buf *out,
 			    console_message(c, out, 409, s, "Run in progress",
 			    "Another run of this task's job is pending or "
 			    "running (overlap forbid or replace); retry when "
-			    "it has ended.") : api_unavailable(c, out,
+			    "it has ended.") : console_unavailable(c, out, s,
 			    "retry");
 	} else if (strcmp(action, "hold") == 0 || strcmp(action,
 	    "release") == 0) {
@@ -968,7 +968,7 @@ task_action(struct api_ctx *c, struct buf *out,
 		    sizeof(why));
 
 		if (h == HOLD_ERR)
-			return api_unavailable(c, out, "hold");
+			return console_unavailable(c, out, s, "hold");
 	} else
 		return console_message(c, out, 404, s, "Not found", "No such "
 		    "action.");
@@ -1004,13 +1004,13 @@ job_action(struct api_ctx *c, struct buf *out,
 			return errno == EBUSY ? console_message(c, out, 409, s,
 			    "Run in progress", "The job is overlap forbid and "
 			    "its run is pending or running.") :
-			    api_unavailable(c, out, "run job");
+			    console_unavailable(c, out, s, "run job");
 	} else if (strcmp(action, "enable") == 0 || strcmp(action,
 	    "disable") == 0) {
 		job_fini(&j);
 		if (jobstore_set_enabled(&c->sp, code, action[0] == 'e',
 		    guard_granted, (void *)s, &j, why, sizeof(why)) != 0)
-			return api_unavailable(c, out, "jobs/");
+			return console_unavailable(c, out, s, "jobs/");
 		job_fini(&j);
 	} else {
 		job_fini(&j);

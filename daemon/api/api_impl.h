@@ -449,6 +449,12 @@ int console_message(struct api_ctx *c, struct buf *out, int status,
 int console_field(const char *s, size_t len, const char *name, char *out,
     size_t outlen);
 
+/* 503 as a console page (with its headers and Retry-After: 1) after a
+ * store failure: what and strerror(errno) logged on stderr, not shown.
+ * s may be NULL.  Returns 503. */
+int console_unavailable(struct api_ctx *c, struct buf *out,
+    const struct console_session *s, const char *what);
+
 /* A GET page p (the path after "/console") for s.  Returns the status. */
 int console_get(struct api_ctx *c, struct buf *out,
     const struct console_session *s, const char *p);

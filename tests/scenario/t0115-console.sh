@@ -17,6 +17,9 @@
 #    Mondays of January 2030 in Europe/Berlin, +01:00);
 #  - a POST without the session's CSRF token is 403; logout ends the
 #    session; a read-only app has no action buttons;
+#  - a session ends when the secret it was made with is revoked (apps
+#    rotate --revoke-old); a malformed first ts_console cookie does not
+#    hide a good one; a login removes expired session files;
 #  - axe-core finds no serious or critical violation on the login,
 #    overview, tasks, task and jobs pages.
 #  - a finished task file stamped 3000 days ahead (a node whose clock
@@ -81,6 +84,35 @@ test_expect_success 'the console in chromium: login, pages, hostile data, follow
 	test $rc = 0 && ! grep -q "^not ok" "$TRASH/browser" &&
 	test "$(grep -c "^ok" "$TRASH/browser")" -ge 17 &&
 	ls "$BUILD"/artifacts/console/0[1-9]-*.png >/dev/null
+'
+
+# curl JAR APP SECRET: log in, the cookie into JAR.
+login() {
+	curl -s -c "$1" -o /dev/null --data-urlencode "app=$2" \
+	    --data-urlencode "secret=$3" "$TS_URL/console/login"
+}
+status() { curl -s -o /dev/null -w "%{http_code}" "$@"; }
+
+test_expect_success 'a session ends with the secret it was made with (rotate --revoke-old)' '
+	login "$TRASH/jar" ops "$OPS" &&
+	test "$(status -b "$TRASH/jar" "$TS_URL/console/")" = 200 &&
+	NEW=$(ts apps rotate ops) &&
+	test "$(status -b "$TRASH/jar" "$TS_URL/console/")" = 200 &&
+	ts apps rotate ops --revoke-old &&
+	test "$(status -b "$TRASH/jar" "$TS_URL/console/")" = 303 &&
+	login "$TRASH/jar2" ops "$NEW" &&
+	test "$(status -b "$TRASH/jar2" "$TS_URL/console/")" = 200
+'
+
+test_expect_success 'a malformed ts_console cookie does not hide a good one; expired files go' '
+	sid=$(awk "\$6 == \"ts_console\" { print \$7 }" "$TRASH/jar2") &&
+	test ${#sid} = 64 &&
+	test "$(status -H "Cookie: ts_console=x; ts_console=$sid" "$TS_URL/console/")" = 200 &&
+	old=$(ls "$SPOOL"/state/console/*.session | head -n 1) &&
+	cp "$old" "$SPOOL/state/console/$(printf %064d 0).session" &&
+	touch -d "-2 days" "$SPOOL/state/console/$(printf %064d 0).session" &&
+	login "$TRASH/jar3" ops "$NEW" &&
+	! test -e "$SPOOL/state/console/$(printf %064d 0).session"
 '
 
 test_done
