@@ -13,7 +13,10 @@
 #   tsapi.sh list [QUERY]         GET /api/tasks?QUERY (QUERY in canonical
 #                                 form: names sorted, e.g. limit=5&status=FAILED)
 #   tsapi.sh register URL         POST /api/callbacks/register
-#   tsapi.sh request METHOD PATH [FILE]   any signed request
+#   tsapi.sh request METHOD PATH[?QUERY] [FILE]   any signed request
+#                                 (GET, POST, PUT, DELETE; QUERY in
+#                                 canonical form as for list: the query
+#                                 is signed as written)
 #
 # Environment: TS_URL (e.g. https://tasks.example.com, the API is under
 # /api), TS_APP_ID, TS_SECRET (the AppSecret text, used as issued),
