@@ -474,8 +474,8 @@ json_media_type(const char *ct)
 }
 
 /* Read exactly n bytes of the body (§2.3): 0, or -1 on early EOF/error. */
-static int
-read_body(const struct api_request *rq, char *b, size_t n)
+int
+api_read_body(const struct api_request *rq, char *b, size_t n)
 {
 	size_t got = 0;
 
@@ -849,7 +849,7 @@ handle(struct api_ctx *c, struct buf *out)
 	/* 4. The body: exactly CONTENT_LENGTH bytes, never to EOF. */
 	if ((body = malloc(n + 1)) == NULL)
 		return api_unavailable(c, out, "body buffer");
-	if (read_body(c->rq, body, n) != 0) {
+	if (api_read_body(c->rq, body, n) != 0) {
 		free(body);
 		return api_problem(c, out, 400, "INCOMPLETE_BODY", NULL, "the "
 		    "body ended before Content-Length bytes");

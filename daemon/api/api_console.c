@@ -509,7 +509,7 @@ read_form(struct api_ctx *c, struct buf *out, char **body, size_t *len)
 {
 	const char *cl = api_env(c, "CONTENT_LENGTH");
 	const char *ct = api_env(c, "CONTENT_TYPE");
-	size_t n, got = 0;
+	size_t n;
 	char *b;
 
 	*body = NULL;
@@ -525,19 +525,10 @@ read_form(struct api_ctx *c, struct buf *out, char **body, size_t *len)
 		    "A console form is at most 64 KiB, with Content-Length.");
 	if ((b = malloc(n + 1)) == NULL)
 		return console_unavailable(c, out, NULL, "memory");
-	while (got < n) {
-		ssize_t r = c->rq->body_read != NULL ?
-		    c->rq->body_read(c->rq->ctx, b + got, n - got) :
-		    read(c->rq->in_fd, b + got, n - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(b);
-			return console_message(c, out, 400, NULL, "Bad "
-			    "request", "The form ended early.");
-		}
-		got += (size_t)r;
+	if (api_read_body(c->rq, b, n) != 0) {
+		free(b);
+		return console_message(c, out, 400, NULL, "Bad request",
+		    "The form ended early.");
 	}
 	b[n] = '\0';
 	*body = b;

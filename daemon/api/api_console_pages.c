@@ -33,7 +33,6 @@
 #include "core/tstime.h"
 #include "core/tz.h"
 #include "spool/clock.h"
-#include "spool/tzload.h"
 
 #define PAGE_SIZE	50		/* tasks per page */
 #define SCAN_MAX	200000		/* entries a task list looks at */
@@ -153,7 +152,7 @@ nodes_table(struct api_ctx *c, struct buf *b)
 	while (d != NULL && (de = readdir(d)) != NULL) {
 		struct stat st;
 		char *data;
-		int fresh;
+		int fresh, leader, draining;
 
 		if (strncmp(de->d_name, "heartbeat.", 10) != 0 ||
 		    fstatat(c->sp.dir[SPOOL_STATE], de->d_name, &st,
@@ -162,13 +161,12 @@ nodes_table(struct api_ctx *c, struct buf *b)
 		fresh = now - mtime_ms(&st) <= 3 * c->rq->cfg->heartbeat_ms;
 		data = spool_read_text(c->sp.dir[SPOOL_STATE], de->d_name,
 		    4096, NULL, NULL, 0);
+		api_heartbeat_flags(data, &leader, &draining);
 		buf_puts(b, "<tr><td>");
 		html_text(b, de->d_name + 10);
 		html_raw(b, "</td><td>%s</td><td>%s</td><td>%s</td><td>",
-		    fresh ? "live" : "stale", data != NULL && strstr(data,
-		    "\nleader=1\n") != NULL ? "yes" : "no", data != NULL &&
-		    strstr(data, "\ndraining=") != NULL && strstr(data,
-		    "\ndraining=0\n") == NULL ? "yes" : "no");
+		    fresh ? "live" : "stale", leader ? "yes" : "no",
+		    draining ? "yes" : "no");
 		put_time(b, mtime_ms(&st));
 		buf_puts(b, "</td></tr>");
 		free(data);
@@ -755,15 +753,10 @@ static void
 job_row(struct api_ctx *c, struct buf *b, const struct console_session *s,
     const struct job *j)
 {
-	char local[TZ_RFC3339_MS_MAX], utc[TZ_RFC3339_MS_MAX];
-	char last[TASK_ID_MAX + 1] = "", why[256];
-	struct tz *z, *zu = tz_new_utc("UTC");
-	int64_t t = tstime_now_ms();
+	char last[TASK_ID_MAX + 1] = "", zone[TZ_NAME_MAX + 1];
+	json_t *fires = api_job_fires(j, 5, zone, sizeof(zone)), *f;
+	size_t i;
 
-	z = j->timezone[0] != '\0' ? tz_load(j->timezone, why, sizeof(why)) :
-	    tz_load_host(why, sizeof(why));
-	if (j->created_ms > t)
-		t = j->created_ms;	/* the leader fires after createdAt */
 	buf_puts(b, "<tr><td>");
 	html_text(b, j->code);
 	buf_puts(b, "</td><td>");
@@ -775,21 +768,17 @@ job_row(struct api_ctx *c, struct buf *b, const struct console_session *s,
 		html_raw(b, "%s %lld ms", job_kind_member(j->kind),
 		    (long long)j->interval_ms);
 	buf_puts(b, "</td><td>");
-	html_text(b, z != NULL ? tz_name(z) : "?");
+	html_text(b, zone[0] != '\0' ? zone : "?");
 	html_raw(b, "</td><td>%s</td><td>%s</td><td>%s</td><td>",
 	    j->enabled ? "enabled" : "disabled",
 	    job_misfire_name(j->misfire), job_overlap_name(j->overlap));
-	for (int i = 0; z != NULL && zu != NULL && j->enabled && j->kind !=
-	    JOB_KIND_FIXED_DELAY && i < 5; i++) {
-		if (job_next_fire(j, z, t, -1, &t) != 1 ||
-		    tz_format_rfc3339_ms(z, t, local, sizeof(local)) != 0 ||
-		    tz_format_rfc3339_ms(zu, t, utc, sizeof(utc)) != 0)
-			break;
-		html_text(b, local);
+	json_array_foreach(fires, i, f) {
+		html_text(b, json_string_value(json_object_get(f, "local")));
 		buf_puts(b, " (");
-		html_text(b, utc);
+		html_text(b, json_string_value(json_object_get(f, "utc")));
 		buf_puts(b, ")<br>");
 	}
+	json_decref(fires);
 	buf_puts(b, "</td><td>");
 	(void)jobstore_last_task(&c->sp, j->code, last, sizeof(last));
 	if (last[0] != '\0') {
@@ -809,8 +798,6 @@ job_row(struct api_ctx *c, struct buf *b, const struct console_session *s,
 		buf_puts(b, "</td>");
 	}
 	buf_puts(b, "</tr>");
-	tz_free(z);
-	tz_free(zu);
 }
 
 static int

@@ -46,6 +46,8 @@
 #include "core/task.h"
 #include "spool/spool.h"
 
+struct job;
+
 /* One request being served (api_handle's, on its stack). */
 struct api_ctx {
 	const struct api_request *rq;
@@ -167,6 +169,11 @@ struct api_param {
  */
 int api_query_read(struct api_ctx *c, struct buf *out,
     const struct api_param *params, size_t n, unsigned *seen);
+
+/* Read exactly n bytes of rq's body into b (§2.3: never to EOF), through
+ * rq->body_read (FastCGI) or from rq->in_fd, EINTR retried.  Returns 0,
+ * or -1 on an early EOF or a read error. */
+int api_read_body(const struct api_request *rq, char *b, size_t n);
 
 /* The CGI meta-variable name: borrowed (valid for the request), or NULL
  * when unset. */
@@ -330,6 +337,10 @@ int api_own_marker(struct api_ctx *c, struct buf *out, const char *id,
 int api_register(struct api_ctx *c, struct buf *out);	/* POST /callbacks/
 							 * register */
 int api_health(struct api_ctx *c, struct buf *out);	/* GET /health */
+/* What a node's heartbeat text data (state/heartbeat.<node>, read back;
+ * NULL: unreadable, both 0) says: *leader, *draining, 1 or 0 each
+ * (api_ops.c; GET /health and the console's overview). */
+void api_heartbeat_flags(const char *data, int *leader, int *draining);
 int api_batch_get(struct api_ctx *c, struct buf *out,	/* GET /batches/{id} */
     const char *id);
 /* POST /batches/{id}/close */
@@ -405,6 +416,16 @@ int api_retry(struct api_ctx *c, struct buf *out, const char *id);
  */
 int api_jobs(struct api_ctx *c, struct buf *out, const char *code,
     const char *action);
+
+/*
+ * The next n fires of job j (borrowed) after now, or after its createdAt
+ * when that is later (the leader fires only after it), in the zone it
+ * fires in (its timezone, else the host's) and in UTC: a new array of
+ * {"local", "utc"} (RFC 3339 with ms when not whole), empty when j is
+ * disabled, fixed-delay or its zone does not load; zone (zlen bytes) gets
+ * the zone's name, "" when it does not load.  NULL on ENOMEM.
+ */
+json_t *api_job_fires(const struct job *j, int n, char *zone, size_t zlen);
 
 /* --- the web console (api_console.c, api_console_pages.c) ----------- */
 

@@ -82,15 +82,40 @@ job_not_found(struct api_ctx *c, struct buf *out, const char *code)
 	    "to AppId %s", code, c->app_id);
 }
 
-/* The zone job j fires in: its own (new, *own) or the host's. */
-static struct tz *
-job_zone(const struct job *j, struct tz **own)
+json_t *
+api_job_fires(const struct job *j, int n, char *zone, size_t zlen)
 {
-	char why[400];
+	char local[TZ_RFC3339_MS_MAX], utc[TZ_RFC3339_MS_MAX], why[400];
+	struct tz *z, *zu = tz_new_utc("UTC");
+	json_t *fires = json_array();
+	int64_t t = tstime_now_ms();
 
-	*own = j->timezone[0] != '\0' ? tz_load(j->timezone, why,
+	if (zlen > 0)
+		zone[0] = '\0';
+	if (fires == NULL || zu == NULL) {
+		json_decref(fires);
+		tz_free(zu);
+		return NULL;
+	}
+	z = j->timezone[0] != '\0' ? tz_load(j->timezone, why,
 	    sizeof(why)) : tz_load_host(why, sizeof(why));
-	return *own;
+	if (z != NULL && zlen > 0)
+		snprintf(zone, zlen, "%s", tz_name(z));
+	/* The leader fires only after createdAt (a job made for later). */
+	if (j->created_ms > t)
+		t = j->created_ms;
+	for (int i = 0; z != NULL && j->enabled && j->kind !=
+	    JOB_KIND_FIXED_DELAY && i < n; i++) {
+		if (job_next_fire(j, z, t, -1, &t) != 1 ||
+		    tz_format_rfc3339_ms(z, t, local, sizeof(local)) != 0 ||
+		    tz_format_rfc3339_ms(zu, t, utc, sizeof(utc)) != 0)
+			break;
+		json_array_append_new(fires, json_pack("{s:s,s:s}", "local",
+		    local, "utc", utc));
+	}
+	tz_free(z);
+	tz_free(zu);
+	return fires;
 }
 
 /*
@@ -98,53 +123,36 @@ job_zone(const struct job *j, struct tz **own)
  * as stored, an object), "timezone" (the zone it fires in), "hostZone",
  * "enabled", "nextFires": [{"local", "utc"}] (nfires, none when
  * disabled or for a fixed-delay job, whose next fire waits for its run),
- * "lastTaskId", "currentRun"}.  A new object, or NULL (ENOMEM).
+ * "lastTaskId", "currentRun" (from runsfd, jobrun_open()'s; -1: null)}.
+ * A new object, or NULL (ENOMEM).
  */
 static json_t *
-job_view(struct api_ctx *c, const struct job *j, int nfires)
+job_view(struct api_ctx *c, const struct job *j, int nfires, int runsfd)
 {
-	char local[TZ_RFC3339_MS_MAX], utc[TZ_RFC3339_MS_MAX];
 	char last[TASK_ID_MAX + 1] = "", run[TASK_ID_MAX + 1] = "";
-	struct tz *own = NULL, *zu = tz_new_utc("UTC");
-	json_t *o = json_object(), *def, *fires = json_array();
+	char zone[TZ_NAME_MAX + 1];
+	json_t *o = json_object(), *def, *fires;
 	struct buf b;
-	int64_t t = tstime_now_ms();
-	int dfd;
 
 	buf_init(&b, JOB_FILE_MAX);
 	def = job_encode(j, &b) == 0 ? jsontext_loadb(b.data, b.len, 0,
 	    NULL) : NULL;
 	buf_fini(&b);
-	if (o == NULL || def == NULL || fires == NULL || zu == NULL) {
+	fires = api_job_fires(j, nfires, zone, sizeof(zone));
+	if (o == NULL || def == NULL || fires == NULL) {
 		json_decref(o);
 		json_decref(def);
 		json_decref(fires);
-		tz_free(zu);
 		return NULL;
 	}
-	job_zone(j, &own);
-	/* The leader fires only after createdAt (a job made for later). */
-	if (j->created_ms > t)
-		t = j->created_ms;
-	for (int i = 0; own != NULL && j->enabled && j->kind !=
-	    JOB_KIND_FIXED_DELAY && i < nfires; i++) {
-		if (job_next_fire(j, own, t, -1, &t) != 1 ||
-		    tz_format_rfc3339_ms(own, t, local, sizeof(local)) != 0 ||
-		    tz_format_rfc3339_ms(zu, t, utc, sizeof(utc)) != 0)
-			break;
-		json_array_append_new(fires, json_pack("{s:s,s:s}", "local",
-		    local, "utc", utc));
-	}
 	(void)jobstore_last_task(&c->sp, j->code, last, sizeof(last));
-	if ((dfd = jobrun_open(&c->sp)) >= 0) {
-		(void)jobrun_read(dfd, j->code, run, sizeof(run));
-		(void)close(dfd);
-	}
+	if (runsfd >= 0)
+		(void)jobrun_read(runsfd, j->code, run, sizeof(run));
 	json_object_set_new(o, "jobCode", json_string(j->code));
 	json_object_set_new(o, "valid", json_true());
 	json_object_set_new(o, "definition", def);
-	json_object_set_new(o, "timezone", own != NULL ?
-	    json_string(tz_name(own)) : json_null());
+	json_object_set_new(o, "timezone", zone[0] != '\0' ?
+	    json_string(zone) : json_null());
 	json_object_set_new(o, "hostZone", json_boolean(j->timezone[0] ==
 	    '\0'));
 	json_object_set_new(o, "enabled", json_boolean(j->enabled));
@@ -153,9 +161,19 @@ job_view(struct api_ctx *c, const struct job *j, int nfires)
 	    json_string(last) : json_null());
 	json_object_set_new(o, "currentRun", run[0] != '\0' &&
 	    spool_id_ok(run) ? json_string(run) : json_null());
-	tz_free(own);
-	tz_free(zu);
 	return o;
+}
+
+/* job_view() with the run markers' directory opened for it. */
+static json_t *
+job_view1(struct api_ctx *c, const struct job *j, int nfires)
+{
+	int dfd = jobrun_open(&c->sp);
+	json_t *v = job_view(c, j, nfires, dfd);
+
+	if (dfd >= 0)
+		(void)close(dfd);
+	return v;
 }
 
 /* The view of an undecodable definition (why names the field). */
@@ -187,7 +205,7 @@ jobs_list(struct api_ctx *c, struct buf *out, const struct scope *s)
 	char **names;
 	ssize_t n, i;
 	long lim = JOBSAPI_LIMIT_DEFAULT, k = 0;
-	int rc;
+	int rc, runsfd;
 
 	if ((rc = api_query_read(c, out, p, 2, &seen)) != 0)
 		return rc;
@@ -208,6 +226,7 @@ jobs_list(struct api_ctx *c, struct buf *out, const struct scope *s)
 		jobstore_names_free(names, (size_t)n);
 		return api_unavailable(c, out, "memory");
 	}
+	runsfd = jobrun_open(&c->sp);
 	for (i = 0; i < n && k < lim; i++) {
 		struct job j;
 
@@ -216,7 +235,8 @@ jobs_list(struct api_ctx *c, struct buf *out, const struct scope *s)
 		job_init(&j);
 		if (jobstore_load(&c->sp, names[i], &j, why, sizeof(why)) ==
 		    0) {
-			o = may_manage(s, &j) ? job_view(c, &j, 1) : NULL;
+			o = may_manage(s, &j) ? job_view(c, &j, 1, runsfd) :
+			    NULL;
 			job_fini(&j);
 		} else
 			o = errno == EBADMSG && s->any ? bad_view(names[i],
@@ -230,6 +250,8 @@ jobs_list(struct api_ctx *c, struct buf *out, const struct scope *s)
 	o = json_pack("{s:o,s:o}", "jobs", arr, "nextAfter", k == lim &&
 	    i < n ? json_string(names[i - 1]) : json_null());
 	jobstore_names_free(names, (size_t)n);
+	if (runsfd >= 0)
+		(void)close(runsfd);
 	return api_respond_json(c, out, 200, o);
 }
 
@@ -335,7 +357,7 @@ jobs_put(struct api_ctx *c, struct buf *out, const struct scope *s,
 	}
 	if (!replaced)
 		buf_printf(&c->hdr, "Location: /api/jobs/%s\r\n", j.code);
-	v = job_view(c, &j, JOBSAPI_FIRES);
+	v = job_view1(c, &j, JOBSAPI_FIRES);
 	job_fini(&j);
 	if (v == NULL)
 		return api_unavailable(c, out, "job view");
@@ -374,7 +396,7 @@ jobs_enable(struct api_ctx *c, struct buf *out, const struct scope *s,
 			return job_not_found(c, out, code);
 		return store_problem(c, out, code, "jobs/ publish");
 	}
-	v = job_view(c, &j, JOBSAPI_FIRES);
+	v = job_view1(c, &j, JOBSAPI_FIRES);
 	job_fini(&j);
 	if (v == NULL)
 		return api_unavailable(c, out, "job view");
@@ -531,7 +553,7 @@ jobs_get(struct api_ctx *c, struct buf *out, const struct scope *s,
 		    job_not_found(c, out, code) :
 		    api_unavailable(c, out, "jobs/ read");
 	}
-	v = may_manage(s, &j) ? job_view(c, &j, JOBSAPI_FIRES) : NULL;
+	v = may_manage(s, &j) ? job_view1(c, &j, JOBSAPI_FIRES) : NULL;
 	if (v == NULL) {
 		int st = may_manage(s, &j) ? api_unavailable(c, out,
 		    "job view") : job_not_found(c, out, code);

@@ -30,6 +30,16 @@
 
 /* --- GET /health, GET /metrics (unsigned) ---------------------------- */
 
+void
+api_heartbeat_flags(const char *data, int *leader, int *draining)
+{
+	*leader = data != NULL && strstr(data, "\nleader=1\n") != NULL;
+	/* coord_file.c writes draining=0, or 1 while a drain marker names
+	 * the node (README.md "Draining a node"). */
+	*draining = data != NULL && strstr(data, "\ndraining=") != NULL &&
+	    strstr(data, "\ndraining=0\n") == NULL;
+}
+
 int
 api_health(struct api_ctx *c, struct buf *out)
 {
@@ -44,6 +54,7 @@ api_health(struct api_ctx *c, struct buf *out)
 		struct stat st;
 		int64_t m;
 		char *data;
+		int is_leader, is_draining;
 
 		if (strncmp(de->d_name, "heartbeat.", 10) != 0 ||
 		    fstatat(c->sp.dir[SPOOL_STATE], de->d_name, &st,
@@ -56,14 +67,11 @@ api_health(struct api_ctx *c, struct buf *out)
 		nodes++;
 		data = spool_read_text(c->sp.dir[SPOOL_STATE], de->d_name,
 		    4096, NULL, NULL, 0);
-		if (data != NULL && strstr(data, "\nleader=1\n") != NULL)
+		api_heartbeat_flags(data, &is_leader, &is_draining);
+		if (is_leader)
 			snprintf(leader, sizeof(leader), "%s",
 			    de->d_name + 10);
-		/* coord_file.c writes draining=0, or 1 while a drain marker
-		 * names the node (README.md "Draining a node"). */
-		if (data != NULL && strstr(data, "\ndraining=") != NULL &&
-		    strstr(data, "\ndraining=0\n") == NULL)
-			draining++;
+		draining += is_draining;
 		free(data);
 	}
 	if (d != NULL)

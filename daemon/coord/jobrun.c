@@ -16,6 +16,7 @@
 #include "coord/coord.h"
 #include "core/task.h"
 
+#define JOBRUN_WAIT_TRIES 1000	/* with JOBRUN_WAIT: 2 s */
 #define JOBRUN_LOCK_TRIES 50	/* critical section: tries, 2 ms apart
 				 * (held for a marker write at most) */
 #define JOBRUN_LINE_MAX	(TASK_ID_MAX + JOBRUN_TOKEN_MAX + 160)
@@ -204,10 +205,10 @@ jobrun_sync(const struct spool *sp, int dirfd, const char *job)
 /* Enter job's critical section: flock(2) on state/jobruns/<job>.lock,
  * a file that stays (only the lock comes and goes, so nothing needs
  * taking over: the kernel drops the lock of a holder that dies).
- * Returns the lock's descriptor (close it to leave) or -1 with errno
- * (EWOULDBLOCK: held all along). */
+ * tries: how many times, 2 ms apart.  Returns the lock's descriptor
+ * (close it to leave) or -1 with errno (EWOULDBLOCK: held all along). */
 static int
-lock_take(int dirfd, const char *job)
+lock_take(int dirfd, const char *job, int tries)
 {
 	char lname[SPOOL_NAME_MAX];
 
@@ -224,7 +225,7 @@ lock_take(int dirfd, const char *job)
 			return fd;
 		close(fd);
 		if ((errno != EWOULDBLOCK && errno != ESTALE &&
-		    errno != ENOENT) || i + 1 >= JOBRUN_LOCK_TRIES)
+		    errno != ENOENT) || i + 1 >= tries)
 			return -1;
 		(void)nanosleep(&ts, NULL);
 	}
@@ -253,7 +254,8 @@ jobrun_begin(const struct spool *sp, int dirfd, const char *job,
 		errno = EINVAL;
 		return -1;
 	}
-	if ((lfd = lock_take(dirfd, job)) < 0)
+	if ((lfd = lock_take(dirfd, job, (flags & JOBRUN_WAIT) ?
+	    JOBRUN_WAIT_TRIES : JOBRUN_LOCK_TRIES)) < 0)
 		return -1;
 	if ((r = marker_read(dirfd, job, &m)) < 0) {
 		int e = errno;
@@ -297,7 +299,7 @@ jobrun_publish(int dirfd, const char *job, const char *id, int fromfd,
 	struct marker m;
 	int lfd, r, e = 0;
 
-	if ((lfd = lock_take(dirfd, job)) < 0)
+	if ((lfd = lock_take(dirfd, job, JOBRUN_LOCK_TRIES)) < 0)
 		return -1;
 	r = marker_read(dirfd, job, &m);
 	if (r < 0)

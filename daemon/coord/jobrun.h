@@ -99,13 +99,18 @@ int jobrun_task_live(const struct spool *sp, const char *id);
  *     the run in prev when it is live).
  * flags: 0 writes the marker by the writer protocol (tmp + fsync +
  * rename + fsync of the directory); JOBRUN_NOSYNC leaves out both fsyncs,
- * for a caller that batches them (jobrun_sync) before the publish.
+ * for a caller that batches them (jobrun_sync) before the publish;
+ * JOBRUN_WAIT waits up to 2 s for the critical section instead of
+ * 100 ms.
  * prev (prevlen bytes, may be NULL) gets the run the marker named before
  * ("" when none).  Returns the verdict, or -1 with errno: EWOULDBLOCK
  * (another writer kept the critical section: try again later), EINVAL
  * (a bad job or id), or the errno of the marker's write.
  */
 #define JOBRUN_NOSYNC	1	/* jobrun_begin: the caller syncs */
+#define JOBRUN_WAIT	2	/* jobrun_begin: wait up to 2 s for the
+				 * critical section (a manual run or a
+				 * retry), not 100 ms (a fire) */
 int jobrun_begin(const struct spool *sp, int dirfd, const char *job,
     const char *id, const char *token, const char *node, int replace,
     int flags, int64_t now_ms, char *prev, size_t prevlen);

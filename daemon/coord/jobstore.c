@@ -432,14 +432,9 @@ run_fenced(const struct spool *sp, const struct job *j, const char *id,
 	}
 	/* The leader holds a job's critical section for a few ms per
 	 * fire: wait up to 2 s for it rather than fail. */
-	for (int i = 0; ; i++) {
-		v = jobrun_begin(sp, dfd, j->code, id, token, node,
-		    j->overlap == JOB_OVERLAP_REPLACE, 0, tstime_now_ms(),
-		    prev, prevlen);
-		if (v >= 0 || errno != EWOULDBLOCK || i == 200)
-			break;
-		(void)usleep(10000);
-	}
+	v = jobrun_begin(sp, dfd, j->code, id, token, node,
+	    j->overlap == JOB_OVERLAP_REPLACE, JOBRUN_WAIT, tstime_now_ms(),
+	    prev, prevlen);
 	if (v < 0)
 		e = errno == EWOULDBLOCK ? EAGAIN : errno;
 	else if (v == JOBRUN_LIVE)

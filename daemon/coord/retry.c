@@ -97,13 +97,8 @@ retry_fence(const struct spool *sp, const struct task *t, const char *id,
 		e = errno;
 		goto out;
 	}
-	for (int i = 0; ; i++) {
-		v = jobrun_begin(sp, dfd, j.code, id, token, "retry", 0, 0,
-		    tstime_now_ms(), prev, sizeof(prev));
-		if (v >= 0 || errno != EWOULDBLOCK || i == 200)
-			break;
-		(void)usleep(10000);
-	}
+	v = jobrun_begin(sp, dfd, j.code, id, token, "retry", 0, JOBRUN_WAIT,
+	    tstime_now_ms(), prev, sizeof(prev));
 	if (v < 0)
 		e = errno;
 	else if (v == JOBRUN_LIVE) {
